@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Installs what LARK needs on Debian 12 (run as root): clang-19 (CUDA -> PTX), z3 (the solver),
+# and a Rust toolchain if none is on PATH. Safe to run again.
+set -euo pipefail
+need=()
+command -v clang-19 >/dev/null || need+=(clang-19)
+command -v z3 >/dev/null || need+=(z3)
+command -v cargo >/dev/null || need+=(cargo)
+if [ ${#need[@]} -gt 0 ]; then
+  echo "installing: ${need[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq "${need[@]}" >/dev/null
+fi

@@ -1,0 +1,43 @@
+//! `lark`: the command-line entry point. Argument parsing and output live here; all analysis is
+//! in the library crates.
+
+mod args;
+mod bench;
+mod check;
+
+use std::process::ExitCode;
+
+const USAGE: &str = "\
+usage: lark <command> [options]
+
+commands:
+  check FILE...      check kernels in .ptx or .cu files
+      --format text|json|sarif   output format (default text)
+      --kernel NAME              only this kernel
+  bench parse FILE   parse throughput on a (large) PTX file
+  --version          print the version
+";
+
+fn main() -> ExitCode {
+    let argv: Vec<String> = std::env::args().skip(1).collect();
+    match argv.first().map(String::as_str) {
+        Some("--version" | "-V" | "version") => {
+            println!("lark {}", env!("CARGO_PKG_VERSION"));
+            ExitCode::SUCCESS
+        }
+        Some("check") => check::run(&argv[1..]),
+        Some("bench") => bench::run(&argv[1..]),
+        Some("--help" | "-h" | "help") => {
+            print!("{USAGE}");
+            ExitCode::SUCCESS
+        }
+        Some(other) => {
+            eprintln!("lark: unknown command `{other}`\n\n{USAGE}");
+            ExitCode::from(2)
+        }
+        None => {
+            eprint!("{USAGE}");
+            ExitCode::from(2)
+        }
+    }
+}
