@@ -421,6 +421,10 @@ impl Decoder<'_> {
                         ".le" => FloatCmp::Le,
                         ".gt" => FloatCmp::Gt,
                         ".ge" => FloatCmp::Ge,
+                        ".equ" | ".neu" | ".ltu" | ".leu" | ".gtu" | ".geu" | ".num" | ".nan" => {
+                            self.unordered_setp(cmp_name, d, dn, a, b, bits, combine);
+                            return Ok(());
+                        }
                         _ => FloatCmp::Other,
                     };
                     self.emit(Op::FSetp { dst: d, dst_neg: dn, cmp, a, b, bits, combine });
@@ -464,7 +468,8 @@ impl Decoder<'_> {
                     }
                     self.emit(Op::Ext { dst: d, a, from: fb, to: tb, signed: fc == Some(TypeClass::Signed) });
                 } else {
-                    self.emit(Op::Cvt { dst: d, a, from: from.into(), to: to.into() });
+                    let rnd = i.modifiers.iter().find(|m| matches!(m.as_str(), ".rn" | ".rz" | ".rm" | ".rp" | ".rna" | ".rs" | ".rni" | ".rzi" | ".rmi" | ".rpi")).cloned();
+                    self.emit(Op::Cvt { dst: d, a, from: from.into(), to: to.into(), rnd, sat: i.has_modifier(".sat") });
                 }
             }
             "ld" | "ldu" => {
@@ -483,7 +488,16 @@ impl Decoder<'_> {
                     if addr.offset < 0 {
                         return Err("negative parameter offset".into());
                     }
-                    self.emit(Op::Mov { dst: d, src: Operand::Param { index, offset: addr.offset as u32 }, bits });
+                    let src = Operand::Param { index, offset: addr.offset as u32 };
+                    let wide = self.regs[d as usize].bits;
+                    if signed && wide > bits {
+                        // `ld.param.s8` into a wider register sign-extends.
+                        let t = self.temp(bits);
+                        self.emit(Op::Mov { dst: t, src, bits });
+                        self.emit(Op::Ext { dst: d, a: Operand::Reg(t), from: bits, to: wide, signed: true });
+                    } else {
+                        self.emit(Op::Mov { dst: d, src, bits });
+                    }
                     return Ok(());
                 }
                 let dsts = match &ops[0] {
@@ -491,7 +505,19 @@ impl Decoder<'_> {
                     o => vec![self.dst(o, bits, is_float)?],
                 };
                 let addr = self.address(&ops[1])?;
-                self.emit(Op::Ld { dsts, space, addr, elem_bytes: (bits / 8).max(1) });
+                // A signed load into a wider register (`ld.global.s8 %r1`) sign-extends: load into
+                // temporaries of the memory width, then extend. Unsigned loads zero-extend as is.
+                let widen: Vec<(RegId, u32)> = dsts.iter().map(|&d| (d, self.regs[d as usize].bits)).filter(|&(_, w)| signed && w > bits).collect();
+                if widen.is_empty() {
+                    self.emit(Op::Ld { dsts, space, addr, elem_bytes: (bits / 8).max(1) });
+                } else {
+                    let temps: Vec<RegId> = dsts.iter().map(|_| self.temp(bits)).collect();
+                    self.emit(Op::Ld { dsts: temps.clone(), space, addr, elem_bytes: (bits / 8).max(1) });
+                    for (&d, &t) in dsts.iter().zip(&temps) {
+                        let wide = self.regs[d as usize].bits.max(bits);
+                        self.emit(Op::Ext { dst: d, a: Operand::Reg(t), from: bits, to: wide, signed: true });
+                    }
+                }
             }
             "st" => {
                 need(2)?;
@@ -629,6 +655,54 @@ impl Decoder<'_> {
             other => return Err(format!("unknown instruction `{other}`")),
         }
         Ok(())
+    }
+
+    /// `setp` with an unordered comparison (`leu`, ...) or `num`/`nan`, as the negation of an
+    /// ordered one: `leu(a, b) = !gt(a, b)`, `nan(a, b) = !(eq(a, a) & eq(b, b))`. Results go
+    /// through temporaries so that `c` may name a destination.
+    #[allow(clippy::too_many_arguments)]
+    fn unordered_setp(&mut self, name: &str, d: RegId, dn: Option<RegId>, a: Operand, b: Operand, bits: u32, combine: Option<(BoolOp, Operand)>) {
+        // `ordered` is the ordered predicate; the result is `ordered` or its negation.
+        let (ordered, negate) = match name {
+            ".num" | ".nan" => {
+                let (x, y, t) = (self.temp(1), self.temp(1), self.temp(1));
+                self.emit(Op::FSetp { dst: x, dst_neg: None, cmp: FloatCmp::Eq, a: a.clone(), b: a, bits, combine: None });
+                self.emit(Op::FSetp { dst: y, dst_neg: None, cmp: FloatCmp::Eq, a: b.clone(), b, bits, combine: None });
+                self.emit(Op::Pred { dst: t, op: BoolOp::And, a: Operand::Reg(x), b: Operand::Reg(y) });
+                (t, name == ".nan")
+            }
+            _ => {
+                let cmp = match name {
+                    ".equ" => FloatCmp::Ne,
+                    ".neu" => FloatCmp::Eq,
+                    ".ltu" => FloatCmp::Ge,
+                    ".leu" => FloatCmp::Gt,
+                    ".gtu" => FloatCmp::Le,
+                    _ => FloatCmp::Lt, // .geu
+                };
+                let t = self.temp(1);
+                self.emit(Op::FSetp { dst: t, dst_neg: None, cmp, a, b, bits, combine: None });
+                (t, true)
+            }
+        };
+        let n = self.temp(1);
+        self.emit(Op::PredNot { dst: n, a: Operand::Reg(ordered) });
+        let (pos, neg) = if negate { (n, ordered) } else { (ordered, n) };
+        let outs: Vec<(RegId, RegId)> = std::iter::once((d, pos)).chain(dn.map(|q| (q, neg))).collect();
+        let mut finals = Vec::new();
+        for (dst, v) in outs {
+            match &combine {
+                None => finals.push((dst, v)),
+                Some((op, c)) => {
+                    let t = self.temp(1);
+                    self.emit(Op::Pred { dst: t, op: *op, a: Operand::Reg(v), b: c.clone() });
+                    finals.push((dst, t));
+                }
+            }
+        }
+        for (dst, v) in finals {
+            self.emit(Op::Mov { dst, src: Operand::Reg(v), bits: 1 });
+        }
     }
 
     /// Extends (or truncates) an operand to `to` bits through a temporary.

@@ -6,7 +6,11 @@
 
 pub mod cfg;
 pub mod decode;
+pub mod dump;
+pub mod expr;
 pub mod ops;
+pub mod phases;
+pub mod symbolic;
 
 pub use cfg::{Block, BlockId, Cfg, Loop, LoopId, Term};
 pub use decode::{ParamInfo, RegInfo, VarInfo};

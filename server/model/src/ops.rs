@@ -282,7 +282,9 @@ pub enum Op {
     PredNot { dst: RegId, a: Operand },
     Float { dst: RegId, op: FloatOp, args: Vec<Operand>, bits: u32 },
     /// Conversions involving a float type (`cvt.rn.f32.s32`, `cvt.rzi.s32.f32`, `cvt.f32.f16`).
-    Cvt { dst: RegId, a: Operand, from: SmolStr, to: SmolStr },
+    /// `rnd` is the rounding modifier as written (`.rn`, `.rz`, `.rm`, `.rp`, `.rni`, `.rzi`,
+    /// `.rmi`, `.rpi`), `sat` whether `.sat` clamps a float result to [0, 1].
+    Cvt { dst: RegId, a: Operand, from: SmolStr, to: SmolStr, rnd: Option<SmolStr>, sat: bool },
     Ld { dsts: Vec<RegId>, space: Space, addr: Address, elem_bytes: u32 },
     St { srcs: Vec<Operand>, space: Space, addr: Address, elem_bytes: u32 },
     Atom { dst: Option<RegId>, space: Space, op: AtomOp, addr: Address, args: Vec<Operand>, bytes: u32, float: bool, signed: bool },

@@ -1,0 +1,288 @@
+//! Values, byte regions with exact float shadows, and the global memory of a launch.
+
+use super::float::{FloatFormat, FloatVal, Rounding};
+use crate::ops::mask;
+use num_rational::BigRational;
+use std::collections::BTreeMap;
+
+/// Where global buffer `i` starts: `GLOBAL_BASE + i * BUFFER_STRIDE`.
+pub const GLOBAL_BASE: u64 = 1 << 44;
+/// Each buffer owns a window of this many bytes (64 GiB), so an overrun lands in no buffer.
+pub const BUFFER_STRIDE: u64 = 1 << 36;
+/// At most this many buffers (module `.global`/`.const` variables included).
+pub const MAX_BUFFERS: usize = 4096;
+/// Generic addresses of `.shared` variables: `SHARED_BASE + offset`. The low 32 bits of the base
+/// are zero, so a 32-bit shared address (`mov.u32 %r, smem`) is the offset itself.
+pub const SHARED_BASE: u64 = 1 << 50;
+/// Generic addresses of `.local` variables: `LOCAL_BASE + offset`.
+pub const LOCAL_BASE: u64 = 1 << 51;
+/// Size of the shared and local windows.
+pub const WINDOW: u64 = 1 << 32;
+/// Every `.shared` (and `.local`) variable gets its own slot of this many bytes in its window,
+/// so an access running off the end of one variable lands in no variable.
+pub const SLOT: u64 = 1 << 24;
+
+/// A register value: integer bits, or a float held exactly (converted to bits only when bits are
+/// needed, at the width of the instruction that needs them).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Value {
+    Bits(u64),
+    Float(FloatVal),
+}
+
+impl Value {
+    /// The value as `width`-bit integer bits; a float is rounded (nearest even) to the IEEE
+    /// format of that width.
+    pub fn bits(&self, width: u32) -> u64 {
+        match self {
+            Value::Bits(b) => b & mask(width),
+            Value::Float(f) => f.to_bits(FloatFormat::for_bits(width).unwrap_or(FloatFormat::F32), Rounding::NearestEven) & mask(width),
+        }
+    }
+
+    /// The value as a float of the IEEE format of `width` bits.
+    pub fn float(&self, width: u32) -> FloatVal {
+        match self {
+            Value::Float(f) => f.clone(),
+            Value::Bits(b) => FloatVal::from_bits(b & mask(width), FloatFormat::for_bits(width).unwrap_or(FloatFormat::F32)),
+        }
+    }
+
+    pub fn bool(&self) -> bool {
+        self.bits(1) != 0
+    }
+}
+
+/// Bytes plus the exact values of floats stored in them: `exact[offset] = (width in bytes,
+/// value)`. Any write overlapping a recorded float drops it.
+#[derive(Clone, Debug, Default)]
+pub struct Region {
+    pub data: Vec<u8>,
+    exact: BTreeMap<u64, (u32, FloatVal)>,
+}
+
+impl Region {
+    pub fn new(data: Vec<u8>) -> Region {
+        Region { data, exact: BTreeMap::new() }
+    }
+
+    pub fn zeroed(len: u64) -> Region {
+        Region::new(vec![0; len as usize])
+    }
+
+    pub fn len(&self) -> u64 {
+        self.data.len() as u64
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.data.is_empty()
+    }
+
+    pub fn contains(&self, off: u64, bytes: u32) -> bool {
+        off.checked_add(bytes as u64).is_some_and(|end| end <= self.len())
+    }
+
+    /// Reads `bytes` (≤ 8) little-endian bytes at `off` (in bounds).
+    pub fn read(&self, off: u64, bytes: u32) -> Value {
+        if let Some((w, f)) = self.exact.get(&off) {
+            if *w == bytes {
+                return Value::Float(f.clone());
+            }
+        }
+        let mut v = 0u64;
+        for k in (0..bytes as usize).rev() {
+            v = (v << 8) | self.data[off as usize + k] as u64;
+        }
+        Value::Bits(v)
+    }
+
+    /// Writes a value as `bytes` (≤ 8) little-endian bytes at `off` (in bounds).
+    pub fn write(&mut self, off: u64, bytes: u32, v: &Value) {
+        let bits = v.bits(bytes * 8);
+        for k in 0..bytes as usize {
+            self.data[off as usize + k] = (bits >> (8 * k)) as u8;
+        }
+        self.invalidate(off, bytes);
+        if let Value::Float(f) = v {
+            if FloatFormat::for_bits(bytes * 8).is_some() {
+                self.exact.insert(off, (bytes, f.clone()));
+            }
+        }
+    }
+
+    fn invalidate(&mut self, off: u64, bytes: u32) {
+        let end = off + bytes as u64;
+        let stale: Vec<u64> = self.exact.range(off.saturating_sub(7)..end).filter(|(&o, (w, _))| o + *w as u64 > off).map(|(&o, _)| o).collect();
+        for o in stale {
+            self.exact.remove(&o);
+        }
+    }
+
+    /// The exact float stored at `off` with width `bytes`, if the last write there was a float.
+    pub fn exact(&self, off: u64, bytes: u32) -> Option<&FloatVal> {
+        self.exact.get(&off).filter(|(w, _)| *w == bytes).map(|(_, f)| f)
+    }
+}
+
+/// A global buffer handle, valid for the `Memory` that made it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct BufferId(pub u32);
+
+#[derive(Clone, Debug)]
+struct Buffer {
+    name: String,
+    region: Region,
+}
+
+/// Global memory: named buffers, each at its own base address in one 64-bit address space
+/// (`base(id) = GLOBAL_BASE + id * BUFFER_STRIDE`), so pointer arithmetic works as on hardware.
+/// Accessors panic on a `BufferId` from another `Memory`.
+#[derive(Clone, Debug, Default)]
+pub struct Memory {
+    buffers: Vec<Buffer>,
+}
+
+/// Where a global address falls.
+pub(crate) enum GlobalLoc {
+    In { buffer: usize, offset: u64 },
+    /// Outside every buffer; the nearest buffer (index, its size, and the offset from its base).
+    Outside { nearest: Option<(usize, u64, i64)> },
+}
+
+macro_rules! typed {
+    ($add:ident, $read:ident, $t:ty, $n:expr) => {
+        #[doc = concat!("Adds a buffer of `", stringify!($t), "` values (little-endian).")]
+        pub fn $add(&mut self, name: impl Into<String>, values: &[$t]) -> BufferId {
+            self.add_buffer(name, values.iter().flat_map(|v| v.to_le_bytes()).collect())
+        }
+
+        #[doc = concat!("The buffer's bytes as `", stringify!($t), "` values.")]
+        pub fn $read(&self, id: BufferId) -> Vec<$t> {
+            self.bytes(id).chunks_exact($n).map(|c| <$t>::from_le_bytes(c.try_into().unwrap())).collect()
+        }
+    };
+}
+
+impl Memory {
+    pub fn new() -> Memory {
+        Memory::default()
+    }
+
+    /// Adds a buffer with these contents; its base address is `self.base(id)`.
+    pub fn add_buffer(&mut self, name: impl Into<String>, bytes: Vec<u8>) -> BufferId {
+        self.buffers.push(Buffer { name: name.into(), region: Region::new(bytes) });
+        BufferId(self.buffers.len() as u32 - 1)
+    }
+
+    pub fn add_zeroed(&mut self, name: impl Into<String>, len_bytes: u64) -> BufferId {
+        self.add_buffer(name, vec![0; len_bytes as usize])
+    }
+
+    typed!(add_f32, read_f32s, f32, 4);
+    typed!(add_f64, read_f64s, f64, 8);
+    typed!(add_i8, read_i8s, i8, 1);
+    typed!(add_u8, read_u8s, u8, 1);
+    typed!(add_i16, read_i16s, i16, 2);
+    typed!(add_u16, read_u16s, u16, 2);
+    typed!(add_i32, read_i32s, i32, 4);
+    typed!(add_u32, read_u32s, u32, 4);
+    typed!(add_i64, read_i64s, i64, 8);
+    typed!(add_u64, read_u64s, u64, 8);
+
+    /// Adds a buffer of IEEE half-precision values, rounded (nearest even) from `values`.
+    pub fn add_f16(&mut self, name: impl Into<String>, values: &[f32]) -> BufferId {
+        let bits: Vec<u16> = values.iter().map(|v| FloatVal::from_f32(*v).to_bits(FloatFormat::F16, Rounding::NearestEven) as u16).collect();
+        self.add_u16(name, &bits)
+    }
+
+    /// The buffer's bytes read as IEEE half-precision values (exact in f32).
+    pub fn read_f16s(&self, id: BufferId) -> Vec<f32> {
+        self.read_u16s(id).into_iter().map(|b| FloatVal::from_bits(b as u64, FloatFormat::F16).to_f64() as f32).collect()
+    }
+
+    pub fn len(&self) -> usize {
+        self.buffers.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.buffers.is_empty()
+    }
+
+    pub fn ids(&self) -> impl Iterator<Item = BufferId> {
+        (0..self.buffers.len() as u32).map(BufferId)
+    }
+
+    pub fn find(&self, name: &str) -> Option<BufferId> {
+        self.buffers.iter().position(|b| b.name == name).map(|i| BufferId(i as u32))
+    }
+
+    pub fn name(&self, id: BufferId) -> &str {
+        &self.buffers[id.0 as usize].name
+    }
+
+    /// The base address a pointer argument to this buffer holds.
+    pub fn base(id: BufferId) -> u64 {
+        GLOBAL_BASE + id.0 as u64 * BUFFER_STRIDE
+    }
+
+    pub fn bytes(&self, id: BufferId) -> &[u8] {
+        &self.buffers[id.0 as usize].region.data
+    }
+
+    /// Mutable bytes (writing through them does not update exact floats: use for integer data).
+    pub fn bytes_mut(&mut self, id: BufferId) -> &mut [u8] {
+        let r = &mut self.buffers[id.0 as usize].region;
+        r.exact.clear();
+        &mut r.data
+    }
+
+    /// The exact value of the float last stored at `byte_offset` (4-byte f32 stores first, then
+    /// 8- and 2-byte ones), if the kernel stored a float there.
+    pub fn read_exact(&self, id: BufferId, byte_offset: u64) -> Option<&BigRational> {
+        let r = &self.buffers[id.0 as usize].region;
+        [4, 8, 2].iter().find_map(|&w| r.exact(byte_offset, w)).and_then(|f| f.as_rational())
+    }
+
+    /// The float at `byte_offset` in format `fmt`: the exact stored value if there is one, else
+    /// the value of the bytes.
+    pub fn read_float(&self, id: BufferId, byte_offset: u64, fmt: FloatFormat) -> FloatVal {
+        let r = &self.buffers[id.0 as usize].region;
+        let w = fmt.width() / 8;
+        if !r.contains(byte_offset, w) {
+            return FloatVal::NaN;
+        }
+        match r.read(byte_offset, w) {
+            Value::Float(f) => f,
+            Value::Bits(b) => FloatVal::from_bits(b, fmt),
+        }
+    }
+
+    pub(crate) fn region(&mut self, buffer: usize) -> &mut Region {
+        &mut self.buffers[buffer].region
+    }
+
+    pub(crate) fn buffer_name(&self, buffer: usize) -> &str {
+        &self.buffers[buffer].name
+    }
+
+    pub(crate) fn locate(&self, addr: u64, bytes: u32) -> GlobalLoc {
+        let nearest = |i: usize| -> (usize, u64, i64) {
+            let base = GLOBAL_BASE + i as u64 * BUFFER_STRIDE;
+            (i, self.buffers[i].region.len(), addr.wrapping_sub(base) as i64)
+        };
+        if addr < GLOBAL_BASE {
+            return GlobalLoc::Outside { nearest: (!self.buffers.is_empty()).then(|| nearest(0)) };
+        }
+        let i = ((addr - GLOBAL_BASE) / BUFFER_STRIDE) as usize;
+        if i >= self.buffers.len() {
+            return GlobalLoc::Outside { nearest: (!self.buffers.is_empty()).then(|| nearest(self.buffers.len() - 1)) };
+        }
+        let offset = addr - (GLOBAL_BASE + i as u64 * BUFFER_STRIDE);
+        if self.buffers[i].region.contains(offset, bytes) {
+            return GlobalLoc::In { buffer: i, offset };
+        }
+        // Past the end of buffer i, or (in the upper half of its window) before buffer i + 1.
+        let near = if offset >= BUFFER_STRIDE / 2 && i + 1 < self.buffers.len() { nearest(i + 1) } else { nearest(i) };
+        GlobalLoc::Outside { nearest: Some(near) }
+    }
+}

@@ -1,0 +1,199 @@
+//! Phases: which accesses can run between the same pair of barriers, and in which iterations.
+//!
+//! A phase starts at the kernel entry or at a `bar.sync` and extends over every path that does
+//! not cross another barrier. Walking those paths, we track for each loop how the iteration of
+//! the reached access relates to the iteration of the starting barrier: the same iteration, the
+//! next one (the path took the loop's back edge once), a later one, or — for loops entered after
+//! the start — the first iteration or a later one. Two accesses of threads in one block can be in
+//! the same phase exactly when they are reachable from the same barrier instance; the relations
+//! turn that into constraints between the two threads' loop counters (`k2 == k1 + 1` for a read
+//! at the end of iteration `k` racing with a write at the start of iteration `k + 1`).
+
+use crate::cfg::{BlockId, LoopId};
+use crate::ops::{BarrierKind, Op};
+use crate::symbolic::Lifted;
+use crate::Kernel;
+use std::collections::{BTreeSet, HashMap, HashSet};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Rel {
+    /// Same iteration as the starting barrier.
+    Same,
+    /// One iteration after the starting barrier.
+    Next,
+    /// Two or more iterations after.
+    Later,
+    /// First iteration of a loop entered after the start.
+    Zero,
+    /// A later iteration of a loop entered after the start.
+    Pos,
+    /// Not constrained.
+    Any,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Start {
+    Entry,
+    /// A barrier at (block, instruction index).
+    Barrier(BlockId, usize),
+}
+
+/// One way an access is reached within a phase.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Reach {
+    pub start: Start,
+    /// Relation per loop, for the loops that enclose the start or the access.
+    pub rels: Vec<(LoopId, Rel)>,
+}
+
+/// A constraint between the loop counters of thread 1 (`k1`) and thread 2 (`k2`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum IterRel {
+    /// `k1 == k2`
+    Eq(LoopId),
+    /// `k2 == k1 + 1`, or with `second = false`, `k1 == k2 + 1`.
+    Succ { lp: LoopId, second: bool },
+    /// `k2 > k1` (or `k1 > k2`).
+    Gt { lp: LoopId, second: bool },
+    /// `k2 >= k1` (or `k1 >= k2`).
+    Ge { lp: LoopId, second: bool },
+    /// The named thread's counter is 0.
+    Zero { lp: LoopId, second: bool },
+    /// The named thread's counter is at least 1.
+    Pos { lp: LoopId, second: bool },
+}
+
+/// Phase reachability of every access (indexed like `Lifted::accesses`).
+#[derive(Clone, Debug, Default)]
+pub struct Phases {
+    pub reaches: Vec<Vec<Reach>>,
+}
+
+fn is_sync_barrier(op: &Op) -> bool {
+    matches!(op, Op::Bar { kind: BarrierKind::Sync, .. })
+}
+
+impl Phases {
+    pub fn compute(k: &Kernel, lifted: &Lifted) -> Phases {
+        let cfg = &k.cfg;
+        let nloops = cfg.loops.len();
+        let mut at: HashMap<(BlockId, usize), Vec<usize>> = HashMap::new();
+        for (i, a) in lifted.accesses.iter().enumerate() {
+            at.entry((a.block, a.inst)).or_default().push(i);
+        }
+        let mut reaches: Vec<BTreeSet<Reach>> = vec![BTreeSet::new(); lifted.accesses.len()];
+        let mut starts = vec![(Start::Entry, cfg.entry, 0usize)];
+        for (b, blk) in cfg.blocks.iter().enumerate() {
+            for (i, inst) in blk.insts.iter().enumerate() {
+                if is_sync_barrier(&inst.op) {
+                    starts.push((Start::Barrier(b as BlockId, i), b as BlockId, i + 1));
+                }
+            }
+        }
+        for (start, b0, i0) in starts {
+            let start_loops: Vec<LoopId> = match start {
+                Start::Entry => vec![],
+                Start::Barrier(b, _) => cfg.loop_nest(b),
+            };
+            let mut init = vec![Rel::Any; nloops];
+            for &l in &start_loops {
+                init[l as usize] = Rel::Same;
+            }
+            let mut seen: HashSet<(BlockId, usize, Vec<Rel>)> = HashSet::new();
+            let mut work = vec![(b0, i0, init)];
+            while let Some((b, i, rels)) = work.pop() {
+                if !seen.insert((b, i, rels.clone())) {
+                    continue;
+                }
+                let blk = &cfg.blocks[b as usize];
+                let mut stopped = false;
+                for (idx, inst) in blk.insts.iter().enumerate().skip(i) {
+                    if let Some(ids) = at.get(&(b, idx)) {
+                        let nest = cfg.loop_nest(b);
+                        let mut relevant: Vec<LoopId> = start_loops.iter().chain(nest.iter()).copied().collect();
+                        relevant.sort();
+                        relevant.dedup();
+                        let r = Reach { start, rels: relevant.iter().map(|&l| (l, rels[l as usize])).collect() };
+                        for &id in ids {
+                            reaches[id].insert(r.clone());
+                        }
+                    }
+                    // A guarded barrier may be skipped, so only an unguarded one ends the phase.
+                    if is_sync_barrier(&inst.op) && inst.guard.is_none() {
+                        stopped = true;
+                        break;
+                    }
+                }
+                if stopped {
+                    continue;
+                }
+                for s in blk.successors() {
+                    let mut next = rels.clone();
+                    for (l, lp) in cfg.loops.iter().enumerate() {
+                        if lp.header != s {
+                            continue;
+                        }
+                        next[l] = if lp.contains(b) {
+                            match rels[l] {
+                                Rel::Same => Rel::Next,
+                                Rel::Next | Rel::Later => Rel::Later,
+                                Rel::Zero | Rel::Pos => Rel::Pos,
+                                Rel::Any => Rel::Any,
+                            }
+                        } else {
+                            Rel::Zero
+                        };
+                    }
+                    work.push((s, 0, next));
+                }
+            }
+        }
+        Phases { reaches: reaches.into_iter().map(|s| s.into_iter().collect()).collect() }
+    }
+
+    /// When can access `a1` of thread 1 and access `a2` of thread 2 (same block) fall in the same
+    /// phase? A disjunction of conjunctions of counter constraints; empty means never.
+    pub fn same_phase(&self, a1: usize, a2: usize) -> Vec<Vec<IterRel>> {
+        let mut out: BTreeSet<Vec<IterRel>> = BTreeSet::new();
+        for r1 in &self.reaches[a1] {
+            for r2 in self.reaches[a2].iter().filter(|r| r.start == r1.start) {
+                let mut conj = BTreeSet::new();
+                let mut loops: Vec<LoopId> = r1.rels.iter().chain(r2.rels.iter()).map(|(l, _)| *l).collect();
+                loops.sort();
+                loops.dedup();
+                let rel = |r: &Reach, l: LoopId| r.rels.iter().find(|(x, _)| *x == l).map_or(Rel::Any, |(_, v)| *v);
+                for l in loops {
+                    let (x, y) = (rel(r1, l), rel(r2, l));
+                    use Rel::*;
+                    let pair = match (x, y) {
+                        (Same, Same) | (Next, Next) => Some(IterRel::Eq(l)),
+                        (Same, Next) => Some(IterRel::Succ { lp: l, second: true }),
+                        (Next, Same) => Some(IterRel::Succ { lp: l, second: false }),
+                        (Same, Later) => Some(IterRel::Gt { lp: l, second: true }),
+                        (Later, Same) => Some(IterRel::Gt { lp: l, second: false }),
+                        (Next, Later) => Some(IterRel::Ge { lp: l, second: true }),
+                        (Later, Next) => Some(IterRel::Ge { lp: l, second: false }),
+                        _ => None,
+                    };
+                    if let Some(p) = pair {
+                        conj.insert(p);
+                        continue;
+                    }
+                    for (v, second) in [(x, false), (y, true)] {
+                        match v {
+                            Zero => {
+                                conj.insert(IterRel::Zero { lp: l, second });
+                            }
+                            Pos => {
+                                conj.insert(IterRel::Pos { lp: l, second });
+                            }
+                            _ => {}
+                        }
+                    }
+                }
+                out.insert(conj.into_iter().collect());
+            }
+        }
+        out.into_iter().collect()
+    }
+}

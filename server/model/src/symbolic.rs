@@ -1,0 +1,775 @@
+//! Symbolic lifting: every register as an expression over thread ids, launch dimensions,
+//! parameters, loop counters and loaded values; every memory access with its address, path
+//! condition and enclosing loops.
+//!
+//! Loops are summarised, not unrolled. A probe pass runs the body once with each loop-carried
+//! register as an unknown `Header` symbol and reads back what the latch hands to the next
+//! iteration: `h + c` is an affine induction variable (`init + k*c`), `h >> c` and `h << c`
+//! are geometric ones (`init >> k*c`), `h` is invariant, and anything else becomes a `Havoc`
+//! symbol (any value), which over-approximates. The final pass then runs the body once with the
+//! header values as functions of the loop counter `k` and records what it sees. Iteration `k` is
+//! assumed reachable when `k == 0` or the loop's continue condition held at `k - 1`; this is
+//! exact for the monotone tests real loops use and an over-approximation otherwise.
+
+use crate::cfg::{BlockId, LoopId, Term};
+use crate::expr::{ExprId, Exprs, Sym, BOOL};
+use crate::ops::*;
+use crate::Kernel;
+use ptx::Span;
+use std::collections::HashMap;
+
+/// Width of loop counters.
+pub const COUNTER_BITS: u32 = 32;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum AccessKind {
+    Read,
+    Write,
+    Atomic(AtomOp),
+}
+
+impl AccessKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            AccessKind::Read => "read",
+            AccessKind::Write => "write",
+            AccessKind::Atomic(_) => "atomic",
+        }
+    }
+}
+
+/// What an address points into, found from the pointer's provenance.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Base {
+    /// A declared variable (shared array, global variable).
+    Var(VarId),
+    /// The buffer a pointer parameter points to.
+    Param(u32),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Access {
+    pub kind: AccessKind,
+    pub space: Space,
+    pub base: Option<Base>,
+    /// Full byte address (64-bit).
+    pub addr: ExprId,
+    /// Byte offset from the base (64-bit), when the base is known.
+    pub offset: Option<ExprId>,
+    pub bytes: u32,
+    /// Condition under which a thread performs this access.
+    pub pc: ExprId,
+    pub block: BlockId,
+    pub inst: usize,
+    /// Enclosing loops, outermost first.
+    pub loops: Vec<LoopId>,
+    pub span: Span,
+    pub line: Option<u32>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct BarrierSite {
+    pub block: BlockId,
+    pub inst: usize,
+    pub pc: ExprId,
+    pub loops: Vec<LoopId>,
+    pub span: Span,
+    pub line: Option<u32>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WarpOpKind {
+    Shfl,
+    Vote,
+    WarpSync,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct WarpOpSite {
+    pub kind: WarpOpKind,
+    pub mask: ExprId,
+    pub block: BlockId,
+    pub inst: usize,
+    pub pc: ExprId,
+    pub loops: Vec<LoopId>,
+    pub span: Span,
+    pub line: Option<u32>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum IvKind {
+    Invariant,
+    Affine { step: ExprId },
+    Shr { amount: u64 },
+    Shl { amount: u64 },
+    Havoc,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct LoopSummary {
+    pub ivs: Vec<(RegId, IvKind, ExprId)>,
+    /// Condition for iteration `k` to run, over the counter.
+    pub guard: ExprId,
+    /// Whether the continue condition could be stated (otherwise `guard` is `true`).
+    pub bounded: bool,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct UnsupportedSite {
+    pub block: BlockId,
+    pub inst: usize,
+    pub span: Span,
+    pub line: Option<u32>,
+    pub reason: String,
+}
+
+#[derive(Clone, Debug)]
+pub struct Lifted {
+    pub exprs: Exprs,
+    pub accesses: Vec<Access>,
+    pub barriers: Vec<BarrierSite>,
+    pub warp_ops: Vec<WarpOpSite>,
+    pub loops: Vec<Option<LoopSummary>>,
+    pub unsupported: Vec<UnsupportedSite>,
+    /// Path condition of each block's entry (final pass); `None` if unreachable.
+    pub block_pc: Vec<Option<ExprId>>,
+    /// What a `Value` symbol came from, for explanations ("loaded from `idx`").
+    pub value_origin: HashMap<(BlockId, u32), ValueOrigin>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum ValueOrigin {
+    Load { access: usize },
+    Float,
+    Shuffle,
+    Vote,
+    Other,
+}
+
+#[derive(Clone)]
+struct State {
+    regs: Vec<ExprId>,
+    pc: ExprId,
+}
+
+/// Where a region's outgoing edges went.
+#[derive(Default)]
+struct RegionOut {
+    /// States leaving the region, with their target block.
+    exits: Vec<(BlockId, State)>,
+    /// States taking a back edge to the region's header.
+    back: Vec<State>,
+}
+
+struct Lifter<'k> {
+    k: &'k Kernel,
+    x: Exprs,
+    /// True during the final pass of every enclosing loop: only then are sites recorded.
+    recording: bool,
+    out_accesses: Vec<Access>,
+    out_barriers: Vec<BarrierSite>,
+    out_warp: Vec<WarpOpSite>,
+    out_unsupported: Vec<UnsupportedSite>,
+    loops: Vec<Option<LoopSummary>>,
+    block_pc: Vec<Option<ExprId>>,
+    value_origin: HashMap<(BlockId, u32), ValueOrigin>,
+    /// Registers written inside each loop.
+    written: Vec<Vec<RegId>>,
+}
+
+pub fn lift(k: &Kernel) -> Lifted {
+    let nloops = k.cfg.loops.len();
+    let mut written = vec![Vec::new(); nloops];
+    for (l, lp) in k.cfg.loops.iter().enumerate() {
+        let mut regs = std::collections::BTreeSet::new();
+        for (b, blk) in k.cfg.blocks.iter().enumerate() {
+            if lp.contains(b as BlockId) {
+                for i in &blk.insts {
+                    regs.extend(written_regs(&i.op));
+                }
+            }
+        }
+        written[l] = regs.into_iter().collect();
+    }
+    let mut l = Lifter {
+        k,
+        x: Exprs::new(),
+        recording: true,
+        out_accesses: Vec::new(),
+        out_barriers: Vec::new(),
+        out_warp: Vec::new(),
+        out_unsupported: Vec::new(),
+        loops: vec![None; nloops],
+        block_pc: vec![None; k.cfg.blocks.len()],
+        value_origin: HashMap::new(),
+        written,
+    };
+    let zero_regs: Vec<ExprId> = k.regs.iter().map(|r| if r.bits == 1 { l.x.boolean(false) } else { l.x.konst(0, r.bits) }).collect();
+    let pc = l.x.boolean(true);
+    let entry = State { regs: zero_regs, pc };
+    l.run_region(None, k.cfg.entry, entry);
+    Lifted {
+        exprs: l.x,
+        accesses: l.out_accesses,
+        barriers: l.out_barriers,
+        warp_ops: l.out_warp,
+        loops: l.loops,
+        unsupported: l.out_unsupported,
+        block_pc: l.block_pc,
+        value_origin: l.value_origin,
+    }
+}
+
+/// Registers an operation assigns.
+pub fn written_regs(op: &Op) -> Vec<RegId> {
+    match op {
+        Op::Mov { dst, .. }
+        | Op::Bin { dst, .. }
+        | Op::Un { dst, .. }
+        | Op::Ext { dst, .. }
+        | Op::Selp { dst, .. }
+        | Op::Pred { dst, .. }
+        | Op::PredNot { dst, .. }
+        | Op::Float { dst, .. }
+        | Op::Cvt { dst, .. }
+        | Op::Vote { dst, .. }
+        | Op::ActiveMask { dst } => vec![*dst],
+        Op::Setp { dst, dst_neg, .. } | Op::FSetp { dst, dst_neg, .. } | Op::Shfl { dst, pred_dst: dst_neg, .. } => {
+            std::iter::once(*dst).chain(*dst_neg).collect()
+        }
+        Op::Ld { dsts, .. } => dsts.clone(),
+        Op::Atom { dst, .. } => dst.iter().copied().collect(),
+        _ => vec![],
+    }
+}
+
+impl Lifter<'_> {
+    /// The innermost loop of `b` that is directly inside `region` (or `b`'s own block if none).
+    fn node_loop(&self, region: Option<LoopId>, b: BlockId) -> Option<LoopId> {
+        let nest = self.k.cfg.loop_nest(b);
+        let depth = match region {
+            None => 0,
+            Some(r) => nest.iter().position(|&l| l == r).map_or(usize::MAX, |p| p + 1),
+        };
+        nest.get(depth).copied()
+    }
+
+    fn in_region(&self, region: Option<LoopId>, b: BlockId) -> bool {
+        region.is_none_or(|r| self.k.cfg.loops[r as usize].contains(b))
+    }
+
+    /// Runs the blocks of `region` (the whole kernel, or one loop body) in topological order,
+    /// summarising inner loops, starting at `start` with `init`.
+    fn run_region(&mut self, region: Option<LoopId>, start: BlockId, init: State) -> RegionOut {
+        let cfg = &self.k.cfg;
+        let header = region.map(|r| cfg.loops[r as usize].header);
+        let mut pending: HashMap<BlockId, Vec<State>> = HashMap::new();
+        pending.insert(start, vec![init]);
+        let mut out = RegionOut::default();
+        let order: Vec<BlockId> = cfg.rpo.clone();
+        for b in order {
+            if !self.in_region(region, b) {
+                continue;
+            }
+            let inner = self.node_loop(region, b);
+            if let Some(l) = inner {
+                if cfg.loops[l as usize].header != b {
+                    continue; // inside an inner loop: handled by its summary
+                }
+            }
+            let Some(incoming) = pending.remove(&b) else { continue };
+            let state = self.merge(incoming);
+            let produced: Vec<(BlockId, State)> = match inner {
+                Some(l) => self.run_loop(l, state),
+                None => self.run_block(b, state),
+            };
+            for (to, st) in produced {
+                if Some(to) == header {
+                    out.back.push(st);
+                } else if !self.in_region(region, to) {
+                    out.exits.push((to, st));
+                } else {
+                    pending.entry(to).or_default().push(st);
+                }
+            }
+        }
+        out
+    }
+
+    fn merge(&mut self, mut states: Vec<State>) -> State {
+        if states.len() == 1 {
+            return states.pop().unwrap();
+        }
+        let mut acc = states.pop().unwrap();
+        while let Some(s) = states.pop() {
+            for r in 0..acc.regs.len() {
+                if acc.regs[r] != s.regs[r] {
+                    acc.regs[r] = self.x.ite(s.pc, s.regs[r], acc.regs[r]);
+                }
+            }
+            acc.pc = self.x.or(s.pc, acc.pc);
+        }
+        acc
+    }
+
+    fn run_loop(&mut self, l: LoopId, entry: State) -> Vec<(BlockId, State)> {
+        let cfg = &self.k.cfg;
+        let header = cfg.loops[l as usize].header;
+        let written = self.written[l as usize].clone();
+
+        // Probe pass: header values as unknowns, nothing recorded.
+        let was_recording = self.recording;
+        self.recording = false;
+        let mut probe = entry.clone();
+        for &r in &written {
+            probe.regs[r as usize] = self.x.var(Sym::Header { lp: l, reg: r }, self.reg_bits(r));
+        }
+        probe.pc = self.x.boolean(true);
+        let probe_out = self.run_region(Some(l), header, probe);
+        let latch = if probe_out.back.is_empty() { None } else { Some(self.merge(probe_out.back)) };
+
+        // Classify the loop-carried registers.
+        let counter = self.x.var(Sym::Counter(l), COUNTER_BITS);
+        let mut ivs = Vec::new();
+        let mut header_map: HashMap<Sym, ExprId> = HashMap::new();
+        let mut final_state = entry.clone();
+        for &r in &written {
+            let bits = self.reg_bits(r);
+            let h = self.x.var(Sym::Header { lp: l, reg: r }, bits);
+            let init = entry.regs[r as usize];
+            let next = latch.as_ref().map(|s| s.regs[r as usize]);
+            let kind = match next {
+                None => IvKind::Invariant,
+                Some(v) => self.classify(l, h, v),
+            };
+            let value = self.iv_value(&kind, init, counter, bits, l, r);
+            ivs.push((r, kind, value));
+            header_map.insert(Sym::Header { lp: l, reg: r }, value);
+            final_state.regs[r as usize] = value;
+        }
+
+        // Iteration k runs if k == 0 or the loop continued at k - 1.
+        let (guard, bounded) = match &latch {
+            Some(s) if self.is_invariant_except_headers(l, s.pc) => {
+                let one = self.x.konst(1, COUNTER_BITS);
+                let prev = self.x.bin(BinOp::Sub, counter, one);
+                let mut prev_map = HashMap::new();
+                for (r, kind, _) in &ivs {
+                    let bits = self.reg_bits(*r);
+                    let v = self.iv_value(kind, entry.regs[*r as usize], prev, bits, l, *r);
+                    prev_map.insert(Sym::Header { lp: l, reg: *r }, v);
+                }
+                let cont_prev = self.x.subst(s.pc, &prev_map);
+                let zero = self.x.konst(0, COUNTER_BITS);
+                let first = self.x.cmp(CmpOp::Eq, counter, zero);
+                (self.x.or(first, cont_prev), true)
+            }
+            Some(_) => (self.x.boolean(true), false),
+            None => {
+                // No back edge reachable: only iteration 0.
+                let zero = self.x.konst(0, COUNTER_BITS);
+                (self.x.cmp(CmpOp::Eq, counter, zero), true)
+            }
+        };
+        let _ = header_map;
+        final_state.pc = self.x.and(entry.pc, guard);
+        self.recording = was_recording;
+        if self.recording {
+            self.loops[l as usize] = Some(LoopSummary { ivs, guard, bounded });
+        }
+        let out = self.run_region(Some(l), header, final_state);
+        out.exits
+    }
+
+    fn reg_bits(&self, r: RegId) -> u32 {
+        let bits = self.k.regs[r as usize].bits;
+        if bits == 1 { BOOL } else { bits }
+    }
+
+    fn classify(&mut self, l: LoopId, h: ExprId, next: ExprId) -> IvKind {
+        use crate::expr::Node;
+        if next == h {
+            return IvKind::Invariant;
+        }
+        match self.x.node(next).clone() {
+            Node::Bin { op: BinOp::Add, a, b, .. } if a == h && self.is_invariant(l, b) => IvKind::Affine { step: b },
+            Node::Bin { op: BinOp::Add, a, b, .. } if b == h && self.is_invariant(l, a) => IvKind::Affine { step: a },
+            Node::Bin { op: BinOp::LShr, a, b, .. } if a == h => match self.x.as_const(b) {
+                Some(c) => IvKind::Shr { amount: c },
+                None => IvKind::Havoc,
+            },
+            Node::Bin { op: BinOp::Shl, a, b, .. } if a == h => match self.x.as_const(b) {
+                Some(c) => IvKind::Shl { amount: c },
+                None => IvKind::Havoc,
+            },
+            _ => IvKind::Havoc,
+        }
+    }
+
+    fn iv_value(&mut self, kind: &IvKind, init: ExprId, k: ExprId, bits: u32, l: LoopId, r: RegId) -> ExprId {
+        match kind {
+            IvKind::Invariant => init,
+            IvKind::Havoc => self.x.var(Sym::Havoc { lp: l, reg: r }, bits),
+            IvKind::Affine { step } => {
+                let kk = self.x.ext(k, bits, false);
+                let delta = self.x.bin(BinOp::Mul, kk, *step);
+                self.x.bin(BinOp::Add, init, delta)
+            }
+            IvKind::Shr { amount } | IvKind::Shl { amount } => {
+                let kk = self.x.ext(k, bits, false);
+                let amt = self.x.konst(*amount, bits);
+                let sh = self.x.bin(BinOp::Mul, kk, amt);
+                let op = if matches!(kind, IvKind::Shr { .. }) { BinOp::LShr } else { BinOp::Shl };
+                self.x.bin(op, init, sh)
+            }
+        }
+    }
+
+    /// Whether a symbol takes a new value in each iteration of loop `l`.
+    fn varies_in(&self, l: LoopId, s: Sym) -> bool {
+        let inside = |lp: LoopId| {
+            let mut cur = Some(lp);
+            while let Some(c) = cur {
+                if c == l {
+                    return true;
+                }
+                cur = self.k.cfg.loops[c as usize].parent;
+            }
+            false
+        };
+        match s {
+            Sym::Counter(lp) | Sym::Havoc { lp, .. } | Sym::Header { lp, .. } => inside(lp),
+            Sym::Value { block, .. } => self.k.cfg.loops[l as usize].contains(block),
+            _ => false,
+        }
+    }
+
+    fn is_invariant(&self, l: LoopId, e: ExprId) -> bool {
+        self.x.symbols(e).into_iter().all(|s| !self.varies_in(l, s))
+    }
+
+    /// Invariant apart from this loop's own header symbols (which the guard substitutes).
+    fn is_invariant_except_headers(&self, l: LoopId, e: ExprId) -> bool {
+        self.x.symbols(e).into_iter().all(|s| matches!(s, Sym::Header { lp, .. } if lp == l) || !self.varies_in(l, s))
+    }
+
+    // ----- one basic block -----------------------------------------------------------------
+
+    fn run_block(&mut self, b: BlockId, mut st: State) -> Vec<(BlockId, State)> {
+        if self.recording {
+            self.block_pc[b as usize] = Some(match self.block_pc[b as usize] {
+                Some(p) => self.x.or(p, st.pc),
+                None => st.pc,
+            });
+        }
+        let blk = &self.k.cfg.blocks[b as usize];
+        for (idx, inst) in blk.insts.iter().enumerate() {
+            self.step(b, idx, inst, &mut st);
+        }
+        match blk.term {
+            Term::Goto(t) => vec![(t, st)],
+            Term::Return => vec![],
+            Term::Branch { cond, negated, taken, fallthrough } => {
+                let mut c = st.regs[cond as usize];
+                if self.x.bits(c) != BOOL {
+                    let zero = self.x.konst(0, self.x.bits(c));
+                    c = self.x.cmp(CmpOp::Ne, c, zero);
+                }
+                if negated {
+                    c = self.x.not(c);
+                }
+                let nc = self.x.not(c);
+                let t_pc = self.x.and(st.pc, c);
+                let f_pc = self.x.and(st.pc, nc);
+                let t = State { regs: st.regs.clone(), pc: t_pc };
+                let f = State { regs: st.regs, pc: f_pc };
+                if taken == fallthrough {
+                    vec![(taken, State { regs: t.regs, pc: st.pc })]
+                } else {
+                    vec![(taken, t), (fallthrough, f)]
+                }
+            }
+        }
+    }
+
+    fn operand(&mut self, st: &State, o: &Operand, bits: u32) -> ExprId {
+        let e = match o {
+            Operand::Reg(r) => st.regs[*r as usize],
+            Operand::NotReg(r) => {
+                let v = st.regs[*r as usize];
+                let v = self.as_bool(v);
+                return self.x.not(v);
+            }
+            Operand::Imm(v) => {
+                if bits == BOOL {
+                    return self.x.boolean(*v != 0);
+                }
+                return self.x.konst(*v, bits);
+            }
+            Operand::Special(s) => self.x.var(Sym::Special(*s), s.bits()),
+            Operand::VarAddr(v) => self.x.var(Sym::VarBase(*v), 64),
+            Operand::Param { index, offset } => {
+                // Scalars keep their declared width so every use names the same symbol; byte-array
+                // (struct) parameters are read field by field at the width of the load.
+                let declared = self.k.params.get(*index as usize);
+                let w = match declared {
+                    Some(p) if p.bytes * 8 == p.bits => p.bits,
+                    _ if bits == BOOL => 8,
+                    _ => bits,
+                };
+                self.x.var(Sym::Param { index: *index, offset: *offset }, w)
+            }
+        };
+        self.fit(e, bits)
+    }
+
+    /// Converts between widths (truncate / zero-extend) and between bool and bit-vectors, as
+    /// PTX's untyped registers allow.
+    fn fit(&mut self, e: ExprId, bits: u32) -> ExprId {
+        let have = self.x.bits(e);
+        if have == bits {
+            return e;
+        }
+        if bits == BOOL {
+            let zero = self.x.konst(0, have);
+            return self.x.cmp(CmpOp::Ne, e, zero);
+        }
+        if have == BOOL {
+            let one = self.x.konst(1, bits);
+            let zero = self.x.konst(0, bits);
+            return self.x.ite(e, one, zero);
+        }
+        self.x.ext(e, bits, false)
+    }
+
+    fn as_bool(&mut self, e: ExprId) -> ExprId {
+        self.fit(e, BOOL)
+    }
+
+    fn fresh(&mut self, b: BlockId, idx: usize, elem: u32, bits: u32, origin: ValueOrigin) -> ExprId {
+        self.value_origin.entry((b, idx as u32)).or_insert(origin);
+        let w = if bits == 1 { BOOL } else { bits };
+        if w == BOOL {
+            let v = self.x.var(Sym::Value { block: b, inst: idx as u32, elem }, 8);
+            let zero = self.x.konst(0, 8);
+            return self.x.cmp(CmpOp::Ne, v, zero);
+        }
+        self.x.var(Sym::Value { block: b, inst: idx as u32, elem }, w)
+    }
+
+    fn set(&mut self, st: &mut State, guard: Option<ExprId>, r: RegId, v: ExprId) {
+        let bits = self.reg_bits(r);
+        let v = self.fit(v, bits);
+        st.regs[r as usize] = match guard {
+            None => v,
+            Some(g) => self.x.ite(g, v, st.regs[r as usize]),
+        };
+    }
+
+    fn step(&mut self, b: BlockId, idx: usize, inst: &Inst, st: &mut State) {
+        let guard = inst.guard.map(|(r, neg)| {
+            let v = st.regs[r as usize];
+            let v = self.as_bool(v);
+            if neg { self.x.not(v) } else { v }
+        });
+        let pc = match guard {
+            Some(g) => self.x.and(st.pc, g),
+            None => st.pc,
+        };
+        match &inst.op {
+            Op::Mov { dst, src, bits } => {
+                let w = if self.reg_bits(*dst) == BOOL { BOOL } else { *bits };
+                let v = self.operand(st, src, w);
+                self.set(st, guard, *dst, v);
+            }
+            Op::Bin { dst, op, a, b: bb, bits } => {
+                let x = self.operand(st, a, *bits);
+                let y = self.operand(st, bb, *bits);
+                let v = self.x.bin(*op, x, y);
+                self.set(st, guard, *dst, v);
+            }
+            Op::Un { dst, op, a, bits } => {
+                let x = self.operand(st, a, *bits);
+                let v = self.x.un(*op, x);
+                self.set(st, guard, *dst, v);
+            }
+            Op::Ext { dst, a, from, to, signed } => {
+                let x = self.operand(st, a, *from);
+                let v = self.x.ext(x, *to, *signed);
+                self.set(st, guard, *dst, v);
+            }
+            Op::Setp { dst, dst_neg, cmp, a, b: bb, bits, combine } => {
+                let x = self.operand(st, a, *bits);
+                let y = self.operand(st, bb, *bits);
+                let c = self.x.cmp(*cmp, x, y);
+                self.set_pred_pair(st, guard, *dst, *dst_neg, c, combine.as_ref());
+            }
+            Op::FSetp { dst, dst_neg, combine, .. } => {
+                let c = self.fresh(b, idx, 0, 1, ValueOrigin::Float);
+                self.set_pred_pair(st, guard, *dst, *dst_neg, c, combine.as_ref());
+            }
+            Op::Selp { dst, a, b: bb, cond, bits } => {
+                let x = self.operand(st, a, *bits);
+                let y = self.operand(st, bb, *bits);
+                let c = self.operand(st, cond, BOOL);
+                let v = self.x.ite(c, x, y);
+                self.set(st, guard, *dst, v);
+            }
+            Op::Pred { dst, op, a, b: bb } => {
+                let x = self.operand(st, a, BOOL);
+                let y = self.operand(st, bb, BOOL);
+                let v = match op {
+                    BoolOp::And => self.x.and(x, y),
+                    BoolOp::Or => self.x.or(x, y),
+                    BoolOp::Xor => self.x.xor(x, y),
+                };
+                self.set(st, guard, *dst, v);
+            }
+            Op::PredNot { dst, a } => {
+                let x = self.operand(st, a, BOOL);
+                let v = self.x.not(x);
+                self.set(st, guard, *dst, v);
+            }
+            Op::Float { dst, bits, .. } => {
+                let v = self.fresh(b, idx, 0, *bits, ValueOrigin::Float);
+                self.set(st, guard, *dst, v);
+            }
+            Op::Cvt { dst, .. } => {
+                let bits = self.k.regs[*dst as usize].bits;
+                let v = self.fresh(b, idx, 0, bits, ValueOrigin::Float);
+                self.set(st, guard, *dst, v);
+            }
+            Op::Ld { dsts, space, addr, elem_bytes } => {
+                let id = self.record_access(b, idx, inst, st, pc, *space, addr, elem_bytes * dsts.len() as u32, AccessKind::Read);
+                for (j, &d) in dsts.iter().enumerate() {
+                    let bits = self.k.regs[d as usize].bits;
+                    let v = self.fresh(b, idx, j as u32, bits, ValueOrigin::Load { access: id });
+                    self.set(st, guard, d, v);
+                }
+            }
+            Op::St { srcs, space, addr, elem_bytes } => {
+                self.record_access(b, idx, inst, st, pc, *space, addr, elem_bytes * srcs.len() as u32, AccessKind::Write);
+            }
+            Op::Atom { dst, space, op, addr, bytes, .. } => {
+                let id = self.record_access(b, idx, inst, st, pc, *space, addr, *bytes, AccessKind::Atomic(*op));
+                if let Some(d) = dst {
+                    let v = self.fresh(b, idx, 0, bytes * 8, ValueOrigin::Load { access: id });
+                    self.set(st, guard, *d, v);
+                }
+            }
+            Op::Bar { kind, .. } => {
+                if *kind == BarrierKind::Sync && self.recording {
+                    let loops = self.k.cfg.loop_nest(b);
+                    self.out_barriers.push(BarrierSite { block: b, inst: idx, pc, loops, span: inst.span, line: inst.line });
+                }
+            }
+            Op::WarpSync { mask } => {
+                let m = self.operand(st, mask, 32);
+                self.record_warp(WarpOpKind::WarpSync, m, b, idx, inst, pc);
+            }
+            Op::Shfl { dst, pred_dst, mask, .. } => {
+                let m = self.operand(st, mask, 32);
+                self.record_warp(WarpOpKind::Shfl, m, b, idx, inst, pc);
+                let v = self.fresh(b, idx, 0, 32, ValueOrigin::Shuffle);
+                self.set(st, guard, *dst, v);
+                if let Some(p) = pred_dst {
+                    let v = self.fresh(b, idx, 1, 1, ValueOrigin::Shuffle);
+                    self.set(st, guard, *p, v);
+                }
+            }
+            Op::Vote { dst, mask, .. } => {
+                let m = self.operand(st, mask, 32);
+                self.record_warp(WarpOpKind::Vote, m, b, idx, inst, pc);
+                let bits = self.k.regs[*dst as usize].bits;
+                let v = self.fresh(b, idx, 0, bits, ValueOrigin::Vote);
+                self.set(st, guard, *dst, v);
+            }
+            Op::ActiveMask { dst } => {
+                let v = self.fresh(b, idx, 0, 32, ValueOrigin::Other);
+                self.set(st, guard, *dst, v);
+            }
+            Op::Fence | Op::Bra { .. } | Op::Ret | Op::Exit => {}
+            Op::Unsupported { reason, .. } => {
+                if self.recording {
+                    self.out_unsupported.push(UnsupportedSite { block: b, inst: idx, span: inst.span, line: inst.line, reason: reason.clone() });
+                }
+            }
+        }
+    }
+
+    fn set_pred_pair(&mut self, st: &mut State, guard: Option<ExprId>, dst: RegId, dst_neg: Option<RegId>, c: ExprId, combine: Option<&(BoolOp, Operand)>) {
+        let (pos, neg) = match combine {
+            None => (c, self.x.not(c)),
+            Some((op, q)) => {
+                let q = self.operand(st, q, BOOL);
+                let nc = self.x.not(c);
+                let f = |x: &mut Exprs, v: ExprId| match op {
+                    BoolOp::And => x.and(v, q),
+                    BoolOp::Or => x.or(v, q),
+                    BoolOp::Xor => x.xor(v, q),
+                };
+                (f(&mut self.x, c), f(&mut self.x, nc))
+            }
+        };
+        self.set(st, guard, dst, pos);
+        if let Some(n) = dst_neg {
+            self.set(st, guard, n, neg);
+        }
+    }
+
+    fn record_warp(&mut self, kind: WarpOpKind, mask: ExprId, b: BlockId, idx: usize, inst: &Inst, pc: ExprId) {
+        if self.recording {
+            let loops = self.k.cfg.loop_nest(b);
+            self.out_warp.push(WarpOpSite { kind, mask, block: b, inst: idx, pc, loops, span: inst.span, line: inst.line });
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn record_access(&mut self, b: BlockId, idx: usize, inst: &Inst, st: &State, pc: ExprId, space: Space, addr: &Address, bytes: u32, kind: AccessKind) -> usize {
+        let base_val = self.operand(st, &addr.base, 64);
+        let off = self.x.konst(addr.offset as u64, 64);
+        let full = self.x.bin(BinOp::Add, base_val, off);
+        let (base, offset) = match self.split_base(full) {
+            Some((base, offset)) => (Some(base), Some(offset)),
+            None => (None, None),
+        };
+        let space = match (space, base) {
+            (Space::Generic, Some(Base::Var(v))) => self.k.vars[v as usize].space,
+            (Space::Generic, Some(Base::Param(_))) => Space::Global,
+            (s, _) => s,
+        };
+        let id = self.out_accesses.len();
+        if self.recording {
+            let loops = self.k.cfg.loop_nest(b);
+            self.out_accesses.push(Access { kind, space, base, addr: full, offset, bytes, pc, block: b, inst: idx, loops, span: inst.span, line: inst.line });
+        }
+        id
+    }
+
+    /// Splits an address into its base (a variable or a pointer parameter) and a byte offset,
+    /// when the base appears once as a summand.
+    fn split_base(&mut self, e: ExprId) -> Option<(Base, ExprId)> {
+        use crate::expr::Node;
+        let base_of = |s: Sym, k: &Kernel| -> Option<Base> {
+            match s {
+                Sym::VarBase(v) => Some(Base::Var(v)),
+                Sym::Param { index, offset: 0 } if k.params.get(index as usize).is_some_and(|p| p.bits == 64) => Some(Base::Param(index)),
+                _ => None,
+            }
+        };
+        match self.x.node(e).clone() {
+            Node::Var { sym, .. } => base_of(sym, self.k).map(|b| (b, self.x.konst(0, 64))),
+            Node::Bin { op: BinOp::Add, a, b, .. } => {
+                if let Some((base, off)) = self.split_base(a) {
+                    if self.split_base(b).is_none() {
+                        return Some((base, self.x.bin(BinOp::Add, off, b)));
+                    }
+                    return None;
+                }
+                let (base, off) = self.split_base(b)?;
+                Some((base, self.x.bin(BinOp::Add, a, off)))
+            }
+            _ => None,
+        }
+    }
+}
