@@ -1,1 +1,94 @@
+//! The engine: data races, barrier divergence and out-of-bounds accesses over the lifted model,
+//! decided with Z3 and confirmed by replaying each counterexample in the reference interpreter.
+//!
+//! Entry point: [`check_ptx`] for a PTX module, or [`engine::check_kernel`] for one kernel.
+
+pub mod bind;
+pub mod bounds;
+pub mod ctx;
+pub mod encode;
+pub mod engine;
+pub mod query;
+pub mod races;
+pub mod replay;
+pub mod report;
 pub mod smt;
+pub mod sync;
+
+pub use engine::{check_kernel, Options, Sources};
+pub use report::*;
+pub use smt::Solver;
+
+use serde::Serialize;
+
+/// A syntax or lowering problem in the input, with its position (1-based line and column).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Diagnostic {
+    pub severity: &'static str,
+    pub line: u32,
+    pub column: u32,
+    pub message: String,
+    pub span: [u32; 2],
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct FileReport {
+    pub file: String,
+    pub kernels: Vec<KernelReport>,
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+/// What the caller knows about the file besides its PTX text.
+#[derive(Default)]
+pub struct Context<'a> {
+    pub interface: Option<&'a spec::Interface>,
+    /// The text of the CUDA file the PTX came from, for parameter names.
+    pub cu_text: Option<&'a str>,
+    /// Only this kernel (by PTX or source name).
+    pub only: Option<&'a str>,
+}
+
+/// Checks every kernel of a PTX module.
+pub fn check_ptx(file: &str, text: &str, cx: &Context, opts: &Options, solver: &mut Solver) -> FileReport {
+    let parsed = ptx::parse(text);
+    let index = ptx::LineIndex::new(text);
+    let mut diagnostics: Vec<Diagnostic> = parsed.errors.iter().map(|e| diagnostic(&index, e.span, &e.message)).collect();
+    let map = ptx::SourceMap::new(&parsed.module);
+    let mut kernels = Vec::new();
+    for (name, lowered) in model::lower_module(&parsed.module) {
+        let source_name = spec::unmangled_name(&name).unwrap_or_else(|| name.to_string());
+        if cx.only.is_some_and(|o| o != name && o != source_name) {
+            continue;
+        }
+        match lowered {
+            Ok(k) => {
+                let cu_file = k.main_file.and_then(|f| map.file_name(ptx::SourceLoc { file: f, line: 1, col: 0 })).map(str::to_string);
+                let src = Sources {
+                    ptx: text,
+                    index: &index,
+                    cu_file,
+                    param_names: cx.cu_text.and_then(|cu| spec::cu_param_names(cu, &source_name)),
+                };
+                let spec = cx.interface.and_then(|i| i.kernel(&name));
+                kernels.push(check_kernel(&k, spec, &src, opts, solver));
+            }
+            Err(e) => {
+                diagnostics.push(diagnostic(&index, e.span, &e.message));
+                kernels.push(KernelReport {
+                    name: name.to_string(),
+                    verdict: Verdict::Error,
+                    findings: vec![],
+                    uncertified: vec![Uncertified { reason: e.message.clone(), location: None }],
+                    notes: vec![],
+                    stats: Stats::default(),
+                });
+            }
+        }
+    }
+    FileReport { file: file.to_string(), kernels, diagnostics }
+}
+
+fn diagnostic(index: &ptx::LineIndex, span: ptx::Span, message: &str) -> Diagnostic {
+    let (line, col) = index.line_col(span.start);
+    Diagnostic { severity: "error", line: line + 1, column: col + 1, message: message.to_string(), span: [span.start, span.end] }
+}

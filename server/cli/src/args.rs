@@ -12,6 +12,11 @@ impl Args {
         let mut flags = Vec::new();
         let mut it = argv.iter();
         while let Some(a) = it.next() {
+            if a == "-I" || (a.starts_with("-I") && a.len() > 2) {
+                let dir = if a.len() > 2 { Some(a[2..].to_string()) } else { it.next().cloned() };
+                flags.push(("include".to_string(), Some(dir.ok_or("-I needs a directory")?)));
+                continue;
+            }
             if let Some(flag) = a.strip_prefix("--") {
                 let (name, inline) = match flag.split_once('=') {
                     Some((n, v)) => (n, Some(v.to_string())),
@@ -39,4 +44,15 @@ impl Args {
         self.flags.iter().rev().find(|(n, _)| n == name).and_then(|(_, v)| v.as_deref())
     }
 
+}
+
+impl Args {
+    pub fn has(&self, name: &str) -> bool {
+        self.flags.iter().any(|(n, _)| n == name)
+    }
+
+    /// Every value given for a repeatable flag.
+    pub fn values(&self, name: &str) -> Vec<String> {
+        self.flags.iter().filter(|(n, _)| n == name).filter_map(|(_, v)| v.clone()).collect()
+    }
 }

@@ -1,77 +1,63 @@
-//! `lark check`: parse (and later verify) kernels and print a report.
+//! `lark check`: verify kernels and print a report (text, JSON or SARIF).
 
 use crate::args::Args;
-use serde::Serialize;
+use crate::inputs;
+use crate::output;
+use check::{Context, FileReport, Options, Solver, Verdict};
+use std::path::Path;
 use std::process::ExitCode;
 
-#[derive(Serialize)]
-struct FileReport {
-    file: String,
-    kernels: Vec<KernelReport>,
-    diagnostics: Vec<DiagnosticReport>,
-}
-
-#[derive(Serialize)]
-struct KernelReport {
-    name: String,
-    line: u32,
-    params: Vec<ParamReport>,
-    shared: Vec<SharedReport>,
-}
-
-#[derive(Serialize)]
-struct ParamReport {
-    name: String,
-    #[serde(rename = "type")]
-    ty: String,
-}
-
-#[derive(Serialize)]
-struct SharedReport {
-    name: String,
-    bytes: Option<u64>,
-}
-
-#[derive(Serialize)]
-struct DiagnosticReport {
-    severity: &'static str,
-    line: u32,
-    column: u32,
-    message: String,
-}
+const USAGE: &str = "usage: lark check FILE... [--format text|json|sarif] [--kernel NAME] [--interface lark.toml] [--input sentryward.json] [--dump-model] [--timeout-ms N] [--compiler PATH] [--arch sm_80] [-I DIR]";
 
 pub fn run(argv: &[String]) -> ExitCode {
-    let args = match Args::parse(argv, &["format", "kernel"], &[]) {
+    let args = match Args::parse(argv, &["format", "kernel", "interface", "input", "timeout-ms", "compiler", "arch", "include"], &["dump-model"]) {
         Ok(a) => a,
         Err(e) => return usage_error(&e),
     };
     let format = args.value("format").unwrap_or("text");
-    if !matches!(format, "text" | "json") {
-        return usage_error(&format!("unknown format `{format}` (expected text or json)"));
+    if !matches!(format, "text" | "json" | "sarif") {
+        return usage_error(&format!("unknown format `{format}` (expected text, json or sarif)"));
     }
     if args.positionals.is_empty() {
         return usage_error("no input file");
     }
+    let timeout_ms = match args.value("timeout-ms").map(str::parse::<u64>) {
+        None => 2000,
+        Some(Ok(t)) if t > 0 => t,
+        Some(_) => return usage_error("--timeout-ms needs a positive number"),
+    };
+    let compile = cuda::CompileOptions {
+        compiler: args.value("compiler").map(str::to_string),
+        arch: args.value("arch").map(str::to_string),
+        include_paths: args.values("include"),
+        ..Default::default()
+    };
+    let opts = Options { timeout_ms };
+    let mut solver = Solver::z3();
     let mut reports = Vec::new();
     let mut unusable = false;
     for path in &args.positionals {
-        match check_file(path, args.value("kernel")) {
-            Ok(r) => reports.push(r),
+        match check_one(Path::new(path), &args, &compile, &opts, &mut solver) {
+            Ok((r, dump)) => {
+                if let Some(d) = dump {
+                    print!("{d}");
+                }
+                unusable |= r.kernels.is_empty() || !r.diagnostics.is_empty() && r.kernels.iter().all(|k| k.verdict == Verdict::Error);
+                reports.push(r);
+            }
             Err(e) => {
                 eprintln!("lark: {path}: {e}");
                 unusable = true;
             }
         }
     }
-    let findings = reports.iter().any(|r| !r.diagnostics.is_empty());
     match format {
-        "json" => {
-            let doc = serde_json::json!({ "version": env!("CARGO_PKG_VERSION"), "files": reports });
-            println!("{}", serde_json::to_string_pretty(&doc).expect("report serialises"));
-        }
-        _ => reports.iter().for_each(print_text),
+        "json" => println!("{}", output::json(&reports)),
+        "sarif" => println!("{}", output::sarif(&reports)),
+        _ => reports.iter().for_each(|r| print!("{}", output::text(r))),
     }
-    if unusable || reports.iter().any(|r| r.kernels.is_empty() && !r.diagnostics.is_empty()) {
+    let findings = reports.iter().any(|r| !r.diagnostics.is_empty() || r.kernels.iter().any(|k| !matches!(k.verdict, Verdict::Verified | Verdict::Certified)));
+    if unusable {
         ExitCode::from(2)
     } else if findings {
         ExitCode::from(1)
@@ -81,60 +67,24 @@ pub fn run(argv: &[String]) -> ExitCode {
 }
 
 fn usage_error(message: &str) -> ExitCode {
-    eprintln!("lark check: {message}\nusage: lark check FILE... [--format text|json] [--kernel NAME]");
+    eprintln!("lark check: {message}\n{USAGE}");
     ExitCode::from(2)
 }
 
-fn check_file(path: &str, only: Option<&str>) -> Result<FileReport, String> {
-    let bytes = std::fs::read(path).map_err(|e| format!("cannot read: {e}"))?;
-    let (text, parsed) = ptx::parse_bytes(&bytes);
-    let index = ptx::LineIndex::new(&text);
-    let diagnostics = parsed
-        .errors
-        .iter()
-        .map(|d| {
-            let (line, col) = index.line_col(d.span.start);
-            DiagnosticReport { severity: "error", line: line + 1, column: col + 1, message: d.message.clone() }
-        })
-        .collect();
-    let kernels = parsed
-        .module
-        .functions
-        .iter()
-        .filter(|f| f.kind == ptx::FunctionKind::Entry && f.body.is_some())
-        .filter(|f| only.is_none_or(|k| f.name == k))
-        .map(|f| KernelReport {
-            name: f.name.to_string(),
-            line: index.line_col(f.name_span.start).0 + 1,
-            params: f.params.iter().map(|p| ParamReport { name: p.name.to_string(), ty: p.ty.trim_start_matches('.').to_string() }).collect(),
-            shared: f
-                .body
-                .iter()
-                .flatten()
-                .filter_map(|s| match s {
-                    ptx::Statement::Var(v) if v.space == ".shared" => Some(v),
-                    _ => None,
-                })
-                .chain(parsed.module.variables.iter().filter(|v| v.space == ".shared"))
-                .map(|v| SharedReport { name: v.name.to_string(), bytes: v.size_bytes() })
-                .collect(),
-        })
-        .collect();
-    Ok(FileReport { file: path.to_string(), kernels, diagnostics })
-}
-
-fn print_text(r: &FileReport) {
-    for d in &r.diagnostics {
-        println!("{}:{}:{}: {}: {}", r.file, d.line, d.column, d.severity, d.message);
+fn check_one(path: &Path, args: &Args, compile: &cuda::CompileOptions, opts: &Options, solver: &mut Solver) -> Result<(FileReport, Option<String>), String> {
+    let loaded = inputs::load(path, compile)?;
+    let file = path.display().to_string();
+    if !loaded.compile_errors.is_empty() {
+        let diagnostics = loaded
+            .compile_errors
+            .iter()
+            .map(|(line, column, severity, message)| check::Diagnostic { severity: if severity == "error" { "error" } else { "warning" }, line: *line, column: *column, message: message.clone(), span: [0, 0] })
+            .collect();
+        return Ok((FileReport { file, kernels: vec![], diagnostics }, None));
     }
-    for k in &r.kernels {
-        let params: Vec<String> = k.params.iter().map(|p| format!("{}: {}", p.name, p.ty)).collect();
-        println!("{}:{}: kernel {}({})", r.file, k.line, k.name, params.join(", "));
-        for s in &k.shared {
-            match s.bytes {
-                Some(b) => println!("    shared {} ({b} bytes)", s.name),
-                None => println!("    shared {} (dynamic size)", s.name),
-            }
-        }
-    }
+    let interface = inputs::interface_for(path, args.value("interface"), args.value("input"), args.value("kernel"))?;
+    let cx = Context { interface: interface.as_ref(), cu_text: loaded.cu_text.as_deref(), only: args.value("kernel") };
+    let report = check::check_ptx(&file, &loaded.ptx, &cx, opts, solver);
+    let dump = args.has("dump-model").then(|| output::dump_models(&loaded.ptx, args.value("kernel")));
+    Ok((report, dump))
 }

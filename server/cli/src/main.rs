@@ -4,6 +4,8 @@
 mod args;
 mod bench;
 mod check;
+mod inputs;
+mod output;
 
 use std::process::ExitCode;
 
@@ -14,6 +16,11 @@ commands:
   check FILE...      check kernels in .ptx or .cu files
       --format text|json|sarif   output format (default text)
       --kernel NAME              only this kernel
+      --interface FILE           the interface (default: nearest lark.toml)
+      --input FILE               a SentryWard kernel-input JSON as the interface
+      --dump-model               print the lifted model, phase by phase
+      --timeout-ms N             per SMT query (default 2000)
+      --compiler PATH, --arch sm_XX, -I DIR   for .cu files
   bench parse FILE   parse throughput on a (large) PTX file
   --version          print the version
 ";

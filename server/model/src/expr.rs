@@ -115,6 +115,11 @@ impl Exprs {
         self.intern(Node::Var { sym, bits }, bits)
     }
 
+    /// The node of a symbol, if some expression uses it, with its width.
+    pub fn find_var(&self, sym: Sym) -> Option<(ExprId, u32)> {
+        [BOOL, 8, 16, 32, 64, 128].into_iter().find_map(|bits| self.ids.get(&Node::Var { sym, bits }).map(|&id| (id, bits)))
+    }
+
     pub fn as_const(&self, e: ExprId) -> Option<u64> {
         match self.node(e) {
             Node::Const { value, .. } => Some(*value),

@@ -8,6 +8,7 @@ pub mod cfg;
 pub mod decode;
 pub mod dump;
 pub mod expr;
+pub mod interp;
 pub mod ops;
 pub mod phases;
 pub mod symbolic;

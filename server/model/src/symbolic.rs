@@ -39,7 +39,7 @@ impl AccessKind {
 }
 
 /// What an address points into, found from the pointer's provenance.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Base {
     /// A declared variable (shared array, global variable).
     Var(VarId),

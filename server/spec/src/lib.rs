@@ -132,7 +132,11 @@ pub enum SpecError {
 impl Interface {
     /// The spec of a kernel, by its PTX name or (for C++ kernels) its unmangled name.
     pub fn kernel(&self, ptx_name: &str) -> Option<&KernelSpec> {
-        self.kernels.get(ptx_name).or_else(|| self.kernels.get(&unmangled_name(ptx_name)?))
+        self.kernels
+            .get(ptx_name)
+            .or_else(|| self.kernels.get(&unmangled_name(ptx_name)?))
+            // A SentryWard input given without a kernel name applies to every kernel.
+            .or_else(|| self.kernels.get("*"))
     }
 }
 

@@ -56,7 +56,7 @@ impl Value {
 /// Bytes plus the exact values of floats stored in them: `exact[offset] = (width in bytes,
 /// value)`. Any write overlapping a recorded float drops it.
 #[derive(Clone, Debug, Default)]
-pub struct Region {
+pub(crate) struct Region {
     pub data: Vec<u8>,
     exact: BTreeMap<u64, (u32, FloatVal)>,
 }
@@ -72,10 +72,6 @@ impl Region {
 
     pub fn len(&self) -> u64 {
         self.data.len() as u64
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.data.is_empty()
     }
 
     pub fn contains(&self, off: u64, bytes: u32) -> bool {

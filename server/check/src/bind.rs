@@ -1,0 +1,111 @@
+//! Binding an interface (`spec::KernelSpec`) to a lowered kernel: which spec entry describes
+//! which PTX parameter, the launch geometry to assume, and buffer sizes.
+
+use model::decode::ParamInfo;
+use model::Kernel;
+use spec::{DimRange, KernelSpec, Len, ParamSpec, Scalar};
+
+/// Hardware limits used when the interface does not fix the geometry.
+pub const DEFAULT_BLOCK: [DimRange; 3] = [DimRange { lo: 1, hi: 1024 }, DimRange { lo: 1, hi: 1024 }, DimRange { lo: 1, hi: 64 }];
+pub const DEFAULT_GRID: [DimRange; 3] = [DimRange { lo: 1, hi: 0x7fff_ffff }, DimRange { lo: 1, hi: 65535 }, DimRange { lo: 1, hi: 65535 }];
+
+#[derive(Clone, Debug)]
+pub struct Binding {
+    pub block: [DimRange; 3],
+    pub grid: [DimRange; 3],
+    /// Per PTX parameter: the names it goes by (source name first, if known).
+    pub names: Vec<Vec<String>>,
+    pub params: Vec<Option<ParamSpec>>,
+    pub dynamic_shared_bytes: Option<u64>,
+    /// Spec entries that matched no parameter (reported as warnings).
+    pub unmatched: Vec<String>,
+}
+
+/// A buffer's size in bytes: fixed, or a scalar parameter times the element size.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ByteSize {
+    Fixed(u64),
+    ParamTimes { param: u32, elem_bytes: u64 },
+}
+
+impl Binding {
+    pub fn new(k: &Kernel, spec: Option<&KernelSpec>, source_names: Option<&[String]>) -> Binding {
+        let names: Vec<Vec<String>> = k
+            .params
+            .iter()
+            .enumerate()
+            .map(|(i, p): (usize, &ParamInfo)| {
+                let mut n = Vec::new();
+                if let Some(s) = source_names.and_then(|s| s.get(i)) {
+                    if !s.is_empty() {
+                        n.push(s.clone());
+                    }
+                }
+                n.push(p.name.to_string());
+                n.push(format!("param_{i}"));
+                n
+            })
+            .collect();
+        let mut block = k.reqntid.map_or(DEFAULT_BLOCK, |r| r.map(DimRange::exact));
+        let mut grid = DEFAULT_GRID;
+        let mut params = vec![None; k.params.len()];
+        let mut unmatched = Vec::new();
+        let mut dynamic_shared_bytes = None;
+        if let Some(spec) = spec {
+            if let Some(b) = spec.block {
+                block = b;
+            }
+            if let Some(g) = spec.grid {
+                grid = g;
+            }
+            dynamic_shared_bytes = spec.dynamic_shared_bytes;
+            for (i, n) in names.iter().enumerate() {
+                let refs: Vec<&str> = n.iter().map(String::as_str).collect();
+                params[i] = spec.param(&refs).cloned();
+            }
+            for key in spec.params.keys() {
+                if !names.iter().any(|n| n.contains(key)) {
+                    unmatched.push(key.clone());
+                }
+            }
+        }
+        Binding { block, grid, names, params, dynamic_shared_bytes, unmatched }
+    }
+
+    /// The display name of parameter `i` (its source name when known).
+    pub fn name(&self, i: u32) -> &str {
+        self.names.get(i as usize).and_then(|n| n.first()).map_or("?", String::as_str)
+    }
+
+    pub fn param_index(&self, name: &str) -> Option<u32> {
+        self.names.iter().position(|n| n.iter().any(|x| x == name)).map(|i| i as u32)
+    }
+
+    /// The size of the buffer parameter `i` points to, if the interface gives it.
+    pub fn buffer_bytes(&self, i: u32) -> Option<ByteSize> {
+        let Some(ParamSpec::Buffer { dtype, len: Some(len), .. }) = self.params.get(i as usize)?.as_ref() else { return None };
+        let elem = dtype.map_or(1, |d| d.bytes());
+        Some(match len {
+            Len::Elements(n) => ByteSize::Fixed(n * elem),
+            Len::Param(p) => {
+                let param = self.param_index(p)?;
+                match self.params.get(param as usize) {
+                    Some(Some(ParamSpec::Scalar { value: Some(Scalar::Int(v)), .. })) => ByteSize::Fixed((*v).max(0) as u64 * elem),
+                    _ => ByteSize::ParamTimes { param, elem_bytes: elem },
+                }
+            }
+        })
+    }
+
+    pub fn assumptions(&self, i: u32) -> &[spec::Assumption] {
+        match self.params.get(i as usize) {
+            Some(Some(ParamSpec::Buffer { assume, .. })) => assume,
+            _ => &[],
+        }
+    }
+
+    /// Whether the launch geometry is fully concrete.
+    pub fn concrete_block(&self) -> Option<[u64; 3]> {
+        Some([self.block[0].value()?, self.block[1].value()?, self.block[2].value()?])
+    }
+}

@@ -1,0 +1,87 @@
+//! Out-of-bounds accesses against declared sizes: `.shared` arrays (their size is in the PTX)
+//! and buffers whose length the interface gives. Buffers without a declared length are
+//! unbounded, as the interface defaults promise.
+
+use crate::bind::ByteSize;
+use crate::ctx::{Answer, Ctx};
+use crate::encode::bv;
+use crate::query::Query;
+use model::expr::Sym;
+use model::ops::Space;
+use model::symbolic::{Base, COUNTER_BITS};
+use std::collections::HashMap;
+
+pub struct OobWitness {
+    pub access: usize,
+    pub model: HashMap<String, u64>,
+    pub offset: Option<String>,
+    pub size: Option<u64>,
+}
+
+pub enum BoundsOutcome {
+    Witness(OobWitness),
+    Unknown { access: usize, reason: String },
+}
+
+pub fn find(ctx: &mut Ctx) -> Vec<BoundsOutcome> {
+    let mut out = Vec::new();
+    for i in 0..ctx.l.accesses.len() {
+        let a = &ctx.l.accesses[i];
+        let (Some(base), Some(off)) = (a.base, a.offset) else { continue };
+        let size = match base {
+            Base::Var(v) => {
+                let var = &ctx.k.vars[v as usize];
+                match var.size {
+                    Some(s) => ByteSize::Fixed(s),
+                    None if var.space == Space::Shared => match ctx.bind.dynamic_shared_bytes {
+                        Some(s) => ByteSize::Fixed(s),
+                        None => continue,
+                    },
+                    None => continue,
+                }
+            }
+            Base::Param(p) => match ctx.bind.buffer_bytes(p) {
+                Some(s) => s,
+                None => continue,
+            },
+        };
+        let mut q = Query::new(&ctx.l.exprs, ctx.bind, 1);
+        let pc = q.enc.term(a.pc, 1);
+        let o = q.enc.term(off, 1);
+        let limit = q.size_term(&ctx.l.exprs, &size);
+        q.asserts.push(pc);
+        let end = format!("(bvadd {o} {})", bv(a.bytes as u64, 64));
+        // Negative offsets wrap to huge unsigned values, so one unsigned test covers both ends.
+        q.asserts.push(format!("(or (bvugt {end} {limit}) (bvult {end} {o}))"));
+        let roots = [a.pc, off];
+        ctx.add_load_facts(&mut q, &roots, 1);
+        q.add_param_facts(&ctx.l.exprs, ctx.bind, &roots);
+        for &lp in &a.loops {
+            let k = q.enc.sym(Sym::Counter(lp), COUNTER_BITS, 1);
+            q.want(k);
+        }
+        let offset = (!o.starts_with('(')).then(|| o.clone());
+        if let Some(name) = &offset {
+            q.want(name.clone());
+        }
+        match ctx.run_witness(&mut q, 1) {
+            Answer::Unsat => {}
+            Answer::Unknown(reason) => out.push(BoundsOutcome::Unknown { access: i, reason }),
+            Answer::Sat(mut model) => {
+                if offset.is_none() {
+                    if let Some(v) = crate::races::parse_const(&o) {
+                        model.insert("__offset0".into(), v);
+                    }
+                }
+                let size = match size {
+                    ByteSize::Fixed(n) => Some(n),
+                    ByteSize::ParamTimes { param, elem_bytes } => {
+                        model.get(&crate::encode::sym_name(Sym::Param { index: param, offset: 0 }, 0)).map(|v| v * elem_bytes)
+                    }
+                };
+                out.push(BoundsOutcome::Witness(OobWitness { access: i, model, offset: offset.or(Some("__offset0".into())), size }));
+            }
+        }
+    }
+    out
+}

@@ -1,0 +1,173 @@
+//! What every check needs: the kernel, its lifted model and phases, the interface binding, the
+//! solver, and the helpers that turn model symbols into query constraints.
+
+use crate::bind::Binding;
+use crate::query::Query;
+use crate::smt::{SatResult, Solver};
+use model::expr::{ExprId, Sym};
+use model::phases::Phases;
+use model::symbolic::{Access, AccessKind, Base, Lifted, ValueOrigin};
+use model::Kernel;
+use spec::Assumption;
+use std::collections::{BTreeSet, HashMap};
+
+pub struct Ctx<'a> {
+    pub k: &'a Kernel,
+    pub l: &'a Lifted,
+    pub phases: &'a Phases,
+    pub bind: &'a Binding,
+    pub solver: &'a mut Solver,
+    pub timeout_ms: u64,
+    pub queries: u64,
+    /// Bases written somewhere in the kernel (others are read-only).
+    written: BTreeSet<Base>,
+}
+
+/// The outcome of one query.
+pub enum Answer {
+    Sat(HashMap<String, u64>),
+    Unsat,
+    /// Timeout, solver failure or missing solver, with the reason.
+    Unknown(String),
+}
+
+impl<'a> Ctx<'a> {
+    pub fn new(k: &'a Kernel, l: &'a Lifted, phases: &'a Phases, bind: &'a Binding, solver: &'a mut Solver, timeout_ms: u64) -> Ctx<'a> {
+        let written = l.accesses.iter().filter(|a| a.kind != AccessKind::Read).filter_map(|a| a.base).collect();
+        Ctx { k, l, phases, bind, solver, timeout_ms, queries: 0, written }
+    }
+
+    pub fn run(&mut self, q: &Query) -> Answer {
+        self.queries += 1;
+        match q.run(self.solver, self.timeout_ms) {
+            Ok(SatResult::Sat(m)) => Answer::Sat(m),
+            Ok(SatResult::Unsat) => Answer::Unsat,
+            Ok(SatResult::Unknown(r)) => Answer::Unknown(r),
+            Err(e) => Answer::Unknown(e.to_string()),
+        }
+    }
+
+    /// Like `run`, but a satisfiable query is asked again with small block indices and
+    /// parameters, so the counterexample is easy to read and cheap to replay. Falls back to the
+    /// first model when the small one does not exist.
+    pub fn run_witness(&mut self, q: &mut Query, threads: u8) -> Answer {
+        let first = self.run(q);
+        let Answer::Sat(_) = first else { return first };
+        let before = q.asserts.len();
+        for t in 1..=threads {
+            for d in ["x", "y", "z"] {
+                q.asserts.push(format!("(bvule ctaid_{d}_{t} (_ bv3 32))"));
+            }
+        }
+        for i in 0..self.k.params.len() as u32 {
+            let s = Sym::Param { index: i, offset: 0 };
+            if let Some((_, bits)) = self.l.exprs.find_var(s) {
+                if bits > 16 && q.enc.is_declared(&crate::encode::sym_name(s, 0)) {
+                    q.asserts.push(format!("(bvule {} {})", crate::encode::sym_name(s, 0), crate::encode::bv(1 << 16, bits)));
+                }
+            }
+        }
+        let small = self.run(q);
+        q.asserts.truncate(before);
+        match small {
+            Answer::Sat(m) => Answer::Sat(m),
+            _ => first,
+        }
+    }
+
+    /// The access whose result a `Value` symbol names, if it is a load.
+    pub fn load_of(&self, s: Sym) -> Option<&'a Access> {
+        let Sym::Value { block, inst, .. } = s else { return None };
+        match self.l.value_origin.get(&(block, inst))? {
+            ValueOrigin::Load { access } => self.l.accesses.get(*access),
+            _ => None,
+        }
+    }
+
+    /// Loaded values an expression depends on, with the access that loaded them.
+    pub fn loads_in(&self, e: ExprId) -> Vec<(Sym, &'a Access)> {
+        self.l.exprs.symbols(e).into_iter().filter_map(|s| self.load_of(s).map(|a| (s, a))).collect()
+    }
+
+    /// Adds what is known about loaded values the query mentions: two loads of the same address
+    /// of a buffer the kernel never writes return the same value, and the interface's
+    /// assumptions (`injective`, `in_range`) about index buffers. `roots` are the expressions
+    /// already encoded for threads 1 and 2.
+    pub fn add_load_facts(&self, q: &mut Query, roots: &[ExprId], threads: u8) {
+        let mut done = BTreeSet::new();
+        let mut todo: Vec<Sym> = roots.iter().flat_map(|&r| self.l.exprs.symbols(r)).collect();
+        let mut rounds = 0;
+        while let Some(s) = todo.pop() {
+            rounds += 1;
+            if rounds > 256 || !done.insert(s) {
+                continue;
+            }
+            let Some(a) = self.load_of(s) else { continue };
+            let Some((vid, bits)) = self.l.exprs.find_var(s) else { continue };
+            let Some(base) = a.base else { continue };
+            let read_only = !self.written.contains(&base);
+            let assumptions: &[Assumption] = match base {
+                Base::Param(p) => self.bind.assumptions(p),
+                Base::Var(_) => &[],
+            };
+            if threads == 2 && (read_only || assumptions.contains(&Assumption::Injective)) {
+                let (a1, a2) = (q.enc.term(a.addr, 1), q.enc.term(a.addr, 2));
+                let (v1, v2) = (q.enc.term(vid, 1), q.enc.term(vid, 2));
+                if read_only {
+                    q.asserts.push(format!("(=> (= {a1} {a2}) (= {v1} {v2}))"));
+                }
+                if assumptions.contains(&Assumption::Injective) {
+                    q.asserts.push(format!("(=> (distinct {a1} {a2}) (distinct {v1} {v2}))"));
+                }
+                todo.extend(self.l.exprs.symbols(a.addr));
+            }
+            for asm in assumptions {
+                if let Assumption::InRange(lo, hi) = asm {
+                    if bits == 0 {
+                        continue;
+                    }
+                    for t in 1..=threads {
+                        let v = q.enc.term(vid, t);
+                        q.asserts.push(format!("(bvsle {} {v})", crate::encode::bv(*lo as u64, bits)));
+                        q.asserts.push(format!("(bvslt {v} {})", crate::encode::bv(*hi as u64, bits)));
+                    }
+                }
+            }
+        }
+    }
+
+    /// The name of what an access touches, for messages: `s` (shared array), `out` (buffer).
+    pub fn target_name(&self, a: &Access) -> String {
+        match a.base {
+            Some(Base::Var(v)) => demangle_local(&self.k.vars[v as usize].name),
+            Some(Base::Param(p)) => self.bind.name(p).to_string(),
+            None => "memory".into(),
+        }
+    }
+}
+
+/// `_ZZ6reduceE1s` (a function-local static) → `s`.
+pub fn demangle_local(name: &str) -> String {
+    if let Some(rest) = name.strip_prefix("_ZZ") {
+        if let Some(pos) = rest.find('E') {
+            let tail = &rest[pos + 1..];
+            let digits: String = tail.chars().take_while(|c| c.is_ascii_digit()).collect();
+            if let Ok(n) = digits.parse::<usize>() {
+                if let Some(id) = tail.get(digits.len()..digits.len() + n) {
+                    return id.to_string();
+                }
+            }
+        }
+    }
+    name.to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn demangles_function_local_statics() {
+        assert_eq!(super::demangle_local("_ZZ6reduceE1s"), "s");
+        assert_eq!(super::demangle_local("_ZZ26matmul_missing_second_syncE2As"), "As");
+        assert_eq!(super::demangle_local("smem"), "smem");
+    }
+}

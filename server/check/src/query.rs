@@ -1,0 +1,163 @@
+//! Building two-thread queries: geometry, interface facts and the per-thread copies of the
+//! symbols a formula mentions, and reading a counterexample back out of the solver's model.
+
+use crate::bind::{Binding, ByteSize};
+use crate::encode::{bv, sym_name, Encoder};
+use crate::smt::{SatResult, Solver, SolverError};
+use model::expr::{ExprId, Exprs, Sym};
+use model::ops::Special;
+use spec::{ParamSpec, Scalar};
+use std::collections::HashMap;
+
+pub struct Query<'a> {
+    pub enc: Encoder<'a>,
+    pub asserts: Vec<String>,
+    /// Names whose values a counterexample reports.
+    pub wanted: Vec<String>,
+}
+
+/// A concrete thread: block and thread indices.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct ThreadId {
+    pub block: [u32; 3],
+    pub thread: [u32; 3],
+}
+
+impl std::fmt::Display for ThreadId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let [b0, b1, b2] = self.block;
+        let [t0, t1, t2] = self.thread;
+        write!(f, "({b0},{b1},{b2})/({t0},{t1},{t2})")
+    }
+}
+
+const DIMS: [&str; 3] = ["x", "y", "z"];
+
+impl<'a> Query<'a> {
+    /// A query over `threads` thread copies (1 or 2) with the launch and interface facts.
+    pub fn new(x: &'a Exprs, bind: &Binding, threads: u8) -> Query<'a> {
+        let mut q = Query { enc: Encoder::new(x), asserts: Vec::new(), wanted: Vec::new() };
+        for d in 0..3 {
+            let ntid = q.enc.sym(Sym::Special(Special::Ntid(d)), 32, 0);
+            let nctaid = q.enc.sym(Sym::Special(Special::Nctaid(d)), 32, 0);
+            q.range(&ntid, bind.block[d as usize].lo, bind.block[d as usize].hi);
+            q.range(&nctaid, bind.grid[d as usize].lo, bind.grid[d as usize].hi);
+            q.wanted.push(ntid.clone());
+            q.wanted.push(nctaid.clone());
+            for t in 1..=threads {
+                let tid = q.enc.sym(Sym::Special(Special::Tid(d)), 32, t);
+                let ctaid = q.enc.sym(Sym::Special(Special::Ctaid(d)), 32, t);
+                q.asserts.push(format!("(bvult {tid} {ntid})"));
+                q.asserts.push(format!("(bvult {ctaid} {nctaid})"));
+                q.wanted.push(tid);
+                q.wanted.push(ctaid);
+            }
+        }
+        // At most 1024 threads per block.
+        q.asserts.push(format!("(bvule (bvmul ntid_x (bvmul ntid_y ntid_z)) {})", bv(1024, 32)));
+        for t in 1..=threads {
+            let lane = q.enc.sym(Sym::Special(Special::LaneId), 32, t);
+            let warp = q.enc.sym(Sym::Special(Special::WarpId), 32, t);
+            let lin = linear_tid(t);
+            q.asserts.push(format!("(= {lane} (bvand {lin} {}))", bv(31, 32)));
+            q.asserts.push(format!("(= {warp} (bvlshr {lin} {}))", bv(5, 32)));
+        }
+        q
+    }
+
+    fn range(&mut self, name: &str, lo: u64, hi: u64) {
+        if lo == hi {
+            self.asserts.push(format!("(= {name} {})", bv(lo, 32)));
+        } else {
+            self.asserts.push(format!("(bvule {} {name})", bv(lo, 32)));
+            self.asserts.push(format!("(bvule {name} {})", bv(hi, 32)));
+        }
+    }
+
+    /// Constrains the scalar parameters the formulas mention to the interface's values/ranges.
+    /// Call after all terms are encoded.
+    pub fn add_param_facts(&mut self, x: &Exprs, bind: &Binding, used: &[ExprId]) {
+        let mut seen = std::collections::HashSet::new();
+        for &e in used {
+            for s in x.symbols(e) {
+                if let Sym::Param { index, offset: 0 } = s {
+                    if seen.insert(index) {
+                        self.param_fact(x, bind, index, e);
+                    }
+                }
+            }
+        }
+    }
+
+    fn param_fact(&mut self, x: &Exprs, bind: &Binding, index: u32, root: ExprId) {
+        let name = sym_name(Sym::Param { index, offset: 0 }, 0);
+        // Find the width the symbol was declared with.
+        let _ = root;
+        let bits = x.find_var(Sym::Param { index, offset: 0 }).map_or(32, |(_, b)| b);
+        self.wanted.push(name.clone());
+        match bind.params.get(index as usize).and_then(|p| p.as_ref()) {
+            Some(ParamSpec::Scalar { value: Some(Scalar::Int(v)), .. }) => {
+                self.asserts.push(format!("(= {name} {})", bv(*v as u64, bits)));
+            }
+            Some(ParamSpec::Scalar { range: Some((lo, hi)), .. }) => {
+                let signed = *lo < 0;
+                let (le, ge) = if signed { ("bvsle", "bvsge") } else { ("bvule", "bvuge") };
+                self.asserts.push(format!("({ge} {name} {})", bv(*lo as u64, bits)));
+                self.asserts.push(format!("({le} {name} {})", bv(*hi as u64, bits)));
+            }
+            _ => {}
+        }
+    }
+
+    /// `(bvugt end size)`-style term for a buffer's size in bytes (64-bit).
+    pub fn size_term(&mut self, x: &Exprs, size: &ByteSize) -> String {
+        match size {
+            ByteSize::Fixed(n) => bv(*n, 64),
+            ByteSize::ParamTimes { param, elem_bytes } => {
+                let s = Sym::Param { index: *param, offset: 0 };
+                let bits = x.find_var(s).map_or(32, |(_, b)| b.max(1));
+                let name = self.enc.sym(s, bits, 0);
+                let wide = if bits < 64 { format!("((_ zero_extend {}) {name})", 64 - bits) } else { name };
+                format!("(bvmul {wide} {})", bv(*elem_bytes, 64))
+            }
+        }
+    }
+
+    pub fn want(&mut self, name: String) {
+        if !self.wanted.contains(&name) {
+            self.wanted.push(name);
+        }
+    }
+
+    pub fn run(&self, solver: &mut Solver, timeout_ms: u64) -> Result<SatResult, SolverError> {
+        solver.check(&self.enc.script(&self.asserts), &self.wanted, timeout_ms)
+    }
+}
+
+/// Linear thread id of thread copy `t` as an SMT term.
+pub fn linear_tid(t: u8) -> String {
+    format!("(bvadd tid_x_{t} (bvmul ntid_x (bvadd tid_y_{t} (bvmul ntid_y tid_z_{t}))))")
+}
+
+/// Both threads in the same block.
+pub fn same_block() -> String {
+    format!("(and {})", DIMS.iter().map(|d| format!("(= ctaid_{d}_1 ctaid_{d}_2)")).collect::<Vec<_>>().join(" "))
+}
+
+/// The two thread ids differ.
+pub fn distinct_tids() -> String {
+    format!("(or {})", DIMS.iter().map(|d| format!("(distinct tid_{d}_1 tid_{d}_2)")).collect::<Vec<_>>().join(" "))
+}
+
+pub fn thread_of(model: &HashMap<String, u64>, t: u8) -> ThreadId {
+    let get = |n: String| model.get(&n).copied().unwrap_or(0) as u32;
+    ThreadId {
+        block: [get(format!("ctaid_x_{t}")), get(format!("ctaid_y_{t}")), get(format!("ctaid_z_{t}"))],
+        thread: [get(format!("tid_x_{t}")), get(format!("tid_y_{t}")), get(format!("tid_z_{t}"))],
+    }
+}
+
+pub fn dims_of(model: &HashMap<String, u64>, prefix: &str) -> [u32; 3] {
+    let get = |d: &str| model.get(&format!("{prefix}_{d}")).copied().unwrap_or(1) as u32;
+    [get("x"), get("y"), get("z")]
+}

@@ -1,0 +1,189 @@
+//! Data races: two distinct threads, the same bytes, the same phase, at least one write, not
+//! both atomic.
+//!
+//! For every pair of accesses to the same array or buffer, one query asks for two threads (of the
+//! same block for `.shared`; of the whole launch for `.global`) whose path conditions hold, whose
+//! loop iterations put both accesses in one barrier interval, and whose byte ranges overlap.
+//! Cheap cases never reach the solver: different bases, two reads, two atomics, read-only spaces.
+
+use crate::ctx::{Answer, Ctx};
+use crate::encode::bv;
+use crate::query::{distinct_tids, same_block, Query};
+use model::expr::Sym;
+use model::ops::Space;
+use model::phases::IterRel;
+use model::symbolic::{Access, AccessKind};
+use std::collections::HashMap;
+
+/// A satisfying assignment for a race between accesses `a1` (thread 1) and `a2` (thread 2).
+pub struct RaceWitness {
+    pub a1: usize,
+    pub a2: usize,
+    pub model: HashMap<String, u64>,
+    /// Solver names of the two byte offsets.
+    pub offsets: [Option<String>; 2],
+    /// The race exists only for some values read from memory.
+    pub input_dependent: Vec<String>,
+}
+
+pub enum RaceOutcome {
+    Witness(RaceWitness),
+    /// The pair could not be decided (timeout, unknown address); the reason says why.
+    Unknown { a1: usize, a2: usize, reason: String },
+}
+
+/// Caps the work per kernel: after this many races the rest are not searched.
+const MAX_RACES: usize = 16;
+
+fn may_race(a: &Access, b: &Access) -> bool {
+    if a.space != b.space || !matches!(a.space, Space::Shared | Space::Global) {
+        return false;
+    }
+    if a.kind == AccessKind::Read && b.kind == AccessKind::Read {
+        return false;
+    }
+    if matches!(a.kind, AccessKind::Atomic(_)) && matches!(b.kind, AccessKind::Atomic(_)) {
+        return false;
+    }
+    match (a.base, b.base) {
+        (Some(x), Some(y)) => x == y,
+        _ => false,
+    }
+}
+
+pub fn find(ctx: &mut Ctx) -> Vec<RaceOutcome> {
+    let n = ctx.l.accesses.len();
+    let mut out = Vec::new();
+    let mut found = 0;
+    for i in 0..n {
+        for j in i..n {
+            if found >= MAX_RACES {
+                return out;
+            }
+            let (a, b) = (&ctx.l.accesses[i], &ctx.l.accesses[j]);
+            if !may_race(a, b) {
+                continue;
+            }
+            match check_pair(ctx, i, j) {
+                Some(o) => {
+                    if matches!(o, RaceOutcome::Witness(_)) {
+                        found += 1;
+                    }
+                    out.push(o);
+                }
+                None => {}
+            }
+        }
+    }
+    out
+}
+
+/// SMT constraint on loop counters for one way of being in the same phase.
+fn iter_term(q: &mut Query, rels: &[IterRel]) -> String {
+    if rels.is_empty() {
+        return "true".into();
+    }
+    let mut parts = Vec::new();
+    for r in rels {
+        let (lp, second) = match *r {
+            IterRel::Eq(lp) => (lp, true),
+            IterRel::Succ { lp, second } | IterRel::Gt { lp, second } | IterRel::Ge { lp, second } | IterRel::Zero { lp, second } | IterRel::Pos { lp, second } => (lp, second),
+        };
+        let k1 = q.enc.sym(Sym::Counter(lp), model::symbolic::COUNTER_BITS, 1);
+        let k2 = q.enc.sym(Sym::Counter(lp), model::symbolic::COUNTER_BITS, 2);
+        let (lo, hi) = if second { (&k1, &k2) } else { (&k2, &k1) };
+        let one = bv(1, model::symbolic::COUNTER_BITS);
+        let zero = bv(0, model::symbolic::COUNTER_BITS);
+        parts.push(match r {
+            IterRel::Eq(_) => format!("(= {k1} {k2})"),
+            IterRel::Succ { .. } => format!("(= {hi} (bvadd {lo} {one}))"),
+            IterRel::Gt { .. } => format!("(bvugt {hi} {lo})"),
+            IterRel::Ge { .. } => format!("(bvuge {hi} {lo})"),
+            IterRel::Zero { .. } => format!("(= {} {zero})", if second { &k2 } else { &k1 }),
+            IterRel::Pos { .. } => format!("(distinct {} {zero})", if second { &k2 } else { &k1 }),
+        });
+    }
+    format!("(and {})", parts.join(" "))
+}
+
+fn check_pair(ctx: &mut Ctx, i: usize, j: usize) -> Option<RaceOutcome> {
+    let (a, b) = (&ctx.l.accesses[i], &ctx.l.accesses[j]);
+    let (Some(o1), Some(o2)) = (a.offset, b.offset) else { return None };
+    let phase = ctx.phases.same_phase(i, j);
+    if a.space == Space::Shared && phase.is_empty() {
+        return None;
+    }
+    let x = &ctx.l.exprs;
+    let mut q = Query::new(x, ctx.bind, 2);
+    let pc1 = q.enc.term(a.pc, 1);
+    let pc2 = q.enc.term(b.pc, 2);
+    let t1 = q.enc.term(o1, 1);
+    let t2 = q.enc.term(o2, 2);
+    let disjuncts: Vec<String> = phase.iter().map(|rels| iter_term(&mut q, rels)).collect();
+    let phase_term = if disjuncts.is_empty() { "false".to_string() } else { format!("(or {})", disjuncts.join(" ")) };
+    q.asserts.push(pc1);
+    q.asserts.push(pc2);
+    let sb = same_block();
+    let dt = distinct_tids();
+    match a.space {
+        Space::Shared => {
+            q.asserts.push(sb);
+            q.asserts.push(dt);
+            q.asserts.push(phase_term);
+        }
+        _ => {
+            // Blocks are unordered: any two threads of different blocks share every phase.
+            q.asserts.push(format!("(or (not {sb}) (and {dt} {phase_term}))"));
+        }
+    }
+    let (w1, w2) = (bv(a.bytes as u64, 64), bv(b.bytes as u64, 64));
+    q.asserts.push(format!("(bvult {t1} (bvadd {t2} {w2}))"));
+    q.asserts.push(format!("(bvult {t2} (bvadd {t1} {w1}))"));
+    let roots = [a.pc, b.pc, o1, o2];
+    ctx.add_load_facts(&mut q, &roots, 2);
+    q.add_param_facts(x, ctx.bind, &roots);
+    for (t, acc) in [(1u8, a), (2u8, b)] {
+        for &lp in &acc.loops {
+            let k = q.enc.sym(Sym::Counter(lp), model::symbolic::COUNTER_BITS, t);
+            q.want(k);
+        }
+    }
+    let offsets = [named(&t1), named(&t2)];
+    for o in offsets.iter().flatten() {
+        q.want(o.clone());
+    }
+    match ctx.run_witness(&mut q, 2) {
+        Answer::Unsat => None,
+        Answer::Unknown(reason) => Some(RaceOutcome::Unknown { a1: i, a2: j, reason }),
+        Answer::Sat(mut model) => {
+            // Constant offsets are not model entries: fill them in.
+            for (k, t) in [(0, &t1), (1, &t2)] {
+                if offsets[k].is_none() {
+                    if let Some(v) = parse_const(t) {
+                        model.insert(format!("__offset{k}"), v);
+                    }
+                }
+            }
+            let mut input_dependent: Vec<String> = Vec::new();
+            for e in [o1, o2] {
+                for (_, acc) in ctx.loads_in(e) {
+                    let name = ctx.target_name(acc);
+                    if !input_dependent.contains(&name) {
+                        input_dependent.push(name);
+                    }
+                }
+            }
+            Some(RaceOutcome::Witness(RaceWitness { a1: i, a2: j, model, offsets: [offsets[0].clone().or(Some("__offset0".into())), offsets[1].clone().or(Some("__offset1".into()))], input_dependent }))
+        }
+    }
+}
+
+/// A term that is a name (not a literal or compound) can be asked for in `get-value`.
+fn named(term: &str) -> Option<String> {
+    (!term.starts_with('(')).then(|| term.to_string())
+}
+
+pub fn parse_const(term: &str) -> Option<u64> {
+    let rest = term.strip_prefix("(_ bv")?;
+    rest.split_whitespace().next()?.parse().ok()
+}

@@ -1,0 +1,103 @@
+//! Replaying a counterexample in the reference interpreter before it is shown.
+//!
+//! The solver's model fixes the launch geometry, the scalar parameters and the two threads; the
+//! interpreter runs the blocks involved on zero-filled buffers and must record the reported
+//! accesses (or raise the reported divergence / out-of-bounds error). A witness that does not
+//! replay is never reported as a bug: it becomes an uncertified region.
+
+use crate::bind::{Binding, ByteSize};
+use crate::encode::sym_name;
+use crate::query::{dims_of, ThreadId};
+use model::expr::Sym;
+use model::interp::{self, AccessEvent, Arg, InterpError, Launch, Memory, Trace};
+use model::symbolic::{Access, AccessKind, Base, Lifted};
+use model::Kernel;
+use spec::{ParamSpec, Scalar};
+use std::collections::HashMap;
+
+/// Buffers of unknown size get this many bytes (enough for the small witnesses we ask for).
+const DEFAULT_BUFFER_BYTES: u64 = 1 << 20;
+const MAX_BUFFER_BYTES: u64 = 1 << 28;
+const STEP_LIMIT: u64 = 20_000_000;
+
+pub struct Replay {
+    pub launch: Launch,
+    pub mem: Memory,
+}
+
+/// Sets up a launch from a solver model: geometry, scalars, and zeroed buffers.
+pub fn setup(k: &Kernel, l: &Lifted, bind: &Binding, model: &HashMap<String, u64>, blocks: Vec<[u32; 3]>, min_bytes: &HashMap<u32, u64>) -> Replay {
+    let grid = dims_of(model, "nctaid");
+    let block = dims_of(model, "ntid");
+    let pointer_params: Vec<u32> = l.accesses.iter().filter_map(|a| match a.base {
+        Some(Base::Param(p)) => Some(p),
+        _ => None,
+    }).collect();
+    let mut mem = Memory::new();
+    let mut args = Vec::new();
+    for (i, p) in k.params.iter().enumerate() {
+        let i = i as u32;
+        let spec = bind.params.get(i as usize).and_then(|s| s.as_ref());
+        let is_buffer = pointer_params.contains(&i) || matches!(spec, Some(ParamSpec::Buffer { .. }));
+        if is_buffer {
+            let size = match bind.buffer_bytes(i) {
+                Some(ByteSize::Fixed(n)) => n,
+                Some(ByteSize::ParamTimes { param, elem_bytes }) => model.get(&sym_name(Sym::Param { index: param, offset: 0 }, 0)).map_or(DEFAULT_BUFFER_BYTES, |v| v.saturating_mul(elem_bytes)),
+                None => DEFAULT_BUFFER_BYTES.max(min_bytes.get(&i).copied().unwrap_or(0)),
+            };
+            let id = mem.add_zeroed(bind.name(i), size.min(MAX_BUFFER_BYTES));
+            args.push(Arg::Buffer(id));
+        } else if p.bytes * 8 != p.bits {
+            args.push(Arg::Bytes(vec![0; p.bytes as usize]));
+        } else {
+            let from_model = model.get(&sym_name(Sym::Param { index: i, offset: 0 }, 0)).copied();
+            let from_spec = match spec {
+                Some(ParamSpec::Scalar { value: Some(Scalar::Int(v)), .. }) => Some(*v as u64),
+                Some(ParamSpec::Scalar { value: Some(Scalar::Float(f)), .. }) => Some(if p.bits == 32 { (*f as f32).to_bits() as u64 } else { f.to_bits() }),
+                Some(ParamSpec::Scalar { range: Some((lo, _)), .. }) => Some(*lo as u64),
+                _ => None,
+            };
+            args.push(Arg::Scalar(from_model.or(from_spec).unwrap_or(0)));
+        }
+    }
+    let mut uniq = Vec::new();
+    for b in blocks {
+        if !uniq.contains(&b) {
+            uniq.push(b);
+        }
+    }
+    let launch = Launch::new(grid, block, args).only_blocks(uniq).step_limit(STEP_LIMIT).dynamic_shared(bind.dynamic_shared_bytes.unwrap_or(0));
+    Replay { launch, mem }
+}
+
+pub fn run(k: &Kernel, r: &mut Replay) -> (Trace, Result<(), InterpError>) {
+    interp::run_traced(k, &r.launch, &mut r.mem)
+}
+
+fn kind_matches(event: interp::AccessKind, kind: AccessKind) -> bool {
+    matches!(
+        (event, kind),
+        (interp::AccessKind::Read, AccessKind::Read) | (interp::AccessKind::Write, AccessKind::Write) | (interp::AccessKind::Atomic, AccessKind::Atomic(_))
+    )
+}
+
+/// The trace events of access `a` performed by thread `t`.
+fn events_of<'t>(trace: &'t Trace, a: &Access, t: ThreadId) -> impl Iterator<Item = &'t AccessEvent> + 't {
+    let (inst, kind) = ((a.block, a.inst), a.kind);
+    trace.accesses.iter().filter(move |e| e.inst == inst && e.block == t.block && e.thread == t.thread && kind_matches(e.kind, kind))
+}
+
+/// Finds the two racing accesses in the trace: same bytes, same phase (same block), by the two
+/// threads. Returns the pair of events.
+pub fn confirm_race<'t>(trace: &'t Trace, a1: &Access, t1: ThreadId, a2: &Access, t2: ThreadId) -> Option<(&'t AccessEvent, &'t AccessEvent)> {
+    for e1 in events_of(trace, a1, t1) {
+        for e2 in events_of(trace, a2, t2) {
+            let overlap = e1.addr < e2.addr + e2.bytes as u64 && e2.addr < e1.addr + e1.bytes as u64;
+            let concurrent = e1.block != e2.block || e1.phase == e2.phase;
+            if overlap && concurrent && e1.space == e2.space {
+                return Some((e1, e2));
+            }
+        }
+    }
+    None
+}

@@ -1,0 +1,87 @@
+//! Barrier divergence: a `bar.sync` that one thread of a block reaches and another, in the same
+//! iteration of every enclosing loop, does not; and warp collectives (`shfl.sync`, `vote.sync`,
+//! `bar.warp.sync`) whose member mask names a lane that does not arrive.
+
+use crate::ctx::{Answer, Ctx};
+use crate::encode::bv;
+use crate::query::{linear_tid, same_block, Query};
+use model::cfg::{BlockId, LoopId};
+use model::expr::{ExprId, Sym};
+use model::symbolic::COUNTER_BITS;
+use std::collections::HashMap;
+
+pub struct DivergenceWitness {
+    /// The barrier or collective: (block, instruction index).
+    pub site: (BlockId, usize),
+    pub warp: bool,
+    pub model: HashMap<String, u64>,
+    /// For warp collectives: the lane that does not arrive (and whether it exists at all).
+    pub missing_lane: Option<u64>,
+}
+
+pub enum SyncOutcome {
+    Witness(DivergenceWitness),
+    Unknown { site: (BlockId, usize), reason: String },
+}
+
+pub fn find(ctx: &mut Ctx) -> Vec<SyncOutcome> {
+    let mut out = Vec::new();
+    let sites: Vec<(BlockId, usize, ExprId, Vec<LoopId>)> = ctx.l.barriers.iter().map(|b| (b.block, b.inst, b.pc, b.loops.clone())).collect();
+    for (block, inst, pc, loops) in sites {
+        let mut q = Query::new(&ctx.l.exprs, ctx.bind, 2);
+        let p1 = q.enc.term(pc, 1);
+        let p2 = q.enc.term(pc, 2);
+        q.asserts.push(same_block());
+        q.asserts.push(p1);
+        q.asserts.push(format!("(not {p2})"));
+        same_iterations(&mut q, &loops);
+        ctx.add_load_facts(&mut q, &[pc], 2);
+        q.add_param_facts(&ctx.l.exprs, ctx.bind, &[pc]);
+        match ctx.run_witness(&mut q, 2) {
+            Answer::Unsat => {}
+            Answer::Sat(model) => out.push(SyncOutcome::Witness(DivergenceWitness { site: (block, inst), warp: false, model, missing_lane: None })),
+            Answer::Unknown(reason) => out.push(SyncOutcome::Unknown { site: (block, inst), reason }),
+        }
+    }
+    let warp_sites: Vec<_> = ctx.l.warp_ops.iter().map(|w| (w.block, w.inst, w.pc, w.mask, w.loops.clone())).collect();
+    for (block, inst, pc, mask, loops) in warp_sites {
+        let mut q = Query::new(&ctx.l.exprs, ctx.bind, 2);
+        let p1 = q.enc.term(pc, 1);
+        let p2 = q.enc.term(pc, 2);
+        let m1 = q.enc.term(mask, 1);
+        q.enc.declare("lane_missing", 32);
+        q.want("lane_missing".into());
+        q.asserts.push(same_block());
+        q.asserts.push(p1);
+        same_iterations(&mut q, &loops);
+        // A lane named by thread 1's mask...
+        q.asserts.push(format!("(bvult lane_missing {})", bv(32, 32)));
+        q.asserts.push(format!("(= ((_ extract 0 0) (bvlshr {m1} lane_missing)) #b1)"));
+        // ...is thread 2 (same warp), unless that lane is past the end of the block.
+        let lin1 = linear_tid(1);
+        let target = format!("(bvor (bvand {lin1} {}) lane_missing)", bv(!31u64 & 0xffff_ffff, 32));
+        let nthreads = "(bvmul ntid_x (bvmul ntid_y ntid_z))";
+        q.asserts.push(format!("(or (bvuge {target} {nthreads}) (and (= {} {target}) (not {p2})))", linear_tid(2)));
+        ctx.add_load_facts(&mut q, &[pc, mask], 2);
+        q.add_param_facts(&ctx.l.exprs, ctx.bind, &[pc, mask]);
+        match ctx.run_witness(&mut q, 2) {
+            Answer::Unsat => {}
+            Answer::Sat(model) => {
+                let lane = model.get("lane_missing").copied();
+                out.push(SyncOutcome::Witness(DivergenceWitness { site: (block, inst), warp: true, model, missing_lane: lane }));
+            }
+            Answer::Unknown(reason) => out.push(SyncOutcome::Unknown { site: (block, inst), reason }),
+        }
+    }
+    out
+}
+
+/// Both threads are in the same iteration of every loop around the site.
+fn same_iterations(q: &mut Query, loops: &[LoopId]) {
+    for &lp in loops {
+        let k1 = q.enc.sym(Sym::Counter(lp), COUNTER_BITS, 1);
+        let k2 = q.enc.sym(Sym::Counter(lp), COUNTER_BITS, 2);
+        q.asserts.push(format!("(= {k1} {k2})"));
+        q.want(k1);
+    }
+}

@@ -1,0 +1,86 @@
+//! Reading what `lark check` is pointed at: PTX or CUDA files, and the interface that goes with
+//! them (`--interface lark.toml`, `--input sentryward.json`, or a `lark.toml` found next to the
+//! file or in a parent directory).
+
+use std::path::{Path, PathBuf};
+
+/// A file ready for the engine: its PTX text and, when known, its CUDA source.
+pub struct Loaded {
+    pub ptx: String,
+    pub cu_text: Option<String>,
+    /// Diagnostics that make the file unusable (compile errors), as `line:col: severity: message`.
+    pub compile_errors: Vec<(u32, u32, String, String)>,
+}
+
+pub fn load(path: &Path, compile: &cuda::CompileOptions) -> Result<Loaded, String> {
+    let bytes = std::fs::read(path).map_err(|e| format!("cannot read: {e}"))?;
+    let is_cu = path.extension().is_some_and(|e| e == "cu" || e == "cuh");
+    if is_cu {
+        let text = String::from_utf8(bytes).map_err(|e| format!("not UTF-8 text (byte {})", e.utf8_error().valid_up_to()))?;
+        return match cuda::compile(path, &text, compile) {
+            Ok(ptx) => Ok(Loaded { ptx, cu_text: Some(text), compile_errors: vec![] }),
+            Err(cuda::CompileError::Failed { diagnostics, stderr }) => {
+                let mut errs: Vec<_> = diagnostics.into_iter().map(|d| (d.line, d.column, d.severity, d.message)).collect();
+                if errs.is_empty() {
+                    errs.push((1, 1, "error".into(), stderr.lines().next().unwrap_or("compilation failed").to_string()));
+                }
+                Ok(Loaded { ptx: String::new(), cu_text: Some(text), compile_errors: errs })
+            }
+            Err(e) => Err(e.to_string()),
+        };
+    }
+    let (text, _) = ptx::parse_bytes(&bytes);
+    let cu_text = companion_cu(path, &text).and_then(|p| std::fs::read_to_string(p).ok());
+    Ok(Loaded { ptx: text, cu_text, compile_errors: vec![] })
+}
+
+/// The CUDA file a PTX file was compiled from: the first `.file` that exists relative to the
+/// PTX's directory, or `<stem>.cu` beside it.
+fn companion_cu(path: &Path, ptx_text: &str) -> Option<PathBuf> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    for line in ptx_text.lines().filter(|l| l.trim_start().starts_with(".file")) {
+        if let Some(name) = line.split('"').nth(1) {
+            let p = dir.join(name);
+            if name.ends_with(".cu") && p.exists() {
+                return Some(p);
+            }
+        }
+    }
+    let p = path.with_extension("cu");
+    p.exists().then_some(p)
+}
+
+/// The interface for a file: explicit, else the nearest `lark.toml` up the directory tree.
+pub fn interface_for(path: &Path, explicit: Option<&str>, sentryward: Option<&str>, kernel: Option<&str>) -> Result<Option<spec::Interface>, String> {
+    if let Some(json) = sentryward {
+        let text = std::fs::read_to_string(json).map_err(|e| format!("{json}: {e}"))?;
+        // The JSON describes one kernel; without --kernel it applies to every kernel of the file.
+        let name = kernel.unwrap_or("*");
+        return spec::parse_sentryward_json(json, &text, name).map(Some).map_err(|e| e.to_string());
+    }
+    let file = match explicit {
+        Some(f) => PathBuf::from(f),
+        None => match find_upwards(path) {
+            Some(f) => f,
+            None => return Ok(None),
+        },
+    };
+    let text = std::fs::read_to_string(&file).map_err(|e| format!("{}: {e}", file.display()))?;
+    spec::parse_lark_toml(&file.display().to_string(), &text).map(Some).map_err(|e| e.to_string())
+}
+
+fn find_upwards(path: &Path) -> Option<PathBuf> {
+    let start = std::fs::canonicalize(path).ok()?;
+    let mut dir = start.parent();
+    while let Some(d) = dir {
+        let candidate = d.join("lark.toml");
+        if candidate.is_file() {
+            return Some(candidate);
+        }
+        if d.join(".git").exists() {
+            return None;
+        }
+        dir = d.parent();
+    }
+    None
+}
