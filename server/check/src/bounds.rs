@@ -53,7 +53,8 @@ pub fn find(ctx: &mut Ctx) -> Vec<BoundsOutcome> {
         let end = format!("(bvadd {o} {})", bv(a.bytes as u64, 64));
         // Negative offsets wrap to huge unsigned values, so one unsigned test covers both ends.
         q.asserts.push(format!("(or (bvugt {end} {limit}) (bvult {end} {o}))"));
-        let roots = [a.pc, off];
+        let mut roots = vec![a.pc, off];
+        roots.extend(ctx.assert_facts(&mut q, a.block, 1));
         ctx.add_load_facts(&mut q, &roots, 1);
         q.add_param_facts(&ctx.l.exprs, ctx.bind, &roots);
         for &lp in &a.loops {

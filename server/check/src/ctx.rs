@@ -4,6 +4,7 @@
 use crate::bind::Binding;
 use crate::query::Query;
 use crate::smt::{SatResult, Solver};
+use model::cfg::{BlockId, LoopId};
 use model::expr::{ExprId, Sym};
 use model::phases::Phases;
 use model::symbolic::{Access, AccessKind, Base, Lifted, ValueOrigin};
@@ -21,6 +22,8 @@ pub struct Ctx<'a> {
     pub queries: u64,
     /// Bases written somewhere in the kernel (others are read-only).
     written: BTreeSet<Base>,
+    /// Per exit fact: the blocks reachable from the loop's exit.
+    after_loop: Vec<(LoopId, ExprId, Vec<bool>)>,
 }
 
 /// The outcome of one query.
@@ -34,7 +37,15 @@ pub enum Answer {
 impl<'a> Ctx<'a> {
     pub fn new(k: &'a Kernel, l: &'a Lifted, phases: &'a Phases, bind: &'a Binding, solver: &'a mut Solver, timeout_ms: u64) -> Ctx<'a> {
         let written = l.accesses.iter().filter(|a| a.kind != AccessKind::Read).filter_map(|a| a.base).collect();
-        Ctx { k, l, phases, bind, solver, timeout_ms, queries: 0, written }
+        let after_loop = l
+            .exit_facts
+            .iter()
+            .map(|&(lp, fact)| {
+                let exits: Vec<BlockId> = k.cfg.loops[lp as usize].exits.iter().map(|e| e.1).collect();
+                (lp, fact, reachable_from(k, &exits))
+            })
+            .collect();
+        Ctx { k, l, phases, bind, solver, timeout_ms, queries: 0, written, after_loop }
     }
 
     pub fn run(&mut self, q: &Query) -> Answer {
@@ -73,6 +84,25 @@ impl<'a> Ctx<'a> {
             Answer::Sat(m) => Answer::Sat(m),
             _ => first,
         }
+    }
+
+    /// Facts about loops a site at `block` comes after (see `Lifted::exit_facts`).
+    pub fn facts_for(&self, block: BlockId) -> Vec<ExprId> {
+        self.after_loop
+            .iter()
+            .filter(|(lp, _, reach)| !self.k.cfg.loops[*lp as usize].contains(block) && reach[block as usize])
+            .map(|(_, f, _)| *f)
+            .collect()
+    }
+
+    /// Asserts the exit facts for a site at `block` as seen by thread `t`; returns them.
+    pub fn assert_facts(&self, q: &mut Query, block: BlockId, t: u8) -> Vec<ExprId> {
+        let facts = self.facts_for(block);
+        for &f in &facts {
+            let term = q.enc.term(f, t);
+            q.asserts.push(term);
+        }
+        facts
     }
 
     /// The access whose result a `Value` symbol names, if it is a load.
@@ -144,6 +174,17 @@ impl<'a> Ctx<'a> {
             None => "memory".into(),
         }
     }
+}
+
+fn reachable_from(k: &Kernel, starts: &[BlockId]) -> Vec<bool> {
+    let mut seen = vec![false; k.cfg.blocks.len()];
+    let mut stack: Vec<BlockId> = starts.to_vec();
+    while let Some(b) = stack.pop() {
+        if !std::mem::replace(&mut seen[b as usize], true) {
+            stack.extend(k.cfg.blocks[b as usize].successors());
+        }
+    }
+    seen
 }
 
 /// `_ZZ6reduceE1s` (a function-local static) → `s`.

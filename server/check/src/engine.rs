@@ -120,6 +120,8 @@ pub fn check_kernel(k: &Kernel, spec: Option<&KernelSpec>, src: &Sources, opts: 
             }
         }
     }
+    let mut seen = std::collections::HashSet::new();
+    report.uncertified.retain(|u| seen.insert((u.reason.clone(), u.location.as_ref().map(|l| l.ptx_span))));
     report.verdict = report
         .findings
         .iter()
@@ -204,9 +206,12 @@ impl Explain<'_> {
             return;
         }
         let min_bytes = self.min_bytes(&[(a1, off1), (a2, off2)]);
-        let mut r = replay::setup(self.k, self.l, self.bind, &w.model, vec![t1.block, t2.block], &min_bytes);
-        let (trace, _) = replay::run(self.k, &mut r);
-        let Some((e1, e2)) = replay::confirm_race(&trace, a1, t1, a2, t2) else {
+        let confirmed = replay::FILLS.iter().any(|&fill| {
+            let mut r = replay::setup(self.k, self.l, self.bind, &w.model, vec![t1.block, t2.block], &min_bytes, fill);
+            let (trace, _) = replay::run(self.k, &mut r);
+            replay::confirm_race(&trace, a1, t1, a2, t2).is_some()
+        });
+        if !confirmed {
             report.uncertified.push(Uncertified {
                 reason: format!(
                     "possible race between line {} and line {} (threads {t1} and {t2}) that the interpreter did not reproduce; the engine over-approximates here",
@@ -220,7 +225,6 @@ impl Explain<'_> {
         let elem = self.elem_bytes(a1).min(self.elem_bytes(a2));
         // The byte both touch, as an offset into the target.
         let offset = off1.unwrap_or(0).max(off2.unwrap_or(0));
-        let _ = (e1, e2);
         let target = self.target(a1);
         let space = a1.space.name();
         let element = offset / elem;
@@ -260,15 +264,21 @@ impl Explain<'_> {
         let inst = &self.k.cfg.blocks[w.site.0 as usize].insts[w.site.1];
         let loc = self.src.location(inst.span, inst.line);
         let t1 = thread_of(&w.model, 1);
-        let mut r = replay::setup(self.k, self.l, self.bind, &w.model, vec![t1.block], &HashMap::new());
-        let (_, result) = replay::run(self.k, &mut r);
         let line = inst.line.map_or("?".into(), |l| l.to_string());
-        let confirmed = match (&result, w.warp) {
+        let matches = |result: &Result<(), InterpError>| match (result, w.warp) {
             (Err(InterpError::BarrierDivergence { .. }), false) => true,
             (Err(InterpError::WarpDivergence { .. }), true) => true,
             _ => false,
         };
-        if !confirmed {
+        let result = replay::FILLS
+            .iter()
+            .map(|&fill| {
+                let mut r = replay::setup(self.k, self.l, self.bind, &w.model, vec![t1.block], &HashMap::new(), fill);
+                replay::run(self.k, &mut r).1
+            })
+            .find(|r| matches(r))
+            .unwrap_or(Ok(()));
+        if !matches(&result) {
             let what = if w.warp { "warp collective" } else { "barrier" };
             report.uncertified.push(Uncertified {
                 reason: format!("the {what} at line {line} may not be reached by all threads; the interpreter did not reproduce it"),
@@ -308,9 +318,16 @@ impl Explain<'_> {
         let t = thread_of(&w.model, 1);
         let off = w.offset.as_ref().and_then(|n| w.model.get(n)).copied().unwrap_or(0);
         let loc = self.src.location(a.span, a.line);
-        let mut r = replay::setup(self.k, self.l, self.bind, &w.model, vec![t.block], &HashMap::new());
-        let (_, result) = replay::run(self.k, &mut r);
-        let confirmed = matches!(&result, Err(InterpError::OutOfBounds { access, .. }) if access.inst == (a.block, a.inst));
+        let is_this = |result: &Result<(), InterpError>| matches!(result, Err(InterpError::OutOfBounds { access, .. }) if access.inst == (a.block, a.inst));
+        let result = replay::FILLS
+            .iter()
+            .map(|&fill| {
+                let mut r = replay::setup(self.k, self.l, self.bind, &w.model, vec![t.block], &HashMap::new(), fill);
+                replay::run(self.k, &mut r).1
+            })
+            .find(|r| is_this(r))
+            .unwrap_or(Ok(()));
+        let confirmed = is_this(&result);
         let target = self.target(a);
         if !confirmed {
             report.uncertified.push(Uncertified {

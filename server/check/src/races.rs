@@ -139,7 +139,9 @@ fn check_pair(ctx: &mut Ctx, i: usize, j: usize) -> Option<RaceOutcome> {
     let (w1, w2) = (bv(a.bytes as u64, 64), bv(b.bytes as u64, 64));
     q.asserts.push(format!("(bvult {t1} (bvadd {t2} {w2}))"));
     q.asserts.push(format!("(bvult {t2} (bvadd {t1} {w1}))"));
-    let roots = [a.pc, b.pc, o1, o2];
+    let mut roots = vec![a.pc, b.pc, o1, o2];
+    roots.extend(ctx.assert_facts(&mut q, a.block, 1));
+    roots.extend(ctx.assert_facts(&mut q, b.block, 2));
     ctx.add_load_facts(&mut q, &roots, 2);
     q.add_param_facts(x, ctx.bind, &roots);
     for (t, acc) in [(1u8, a), (2u8, b)] {

@@ -20,13 +20,60 @@ const DEFAULT_BUFFER_BYTES: u64 = 1 << 20;
 const MAX_BUFFER_BYTES: u64 = 1 << 28;
 const STEP_LIMIT: u64 = 20_000_000;
 
+/// How buffers are filled: the witness says nothing about memory, so a few fills are tried.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fill {
+    Zero,
+    /// Every element 1 (or 1.0).
+    One,
+    /// Small pseudo-random elements (0..8), seeded.
+    Random(u64),
+}
+
+pub const FILLS: [Fill; 4] = [Fill::Zero, Fill::One, Fill::Random(1), Fill::Random(2)];
+
+fn fill_bytes(len: u64, dtype: Option<spec::DType>, fill: Fill) -> Vec<u8> {
+    let dtype = dtype.unwrap_or(spec::DType::F32);
+    let elem = dtype.bytes() as usize;
+    let mut out = vec![0u8; len as usize];
+    if fill == Fill::Zero {
+        return out;
+    }
+    let mut state = match fill {
+        Fill::Random(s) => s.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1,
+        _ => 0,
+    };
+    for chunk in out.chunks_mut(elem) {
+        let v: u64 = match fill {
+            Fill::One => 1,
+            _ => {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                state % 8
+            }
+        };
+        let bits: u64 = match dtype {
+            spec::DType::F32 => (v as f32).to_bits() as u64,
+            spec::DType::F64 => (v as f64).to_bits(),
+            spec::DType::F16 => [0u64, 0x3c00, 0x4000, 0x4200, 0x4400, 0x4500, 0x4600, 0x4700][v as usize],
+            spec::DType::BF16 => ((v as f32).to_bits() >> 16) as u64,
+            _ => v,
+        };
+        let bytes = bits.to_le_bytes();
+        let n = chunk.len();
+        chunk.copy_from_slice(&bytes[..n]);
+    }
+    out
+}
+
 pub struct Replay {
     pub launch: Launch,
     pub mem: Memory,
 }
 
 /// Sets up a launch from a solver model: geometry, scalars, and zeroed buffers.
-pub fn setup(k: &Kernel, l: &Lifted, bind: &Binding, model: &HashMap<String, u64>, blocks: Vec<[u32; 3]>, min_bytes: &HashMap<u32, u64>) -> Replay {
+pub fn setup(k: &Kernel, l: &Lifted, bind: &Binding, model: &HashMap<String, u64>, blocks: Vec<[u32; 3]>, min_bytes: &HashMap<u32, u64>, fill: Fill) -> Replay {
     let grid = dims_of(model, "nctaid");
     let block = dims_of(model, "ntid");
     let pointer_params: Vec<u32> = l.accesses.iter().filter_map(|a| match a.base {
@@ -45,7 +92,11 @@ pub fn setup(k: &Kernel, l: &Lifted, bind: &Binding, model: &HashMap<String, u64
                 Some(ByteSize::ParamTimes { param, elem_bytes }) => model.get(&sym_name(Sym::Param { index: param, offset: 0 }, 0)).map_or(DEFAULT_BUFFER_BYTES, |v| v.saturating_mul(elem_bytes)),
                 None => DEFAULT_BUFFER_BYTES.max(min_bytes.get(&i).copied().unwrap_or(0)),
             };
-            let id = mem.add_zeroed(bind.name(i), size.min(MAX_BUFFER_BYTES));
+            let dtype = match spec {
+                Some(ParamSpec::Buffer { dtype, .. }) => *dtype,
+                _ => None,
+            };
+            let id = mem.add_buffer(bind.name(i), fill_bytes(size.min(MAX_BUFFER_BYTES), dtype, fill));
             args.push(Arg::Buffer(id));
         } else if p.bytes * 8 != p.bits {
             args.push(Arg::Bytes(vec![0; p.bytes as usize]));

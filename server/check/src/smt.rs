@@ -86,6 +86,11 @@ impl Solver {
     /// for the values of `wanted` (names of declared constants or defined terms).
     pub fn check(&mut self, script: &str, wanted: &[String], timeout_ms: u64) -> Result<SatResult, SolverError> {
         self.queries += 1;
+        if let Ok(dir) = std::env::var("LARK_SMT_DUMP") {
+            // Debugging aid: every query as a standalone SMT-LIB file.
+            let body = format!("(set-option :produce-models true)\n{script}\n(check-sat)\n(get-value ({}))\n", wanted.join(" "));
+            let _ = std::fs::write(format!("{dir}/q{:04}.smt2", self.queries), body);
+        }
         let running = self.start()?;
         let mut text = String::with_capacity(script.len() + 128);
         text.push_str("(push 1)\n");

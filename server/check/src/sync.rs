@@ -35,8 +35,11 @@ pub fn find(ctx: &mut Ctx) -> Vec<SyncOutcome> {
         q.asserts.push(p1);
         q.asserts.push(format!("(not {p2})"));
         same_iterations(&mut q, &loops);
-        ctx.add_load_facts(&mut q, &[pc], 2);
-        q.add_param_facts(&ctx.l.exprs, ctx.bind, &[pc]);
+        let mut roots = vec![pc];
+        roots.extend(ctx.assert_facts(&mut q, block, 1));
+        roots.extend(ctx.assert_facts(&mut q, block, 2));
+        ctx.add_load_facts(&mut q, &roots, 2);
+        q.add_param_facts(&ctx.l.exprs, ctx.bind, &roots);
         match ctx.run_witness(&mut q, 2) {
             Answer::Unsat => {}
             Answer::Sat(model) => out.push(SyncOutcome::Witness(DivergenceWitness { site: (block, inst), warp: false, model, missing_lane: None })),
@@ -62,8 +65,11 @@ pub fn find(ctx: &mut Ctx) -> Vec<SyncOutcome> {
         let target = format!("(bvor (bvand {lin1} {}) lane_missing)", bv(!31u64 & 0xffff_ffff, 32));
         let nthreads = "(bvmul ntid_x (bvmul ntid_y ntid_z))";
         q.asserts.push(format!("(or (bvuge {target} {nthreads}) (and (= {} {target}) (not {p2})))", linear_tid(2)));
-        ctx.add_load_facts(&mut q, &[pc, mask], 2);
-        q.add_param_facts(&ctx.l.exprs, ctx.bind, &[pc, mask]);
+        let mut roots = vec![pc, mask];
+        roots.extend(ctx.assert_facts(&mut q, block, 1));
+        roots.extend(ctx.assert_facts(&mut q, block, 2));
+        ctx.add_load_facts(&mut q, &roots, 2);
+        q.add_param_facts(&ctx.l.exprs, ctx.bind, &roots);
         match ctx.run_witness(&mut q, 2) {
             Answer::Unsat => {}
             Answer::Sat(model) => {

@@ -25,6 +25,8 @@ pub struct VarInfo {
     /// Size in bytes; `None` for `extern .shared` arrays sized at launch.
     pub size: Option<u64>,
     pub align: u32,
+    /// Whether the declaration has an initializer (`.const .f32 t[2] = {...}`).
+    pub initialized: bool,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -173,7 +175,7 @@ impl Decoder<'_> {
         let Some(space) = Space::from_modifier(&v.space) else { return };
         let align = v.align.unwrap_or_else(|| type_bits(&v.ty).map_or(1, |b| (b / 8).max(1)));
         self.var_ids.insert(v.name.clone(), self.vars.len() as VarId);
-        self.vars.push(VarInfo { name: v.name.clone(), space, size: v.size_bytes(), align });
+        self.vars.push(VarInfo { name: v.name.clone(), space, size: v.size_bytes(), align, initialized: v.has_initializer });
     }
 
     fn emit(&mut self, op: Op) {

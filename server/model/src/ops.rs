@@ -225,7 +225,8 @@ pub enum FloatCmp {
     Le,
     Gt,
     Ge,
-    /// Unordered variants (`equ`, `ltu`, ...) and `num`/`nan`: modelled as opaque predicates.
+    /// A comparison the decoder does not know. (Unordered variants `equ`, `ltu`, ... and
+    /// `num`/`nan` are decoded as negations of ordered ones.)
     Other,
 }
 

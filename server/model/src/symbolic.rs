@@ -135,6 +135,11 @@ pub struct Lifted {
     pub block_pc: Vec<Option<ExprId>>,
     /// What a `Value` symbol came from, for explanations ("loaded from `idx`").
     pub value_origin: HashMap<(BlockId, u32), ValueOrigin>,
+    /// For loops left through a single exit: after the loop, its counter names the iteration in
+    /// which it was left. Code after such a loop is reached whenever the loop is (its path
+    /// condition is the loop's entry condition), and this fact, `entered -> left at k`, ties
+    /// the counter down for queries about code after the loop.
+    pub exit_facts: Vec<(LoopId, ExprId)>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -175,6 +180,7 @@ struct Lifter<'k> {
     value_origin: HashMap<(BlockId, u32), ValueOrigin>,
     /// Registers written inside each loop.
     written: Vec<Vec<RegId>>,
+    exit_facts: Vec<(LoopId, ExprId)>,
 }
 
 pub fn lift(k: &Kernel) -> Lifted {
@@ -203,6 +209,7 @@ pub fn lift(k: &Kernel) -> Lifted {
         block_pc: vec![None; k.cfg.blocks.len()],
         value_origin: HashMap::new(),
         written,
+        exit_facts: Vec::new(),
     };
     let zero_regs: Vec<ExprId> = k.regs.iter().map(|r| if r.bits == 1 { l.x.boolean(false) } else { l.x.konst(0, r.bits) }).collect();
     let pc = l.x.boolean(true);
@@ -217,6 +224,7 @@ pub fn lift(k: &Kernel) -> Lifted {
         unsupported: l.out_unsupported,
         block_pc: l.block_pc,
         value_origin: l.value_origin,
+        exit_facts: l.exit_facts,
     }
 }
 
@@ -362,7 +370,23 @@ impl Lifter<'_> {
                 let cont_prev = self.x.subst(s.pc, &prev_map);
                 let zero = self.x.konst(0, COUNTER_BITS);
                 let first = self.x.cmp(CmpOp::Eq, counter, zero);
-                (self.x.or(first, cont_prev), true)
+                let mut guard = self.x.or(first, cont_prev);
+                // Checking only iteration k-1 is exact for monotone tests as long as the
+                // induction variables in the test do not wrap around; assume they do not (as
+                // C++ and LLVM's `nsw` do), otherwise a wrapped value would look like a new
+                // iteration.
+                let in_test = self.x.symbols(s.pc);
+                for (r, kind, value) in &ivs {
+                    if let IvKind::Affine { step } = kind {
+                        let h = Sym::Header { lp: l, reg: *r };
+                        if in_test.contains(&h) {
+                            let signed = self.compared_signed(s.pc, h);
+                            let nw = self.no_wrap(entry.regs[*r as usize], *step, counter, *value, signed);
+                            guard = self.x.and(guard, nw);
+                        }
+                    }
+                }
+                (guard, true)
             }
             Some(_) => (self.x.boolean(true), false),
             None => {
@@ -378,7 +402,57 @@ impl Lifter<'_> {
             self.loops[l as usize] = Some(LoopSummary { ivs, guard, bounded });
         }
         let out = self.run_region(Some(l), header, final_state);
-        out.exits
+        let mut targets: Vec<BlockId> = out.exits.iter().map(|(t, _)| *t).collect();
+        targets.sort();
+        targets.dedup();
+        if targets.len() != 1 {
+            return out.exits;
+        }
+        let mut left = self.merge(out.exits.into_iter().map(|(_, s)| s).collect());
+        let not_entered = self.x.not(entry.pc);
+        let fact = self.x.or(not_entered, left.pc);
+        if self.recording {
+            self.exit_facts.push((l, fact));
+        }
+        left.pc = entry.pc;
+        vec![(targets[0], left)]
+    }
+
+    /// `init + k*step` computed without wrapping, read as signed or as unsigned 64-bit numbers,
+    /// equals the register's value.
+    fn no_wrap(&mut self, init: ExprId, step: ExprId, k: ExprId, value: ExprId, signed: bool) -> ExprId {
+        let bits = self.x.bits(value);
+        if bits == BOOL || bits >= 64 {
+            return self.x.boolean(true);
+        }
+        let k64 = self.x.ext(k, 64, false);
+        let i = self.x.ext(init, 64, signed);
+        // The step is added as a signed number either way (loops count down by adding -1).
+        let st = self.x.ext(step, 64, true);
+        let delta = self.x.bin(BinOp::Mul, k64, st);
+        let exact = self.x.bin(BinOp::Add, i, delta);
+        let actual = self.x.ext(value, 64, signed);
+        self.x.cmp(CmpOp::Eq, exact, actual)
+    }
+
+    /// Whether the loop test compares (an expression of) `h` with a signed comparison.
+    fn compared_signed(&self, test: ExprId, h: Sym) -> bool {
+        use crate::expr::Node;
+        let mut stack = vec![test];
+        let mut seen = std::collections::HashSet::new();
+        while let Some(e) = stack.pop() {
+            if !seen.insert(e) {
+                continue;
+            }
+            if let Node::Cmp { op, a, b } = *self.x.node(e) {
+                let signed = matches!(op, CmpOp::LtS | CmpOp::LeS | CmpOp::GtS | CmpOp::GeS);
+                if signed && (self.x.symbols(a).contains(&h) || self.x.symbols(b).contains(&h)) {
+                    return true;
+                }
+            }
+            stack.extend(self.x.children(e));
+        }
+        false
     }
 
     fn reg_bits(&self, r: RegId) -> u32 {

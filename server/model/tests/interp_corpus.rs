@@ -240,8 +240,8 @@ fn rope_neox() {
     let (iq, ip, ic) = (mem.add_f32("q", &q), mem.add_i32("positions", &positions), mem.add_f32("cos_sin_cache", &cache));
     run_clean(&k, &launch([tokens as u32, 1, 1], [4, 1, 1], vec![buf(iq), buf(ip), buf(ic), Arg::i32(heads as i32), Arg::i32(hs as i32)]), &mut mem);
     let mut want = f64s(&q);
-    for t in 0..tokens {
-        let p = positions[t] as usize;
+    for (t, &p) in positions.iter().enumerate() {
+        let p = p as usize;
         for h in 0..heads {
             let base = (t * heads + h) * hs;
             for i in 0..half {
@@ -333,7 +333,7 @@ fn histogram_shared() {
     let data: Vec<u8> = (0..n).map(|_| if r.int(0, 3) == 0 { 7 } else { r.int(0, 255) as u8 }).collect();
     let mut mem = Memory::new();
     let (id, ib) = (mem.add_u8("data", &data), mem.add_zeroed("bins", 4 * 256));
-    let t = run_clean(&k, &launch([3, 1, 1], [256, 1, 1], vec![buf(id), buf(ib), Arg::i32(n as i32)]), &mut mem);
+    let t = run_clean(&k, &launch([3, 1, 1], [256, 1, 1], vec![buf(id), buf(ib), Arg::i32(n)]), &mut mem);
     let mut want = vec![0u32; 256];
     for d in &data {
         want[*d as usize] += 1;

@@ -1,5 +1,8 @@
 //! The machine: launch setup, block scheduling, and one instruction at a time.
 
+// Errors end a run, so their size costs nothing worth boxing for.
+#![allow(clippy::result_large_err)]
+
 use super::float::{FloatFormat, FloatVal, Rounding};
 use super::memory::{GlobalLoc, Memory, Region, Value, LOCAL_BASE, MAX_BUFFERS, SHARED_BASE, SLOT, WINDOW};
 use super::{AccessEvent, AccessKind, Arg, InstRef, InterpError, Launch, Trace, VarPlacement, Whereabouts};
@@ -187,6 +190,9 @@ impl<'a> Machine<'a> {
                 Space::Global | Space::Const | Space::Generic | Space::Param => {
                     let id = match mem.find(&v.name) {
                         Some(id) => id,
+                        None if v.initialized => {
+                            return bad(format!("`{}` has an initializer the interpreter cannot read: add a buffer named `{}` with its contents", v.name, v.name));
+                        }
                         None => mem.add_zeroed(v.name.to_string(), v.size.unwrap_or(0)),
                     };
                     var_addr[i] = Memory::base(id);
@@ -444,6 +450,14 @@ impl<'a> Machine<'a> {
                 blk.threads[t].set($r, v)
             }};
         }
+        let widths_ok = match &inst.op {
+            Op::Bin { bits, .. } | Op::Un { bits, .. } | Op::Setp { bits, .. } => (1..=64).contains(bits),
+            Op::Ext { from, to, .. } => (1..=64).contains(from) && (1..=64).contains(to),
+            _ => true,
+        };
+        if !widths_ok {
+            return Err(self.unsupported(blk, t, inst, "integer operations wider than 64 bits are not modelled"));
+        }
         match &inst.op {
             Op::Mov { dst, src, bits } => {
                 let v = match val!(src, *bits) {
@@ -541,7 +555,7 @@ impl<'a> Machine<'a> {
                     FloatOp::Tanh => xs[0].via_f64(f64::tanh),
                     FloatOp::Other => return Err(self.unsupported(blk, t, inst, "this float operation is not modelled by the interpreter")),
                 };
-                set!(*dst, Value::Float(r));
+                set!(*dst, Value::Float(r.normalize(FloatFormat::for_bits(*bits))));
             }
             Op::Cvt { dst, a, from, to, rnd, sat } => {
                 let fb = type_bits(from).unwrap_or(32);
@@ -597,7 +611,7 @@ impl<'a> Machine<'a> {
                 let new = if *float {
                     let (o, x) = (old.float(w), xs[0].float(w));
                     match op {
-                        AtomOp::Add => Value::Float(o.add(&x)),
+                        AtomOp::Add => Value::Float(o.add(&x).normalize(FloatFormat::for_bits(w))),
                         AtomOp::Min => Value::Float(o.min(&x)),
                         AtomOp::Max => Value::Float(o.max(&x)),
                         AtomOp::Exch => xs[0].clone(),

@@ -118,6 +118,44 @@ fn pow2(e: u32) -> BigInt {
     BigInt::one() << e
 }
 
+/// Exact values larger than this many bits (numerator and denominator together) are rounded.
+pub const MAX_EXACT_BITS: u64 = 4096;
+/// The mantissa they are rounded to.
+pub const WIDE_MANTISSA_BITS: u32 = 1024;
+
+/// `r` rounded (nearest even) to a mantissa of `bits` bits, with any exponent.
+fn round_mantissa(r: &BigRational, bits: u32) -> BigRational {
+    if r.is_zero() {
+        return r.clone();
+    }
+    let a = r.abs();
+    let (p, q) = (a.numer(), a.denom());
+    let mut e = p.bits() as i64 - q.bits() as i64;
+    let at_least = if e >= 0 { *p >= q << (e as usize) } else { (p << ((-e) as usize)) >= *q };
+    if !at_least {
+        e -= 1;
+    }
+    // m = round(a * 2^s) with s = bits - 1 - e, so that m has `bits` bits.
+    let s = bits as i64 - 1 - e;
+    let (num, den) = if s >= 0 { (p << (s as usize), q.clone()) } else { (p.clone(), q << ((-s) as usize)) };
+    let (mut m, rem) = num.div_rem(&den);
+    let twice: BigInt = rem << 1usize;
+    if twice > den || (twice == den && m.is_odd()) {
+        m += 1;
+    }
+    let mut v = BigRational::from_integer(m);
+    if s >= 0 {
+        v /= BigRational::from_integer(pow2(s as u32));
+    } else {
+        v *= BigRational::from_integer(pow2((-s) as u32));
+    }
+    if r.is_negative() {
+        -v
+    } else {
+        v
+    }
+}
+
 impl FloatVal {
     pub fn zero() -> FloatVal {
         FloatVal::Finite(BigRational::zero())
@@ -278,6 +316,7 @@ impl FloatVal {
     /// Float → integer conversion as PTX does it: round, then saturate to the destination range;
     /// NaN converts to 0.
     pub fn to_int_bits(&self, mode: Rounding, bits: u32, signed: bool) -> u64 {
+        let bits = bits.clamp(1, 64);
         let (lo, hi): (i128, i128) = if signed { (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1) } else { (0, (1i128 << bits) - 1) };
         let v: i128 = match self.round_to_integer(mode) {
             FloatVal::NaN => 0,
@@ -295,6 +334,29 @@ impl FloatVal {
             }
         };
         (v as u128 as u64) & crate::ops::mask(bits)
+    }
+
+    /// Keeps a computed result within what hardware could produce and the interpreter can
+    /// afford: a result that rounds to infinity in `fmt` (the format of the operation) becomes
+    /// infinity, as on hardware; a result whose exact numerator and denominator together exceed
+    /// [`MAX_EXACT_BITS`] bits (e.g. a Newton iteration, which doubles them each step) is
+    /// rounded to a [`WIDE_MANTISSA_BITS`]-bit mantissa, still far beyond f64 precision.
+    pub fn normalize(self, fmt: Option<FloatFormat>) -> FloatVal {
+        let FloatVal::Finite(r) = &self else { return self };
+        let (p, q) = (r.numer().bits(), r.denom().bits());
+        if let Some(fmt) = fmt {
+            let emax = (1i64 << (fmt.exp_bits() - 1)) - 1;
+            if p as i64 - q as i64 >= emax {
+                let bits = self.to_bits(fmt, Rounding::NearestEven);
+                if let FloatVal::Inf { negative } = FloatVal::from_bits(bits, fmt) {
+                    return FloatVal::Inf { negative };
+                }
+            }
+        }
+        if p + q > MAX_EXACT_BITS {
+            return FloatVal::Finite(round_mantissa(r, WIDE_MANTISSA_BITS));
+        }
+        self
     }
 
     fn inf(negative: bool) -> FloatVal {
@@ -455,69 +517,5 @@ impl fmt::Display for FloatVal {
             FloatVal::Inf { negative: false } => write!(f, "inf"),
             FloatVal::NaN => write!(f, "nan"),
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn rt32(x: f32) {
-        let v = FloatVal::from_f32(x);
-        assert_eq!(v.to_bits(FloatFormat::F32, Rounding::NearestEven), x.to_bits() as u64, "{x}");
-    }
-
-    #[test]
-    fn round_trips() {
-        for x in [1.0f32, -2.5, 3.0e38, 1.0e-38, 1.0e-45, f32::MAX, f32::MIN_POSITIVE, 0.1, 123456.79] {
-            rt32(x);
-        }
-        for x in [0.1f64, -1.0e300, 5.0e-324, std::f64::consts::PI] {
-            assert_eq!(FloatVal::from_f64(x).to_f64(), x);
-        }
-    }
-
-    #[test]
-    fn rounding_matches_hardware_casts() {
-        // f64 → f32 rounding through the exact value agrees with Rust's `as` (nearest even).
-        let mut s = 0x1234_5678_9abc_def0u64;
-        for _ in 0..2000 {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            let x = f64::from_bits(s);
-            if !x.is_finite() {
-                continue;
-            }
-            let v = FloatVal::from_f64(x);
-            assert_eq!(v.to_bits(FloatFormat::F32, Rounding::NearestEven), (x as f32).to_bits() as u64, "{x:e}");
-        }
-        let third = FloatVal::from_int(1).div(&FloatVal::from_int(3));
-        let down = f32::from_bits(third.to_bits(FloatFormat::F32, Rounding::Down) as u32);
-        let up = f32::from_bits(third.to_bits(FloatFormat::F32, Rounding::Up) as u32);
-        assert!(down < up && (down as f64) < 1.0 / 3.0 && (up as f64) > 1.0 / 3.0);
-        assert_eq!(FloatVal::from_int(1 << 24 | 1).to_bits(FloatFormat::F32, Rounding::NearestEven), (16777216f32).to_bits() as u64);
-        // f16: 65520 rounds to inf, 65504 is the largest finite.
-        assert_eq!(FloatVal::from_int(65504).to_bits(FloatFormat::F16, Rounding::NearestEven), 0x7bff);
-        assert_eq!(FloatVal::from_int(65520).to_bits(FloatFormat::F16, Rounding::NearestEven), 0x7c00);
-        assert_eq!(FloatVal::from_bits(0x3c00, FloatFormat::F16), FloatVal::from_int(1));
-        assert_eq!(FloatVal::from_bits(0x3f80, FloatFormat::BF16), FloatVal::from_int(1));
-    }
-
-    #[test]
-    fn specials_and_ints() {
-        let inf = FloatVal::from_f32(f32::INFINITY);
-        assert_eq!(inf.sub(&inf), FloatVal::NaN);
-        assert_eq!(FloatVal::from_f32(f32::NEG_INFINITY).max(&FloatVal::from_int(3)), FloatVal::from_int(3));
-        assert_eq!(FloatVal::NaN.min(&FloatVal::from_int(3)), FloatVal::from_int(3));
-        assert_eq!(FloatVal::from_int(1).div(&FloatVal::zero()), inf);
-        assert_eq!(FloatVal::from_f32(-2.5).to_int_bits(Rounding::NearestEven, 32, true), (-2i32) as u32 as u64);
-        assert_eq!(FloatVal::from_f32(-2.5).to_int_bits(Rounding::Zero, 32, true), (-2i32) as u32 as u64);
-        assert_eq!(FloatVal::from_f32(-2.5).to_int_bits(Rounding::Down, 32, true), (-3i32) as u32 as u64);
-        assert_eq!(FloatVal::from_f32(3.5).to_int_bits(Rounding::NearestEven, 32, true), 4);
-        assert_eq!(FloatVal::from_f32(1e20).to_int_bits(Rounding::Zero, 32, true), i32::MAX as u64);
-        assert_eq!(FloatVal::from_f32(-1.0).to_int_bits(Rounding::Zero, 32, false), 0);
-        assert_eq!(FloatVal::NaN.to_int_bits(Rounding::Zero, 32, true), 0);
-        assert_eq!(FloatVal::from_int(9).sqrt(), FloatVal::from_int(3));
     }
 }

@@ -262,23 +262,24 @@ impl Memory {
     }
 
     pub(crate) fn locate(&self, addr: u64, bytes: u32) -> GlobalLoc {
-        let nearest = |i: usize| -> (usize, u64, i64) {
-            let base = GLOBAL_BASE + i as u64 * BUFFER_STRIDE;
-            (i, self.buffers[i].region.len(), addr.wrapping_sub(base) as i64)
-        };
-        if addr < GLOBAL_BASE {
-            return GlobalLoc::Outside { nearest: (!self.buffers.is_empty()).then(|| nearest(0)) };
+        let n = self.buffers.len() as i128;
+        let rel = addr as i128 - GLOBAL_BASE as i128;
+        let stride = BUFFER_STRIDE as i128;
+        // The buffer whose window holds the address.
+        let i = rel.div_euclid(stride);
+        if (0..n).contains(&i) {
+            let offset = (rel - i * stride) as u64;
+            if self.buffers[i as usize].region.contains(offset, bytes) {
+                return GlobalLoc::In { buffer: i as usize, offset };
+            }
         }
-        let i = ((addr - GLOBAL_BASE) / BUFFER_STRIDE) as usize;
-        if i >= self.buffers.len() {
-            return GlobalLoc::Outside { nearest: (!self.buffers.is_empty()).then(|| nearest(self.buffers.len() - 1)) };
-        }
-        let offset = addr - (GLOBAL_BASE + i as u64 * BUFFER_STRIDE);
-        if self.buffers[i].region.contains(offset, bytes) {
-            return GlobalLoc::In { buffer: i, offset };
-        }
-        // Past the end of buffer i, or (in the upper half of its window) before buffer i + 1.
-        let near = if offset >= BUFFER_STRIDE / 2 && i + 1 < self.buffers.len() { nearest(i + 1) } else { nearest(i) };
-        GlobalLoc::Outside { nearest: Some(near) }
+        // Out of bounds: name the buffer whose base is nearest, if the address is near one.
+        let near = (rel + stride / 2).div_euclid(stride);
+        let nearest = (0..n).contains(&near).then(|| {
+            let near = near as usize;
+            (near, self.buffers[near].region.len(), (rel - near as i128 * stride) as i64)
+        });
+        GlobalLoc::Outside { nearest }
+
     }
 }

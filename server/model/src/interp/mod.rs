@@ -12,8 +12,12 @@
 //!   to nearest even at that width. `cvt` rounds as its modifier says. The transcendental
 //!   instructions (`sqrt`, `rsqrt`, `ex2`, `lg2`, `sin`, `cos`, `tanh`) have irrational exact
 //!   results: they are computed in f64 and the f64 result is taken exactly (an approximation).
-//!   NaN and ±infinity follow IEEE; signed zeros are not kept. Integer semantics are
-//!   `ops::eval_*`.
+//!   NaN and ±infinity follow IEEE; signed zeros are not kept. A result that rounds to
+//!   infinity in its operation's format becomes infinity (as on hardware), and an exact value
+//!   grown past [`MAX_EXACT_BITS`] bits (iterations that double its size) is rounded to a
+//!   [`WIDE_MANTISSA_BITS`]-bit mantissa, so runs stay bounded. `.ftz`, `.sat` and rounding
+//!   modifiers of arithmetic are ignored (the result is exact); `div.approx` and `rcp.approx`
+//!   give the exact quotient. Integer semantics are `ops::eval_*`.
 //! - **Memory.** Global buffers live in [`Memory`], each at a distinct base address. A float
 //!   stored to memory keeps its exact value in a side table keyed by (address, width), so a
 //!   later load of the same address and width gets it back; any overlapping write drops it.
@@ -47,7 +51,7 @@ mod float;
 mod memory;
 mod race;
 
-pub use float::{FloatFormat, FloatVal, Rounding};
+pub use float::{FloatFormat, FloatVal, Rounding, MAX_EXACT_BITS, WIDE_MANTISSA_BITS};
 pub use memory::{BufferId, Memory, Value, BUFFER_STRIDE, GLOBAL_BASE, LOCAL_BASE, SHARED_BASE, SLOT, WINDOW};
 pub use race::Race;
 
@@ -324,6 +328,7 @@ impl fmt::Display for InterpError {
 }
 
 /// Runs `kernel` on `launch`, reading and writing `mem`.
+#[allow(clippy::result_large_err)]
 pub fn run(kernel: &Kernel, launch: &Launch, mem: &mut Memory) -> Result<Trace, InterpError> {
     let (trace, result) = run_traced(kernel, launch, mem);
     result.map(|()| trace)

@@ -2,7 +2,7 @@
 
 use super::{AccessEvent, AccessKind, InstRef, Trace};
 use crate::ops::Space;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 /// Two recorded accesses that race: `first < second` index `Trace::accesses`; `addr` is a byte
 /// both touch.
@@ -32,8 +32,10 @@ impl Trace {
     /// the launch, since blocks are unordered), at least one writes, and they are not both
     /// atomic. One example per pair of instructions, in trace order.
     pub fn races(&self) -> Vec<Race> {
-        // Bytes → accesses. Local memory is private to a thread.
-        let mut buckets: HashMap<(Space, Option<[u32; 3]>, u64), Vec<usize>> = HashMap::new();
+        // (memory, byte, access) for every byte of every access, sorted so that the accesses of
+        // one byte are adjacent. Local memory is private to a thread; each block has its own
+        // shared memory.
+        let mut bytes: Vec<(Space, Option<[u32; 3]>, u64, usize)> = Vec::new();
         for (i, e) in self.accesses.iter().enumerate() {
             let block = match e.space {
                 Space::Local => continue,
@@ -41,21 +43,21 @@ impl Trace {
                 _ => None,
             };
             for b in 0..e.bytes as u64 {
-                buckets.entry((e.space, block, e.addr.wrapping_add(b))).or_default().push(i);
+                bytes.push((e.space, block, e.addr.wrapping_add(b), i));
             }
         }
-        let mut seen: HashSet<(InstRef, InstRef)> = HashSet::new();
-        let mut out = Vec::new();
-        let mut keys: Vec<_> = buckets.keys().copied().collect();
-        keys.sort_by_key(|k| buckets[k][0]);
-        for key in keys {
-            let ids = &buckets[&key];
-            let writes: Vec<usize> = ids.iter().copied().filter(|&i| self.accesses[i].kind == AccessKind::Write).collect();
-            let atomics: Vec<usize> = ids.iter().copied().filter(|&i| self.accesses[i].kind == AccessKind::Atomic).collect();
+        bytes.sort_unstable();
+        // The earliest example for each pair of instructions.
+        let mut found: HashMap<(InstRef, InstRef), Race> = HashMap::new();
+        for group in bytes.chunk_by(|x, y| (x.0, x.1, x.2) == (y.0, y.1, y.2)) {
+            let ids: Vec<usize> = group.iter().map(|g| g.3).collect();
+            let kind = |i: usize| self.accesses[i].kind;
+            let writes: Vec<usize> = ids.iter().copied().filter(|&i| kind(i) == AccessKind::Write).collect();
+            let atomics: Vec<usize> = ids.iter().copied().filter(|&i| kind(i) == AccessKind::Atomic).collect();
             if writes.is_empty() && atomics.is_empty() {
                 continue;
             }
-            let reads: Vec<usize> = ids.iter().copied().filter(|&i| self.accesses[i].kind == AccessKind::Read).collect();
+            let reads: Vec<usize> = ids.iter().copied().filter(|&i| kind(i) == AccessKind::Read).collect();
             // Plain writes against every other access; atomics against plain reads.
             let pairs = writes.iter().flat_map(|&w| ids.iter().map(move |&x| (w, x))).chain(atomics.iter().flat_map(|&a| reads.iter().map(move |&r| (a, r))));
             for (x, y) in pairs {
@@ -64,12 +66,14 @@ impl Trace {
                 if i == j || !conflicting(a.kind, b.kind) || !concurrent(a, b) {
                     continue;
                 }
-                let insts = (a.inst.min(b.inst), a.inst.max(b.inst));
-                if seen.insert(insts) {
-                    out.push(Race { first: i, second: j, addr: key.2 });
+                let race = Race { first: i, second: j, addr: group[0].2 };
+                let slot = found.entry((a.inst.min(b.inst), a.inst.max(b.inst))).or_insert(race);
+                if (i, j) < (slot.first, slot.second) {
+                    *slot = race;
                 }
             }
         }
+        let mut out: Vec<Race> = found.into_values().collect();
         out.sort_by_key(|r| (r.first, r.second));
         out
     }
