@@ -79,7 +79,7 @@ pub fn find(ctx: &mut Ctx) -> Vec<RaceOutcome> {
 }
 
 /// SMT constraint on loop counters for one way of being in the same phase.
-fn iter_term(q: &mut Query, rels: &[IterRel]) -> String {
+fn iter_term(q: &mut Query, l: &model::symbolic::Lifted, rels: &[IterRel]) -> String {
     if rels.is_empty() {
         return "true".into();
     }
@@ -87,6 +87,13 @@ fn iter_term(q: &mut Query, rels: &[IterRel]) -> String {
     for r in rels {
         let (lp, second) = match *r {
             IterRel::Eq(lp) => (lp, true),
+            IterRel::NotEntered { lp, second } => {
+                if let Some(Some(entry)) = l.loop_entry_pc.get(lp as usize) {
+                    let t = q.enc.term(*entry, if second { 2 } else { 1 });
+                    parts.push(format!("(not {t})"));
+                }
+                continue;
+            }
             IterRel::Succ { lp, second } | IterRel::Gt { lp, second } | IterRel::Ge { lp, second } | IterRel::Zero { lp, second } | IterRel::Pos { lp, second } => (lp, second),
         };
         let k1 = q.enc.sym(Sym::Counter(lp), model::symbolic::COUNTER_BITS, 1);
@@ -101,7 +108,11 @@ fn iter_term(q: &mut Query, rels: &[IterRel]) -> String {
             IterRel::Ge { .. } => format!("(bvuge {hi} {lo})"),
             IterRel::Zero { .. } => format!("(= {} {zero})", if second { &k2 } else { &k1 }),
             IterRel::Pos { .. } => format!("(distinct {} {zero})", if second { &k2 } else { &k1 }),
+            IterRel::NotEntered { .. } => unreachable!("handled above"),
         });
+    }
+    if parts.is_empty() {
+        return "true".into();
     }
     format!("(and {})", parts.join(" "))
 }
@@ -119,7 +130,7 @@ fn check_pair(ctx: &mut Ctx, i: usize, j: usize) -> Option<RaceOutcome> {
     let pc2 = q.enc.term(b.pc, 2);
     let t1 = q.enc.term(o1, 1);
     let t2 = q.enc.term(o2, 2);
-    let disjuncts: Vec<String> = phase.iter().map(|rels| iter_term(&mut q, rels)).collect();
+    let disjuncts: Vec<String> = phase.iter().map(|rels| iter_term(&mut q, ctx.l, rels)).collect();
     let phase_term = if disjuncts.is_empty() { "false".to_string() } else { format!("(or {})", disjuncts.join(" ")) };
     q.asserts.push(pc1);
     q.asserts.push(pc2);

@@ -528,6 +528,7 @@ mod tests {
         let r = x.and(pz, nc);
         assert_eq!(x.or(l, r), pz, "diamond join collapses");
         let name = |s: Sym| format!("{s:?}");
-        assert_eq!(x.display(x.konst(7, 32), &name), "7");
+        let seven = x.konst(7, 32);
+        assert_eq!(x.display(seven, &name), "7");
     }
 }

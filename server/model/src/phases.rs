@@ -44,6 +44,9 @@ pub struct Reach {
     pub start: Start,
     /// Relation per loop, for the loops that enclose the start or the access.
     pub rels: Vec<(LoopId, Rel)>,
+    /// Top-level loops between the start and the access that this path went around, so a
+    /// thread taking it never entered them.
+    pub bypassed: Vec<LoopId>,
 }
 
 /// A constraint between the loop counters of thread 1 (`k1`) and thread 2 (`k2`).
@@ -61,12 +64,31 @@ pub enum IterRel {
     Zero { lp: LoopId, second: bool },
     /// The named thread's counter is at least 1.
     Pos { lp: LoopId, second: bool },
+    /// The named thread never entered this (top-level) loop: its path went around it.
+    NotEntered { lp: LoopId, second: bool },
 }
 
 /// Phase reachability of every access (indexed like `Lifted::accesses`).
 #[derive(Clone, Debug, Default)]
 pub struct Phases {
     pub reaches: Vec<Vec<Reach>>,
+}
+
+/// `reach[a][b]`: block `b` can be reached from block `a` (including `a` itself).
+fn reachability(k: &Kernel) -> Vec<Vec<bool>> {
+    let n = k.cfg.blocks.len();
+    (0..n)
+        .map(|a| {
+            let mut seen = vec![false; n];
+            let mut stack = vec![a as BlockId];
+            while let Some(b) = stack.pop() {
+                if !std::mem::replace(&mut seen[b as usize], true) {
+                    stack.extend(k.cfg.blocks[b as usize].successors());
+                }
+            }
+            seen
+        })
+        .collect()
 }
 
 fn is_sync_barrier(op: &Op) -> bool {
@@ -82,6 +104,7 @@ impl Phases {
             at.entry((a.block, a.inst)).or_default().push(i);
         }
         let mut reaches: Vec<BTreeSet<Reach>> = vec![BTreeSet::new(); lifted.accesses.len()];
+        let reach = reachability(k);
         let mut starts = vec![(Start::Entry, cfg.entry, 0usize)];
         for (b, blk) in cfg.blocks.iter().enumerate() {
             for (i, inst) in blk.insts.iter().enumerate() {
@@ -113,7 +136,22 @@ impl Phases {
                         let mut relevant: Vec<LoopId> = start_loops.iter().chain(nest.iter()).copied().collect();
                         relevant.sort();
                         relevant.dedup();
-                        let r = Reach { start, rels: relevant.iter().map(|&l| (l, rels[l as usize])).collect() };
+                        let start_block = match start {
+                            Start::Entry => cfg.entry,
+                            Start::Barrier(sb, _) => sb,
+                        };
+                        let bypassed = (0..nloops as LoopId)
+                            .filter(|&l| {
+                                let lp = &cfg.loops[l as usize];
+                                rels[l as usize] == Rel::Any
+                                    && lp.parent.is_none()
+                                    && !lp.contains(start_block)
+                                    && reach[start_block as usize][lp.header as usize]
+                                    && lp.exits.iter().any(|e| reach[e.1 as usize][b as usize])
+                                    && !reach[b as usize][lp.header as usize]
+                            })
+                            .collect();
+                        let r = Reach { start, rels: relevant.iter().map(|&l| (l, rels[l as usize])).collect(), bypassed };
                         for &id in ids {
                             reaches[id].insert(r.clone());
                         }
@@ -190,6 +228,12 @@ impl Phases {
                             _ => {}
                         }
                     }
+                }
+                for &l in &r1.bypassed {
+                    conj.insert(IterRel::NotEntered { lp: l, second: false });
+                }
+                for &l in &r2.bypassed {
+                    conj.insert(IterRel::NotEntered { lp: l, second: true });
                 }
                 out.insert(conj.into_iter().collect());
             }

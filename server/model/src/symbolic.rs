@@ -140,6 +140,8 @@ pub struct Lifted {
     /// condition is the loop's entry condition), and this fact, `entered -> left at k`, ties
     /// the counter down for queries about code after the loop.
     pub exit_facts: Vec<(LoopId, ExprId)>,
+    /// Condition for a thread to enter each loop (final pass), for loops reached.
+    pub loop_entry_pc: Vec<Option<ExprId>>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -181,6 +183,7 @@ struct Lifter<'k> {
     /// Registers written inside each loop.
     written: Vec<Vec<RegId>>,
     exit_facts: Vec<(LoopId, ExprId)>,
+    loop_entry_pc: Vec<Option<ExprId>>,
 }
 
 pub fn lift(k: &Kernel) -> Lifted {
@@ -210,6 +213,7 @@ pub fn lift(k: &Kernel) -> Lifted {
         value_origin: HashMap::new(),
         written,
         exit_facts: Vec::new(),
+        loop_entry_pc: vec![None; nloops],
     };
     let zero_regs: Vec<ExprId> = k.regs.iter().map(|r| if r.bits == 1 { l.x.boolean(false) } else { l.x.konst(0, r.bits) }).collect();
     let pc = l.x.boolean(true);
@@ -225,6 +229,7 @@ pub fn lift(k: &Kernel) -> Lifted {
         block_pc: l.block_pc,
         value_origin: l.value_origin,
         exit_facts: l.exit_facts,
+        loop_entry_pc: l.loop_entry_pc,
     }
 }
 
@@ -400,6 +405,7 @@ impl Lifter<'_> {
         self.recording = was_recording;
         if self.recording {
             self.loops[l as usize] = Some(LoopSummary { ivs, guard, bounded });
+            self.loop_entry_pc[l as usize] = Some(entry.pc);
         }
         let out = self.run_region(Some(l), header, final_state);
         let mut targets: Vec<BlockId> = out.exits.iter().map(|(t, _)| *t).collect();
