@@ -135,7 +135,8 @@ export class LarkClient implements vscode.Disposable {
     this.client = client;
     client.onDidChangeState((e) => {
       if (this.client !== client) return;
-      if (e.newState === State.Stopped) this.setState({ kind: 'stopped' });
+      // A failed start stays "failed" (with its message) through the client's own restart attempts.
+      if (e.newState === State.Stopped && this.stateValue.kind !== 'failed') this.setState({ kind: 'stopped' });
       else if (e.newState === State.Running) this.setState({ kind: 'running', path: found.path, version: found.version });
     });
     this.willStart.fire(client);
@@ -143,7 +144,7 @@ export class LarkClient implements vscode.Disposable {
       await client.start();
       this.setState({ kind: 'running', path: found.path, version: found.version });
     } catch (err) {
-      const message = `LARK: the server ${found.path} failed to start: ${err instanceof Error ? err.message : String(err)}`;
+      const message = `LARK: the server ${found.path} failed to start (${err instanceof Error ? err.message : String(err)}); its output is in the LARK output channel.`;
       this.output.appendLine(message);
       this.setState({ kind: 'failed', message });
       void this.showStartError(message);
@@ -155,14 +156,9 @@ export class LarkClient implements vscode.Disposable {
     this.client = undefined;
     if (!client) return;
     try {
-      if (client.needsStop()) await client.stop(2000);
+      await client.dispose(2000); // stops the server (shutdown + exit) and drops its features
     } catch (err) {
       this.output.appendLine(`[client] stop: ${err instanceof Error ? err.message : String(err)}`);
-    }
-    try {
-      await client.dispose(2000);
-    } catch {
-      // already stopped
     }
     this.setState({ kind: 'stopped' });
   }

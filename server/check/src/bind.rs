@@ -104,6 +104,33 @@ impl Binding {
         }
     }
 
+    /// Values the interface fixes: launch dimensions given exactly and scalar parameters with a
+    /// `value`, as expressions of the width the model uses for each symbol.
+    pub fn known_values(&self, k: &Kernel, x: &mut model::expr::Exprs) -> std::collections::HashMap<model::expr::Sym, model::expr::ExprId> {
+        use model::expr::Sym;
+        use model::ops::Special;
+        let mut map = std::collections::HashMap::new();
+        for d in 0..3u8 {
+            for (sym, range) in [(Special::Ntid(d), self.block[d as usize]), (Special::Nctaid(d), self.grid[d as usize])] {
+                if let Some(v) = range.value() {
+                    let c = x.konst(v, 32);
+                    map.insert(Sym::Special(sym), c);
+                }
+            }
+        }
+        for (i, p) in self.params.iter().enumerate() {
+            let Some(ParamSpec::Scalar { value: Some(Scalar::Int(v)), .. }) = p else { continue };
+            let sym = Sym::Param { index: i as u32, offset: 0 };
+            if let Some((_, bits)) = x.find_var(sym) {
+                if bits > 0 && k.params[i].bits == bits {
+                    let c = x.konst(*v as u64, bits);
+                    map.insert(sym, c);
+                }
+            }
+        }
+        map
+    }
+
     /// Whether the launch geometry is fully concrete.
     pub fn concrete_block(&self) -> Option<[u64; 3]> {
         Some([self.block[0].value()?, self.block[1].value()?, self.block[2].value()?])

@@ -66,8 +66,10 @@ pub fn analyse(k: &Kernel) -> Analysis {
 
 pub fn check_kernel(k: &Kernel, spec: Option<&KernelSpec>, src: &Sources, opts: &Options, solver: &mut Solver) -> KernelReport {
     let started = Instant::now();
-    let Analysis { lifted, phases } = analyse(k);
+    let Analysis { mut lifted, phases } = analyse(k);
     let bind = Binding::new(k, spec, src.param_names.as_deref());
+    let known = bind.known_values(k, &mut lifted.exprs);
+    lifted.specialize(&known);
     let mut report = KernelReport {
         name: k.name.to_string(),
         verdict: Verdict::Verified,

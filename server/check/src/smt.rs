@@ -77,7 +77,7 @@ impl Solver {
             });
             self.child = Some(Running { child, stdin, lines: rx });
             let r = self.child.as_mut().unwrap();
-            writeln!(r.stdin, "(set-option :print-success false)\n(set-option :produce-models true)").map_err(|e| SolverError::Failed(e.to_string()))?;
+            writeln!(r.stdin, "(set-option :print-success false)\n(set-option :produce-models true)\n(set-logic QF_BV)").map_err(|e| SolverError::Failed(e.to_string()))?;
         }
         Ok(self.child.as_mut().unwrap())
     }

@@ -26,6 +26,7 @@ commands:
 ";
 
 fn main() -> ExitCode {
+    quiet_broken_pipe();
     let argv: Vec<String> = std::env::args().skip(1).collect();
     match argv.first().map(String::as_str) {
         Some("--version" | "-V" | "version") => {
@@ -47,4 +48,16 @@ fn main() -> ExitCode {
             ExitCode::from(2)
         }
     }
+}
+
+/// `lark check ... | head` must not panic when the reader goes away: end quietly instead.
+fn quiet_broken_pipe() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let msg = info.payload().downcast_ref::<String>().map(String::as_str).unwrap_or("");
+        if msg.contains("Broken pipe") {
+            std::process::exit(1);
+        }
+        default(info);
+    }));
 }

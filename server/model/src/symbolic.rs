@@ -233,6 +233,41 @@ pub fn lift(k: &Kernel) -> Lifted {
     }
 }
 
+impl Lifted {
+    /// Replaces symbols by values everywhere (launch geometry and parameters the interface
+    /// fixes), so the solver sees folded constants instead of equations to propagate.
+    pub fn specialize(&mut self, map: &HashMap<Sym, ExprId>) {
+        if map.is_empty() {
+            return;
+        }
+        let x = &mut self.exprs;
+        for a in &mut self.accesses {
+            a.addr = x.subst(a.addr, map);
+            a.offset = a.offset.map(|o| x.subst(o, map));
+            a.pc = x.subst(a.pc, map);
+        }
+        for b in &mut self.barriers {
+            b.pc = x.subst(b.pc, map);
+        }
+        for w in &mut self.warp_ops {
+            w.pc = x.subst(w.pc, map);
+            w.mask = x.subst(w.mask, map);
+        }
+        for f in &mut self.exit_facts {
+            f.1 = x.subst(f.1, map);
+        }
+        for e in self.loop_entry_pc.iter_mut().flatten() {
+            *e = x.subst(*e, map);
+        }
+        for s in self.loops.iter_mut().flatten() {
+            s.guard = x.subst(s.guard, map);
+            for iv in &mut s.ivs {
+                iv.2 = x.subst(iv.2, map);
+            }
+        }
+    }
+}
+
 /// Registers an operation assigns.
 pub fn written_regs(op: &Op) -> Vec<RegId> {
     match op {
@@ -723,7 +758,15 @@ impl Lifter<'_> {
                 let id = self.record_access(b, idx, inst, st, pc, *space, addr, elem_bytes * dsts.len() as u32, AccessKind::Read);
                 for (j, &d) in dsts.iter().enumerate() {
                     let bits = self.k.regs[d as usize].bits;
-                    let v = self.fresh(b, idx, j as u32, bits, ValueOrigin::Load { access: id });
+                    // A narrow load zero-extends into a wider register (signed ones are decoded
+                    // as a load into a narrow temporary and a sign extension).
+                    let mem_bits = elem_bytes * 8;
+                    let v = if bits > mem_bits && bits != 1 {
+                        let narrow = self.fresh(b, idx, j as u32, mem_bits, ValueOrigin::Load { access: id });
+                        self.x.ext(narrow, bits, false)
+                    } else {
+                        self.fresh(b, idx, j as u32, bits, ValueOrigin::Load { access: id })
+                    };
                     self.set(st, guard, d, v);
                 }
             }
@@ -848,6 +891,12 @@ impl Lifter<'_> {
                 }
                 let (base, off) = self.split_base(b)?;
                 Some((base, self.x.bin(BinOp::Add, a, off)))
+            }
+            // clang merges stores to one array under a select of two addresses.
+            Node::Ite { c, a, b } => {
+                let (ba, oa) = self.split_base(a)?;
+                let (bb, ob) = self.split_base(b)?;
+                (ba == bb).then(|| (ba, self.x.ite(c, oa, ob)))
             }
             _ => None,
         }

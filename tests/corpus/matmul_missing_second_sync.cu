@@ -1,0 +1,18 @@
+// Tiled SGEMM C = A * B (row-major) with 16x16 shared-memory tiles; M, N, K are multiples of 16.
+#define TILE 16
+
+extern "C" __global__ void matmul_missing_second_sync(const float* A, const float* B, float* C, int M, int N, int K) {
+  __shared__ float As[TILE][TILE];
+  __shared__ float Bs[TILE][TILE];
+  int row = blockIdx.y * TILE + threadIdx.y;
+  int col = blockIdx.x * TILE + threadIdx.x;
+  float acc = 0.0f;
+  for (int t = 0; t < K / TILE; ++t) {
+    As[threadIdx.y][threadIdx.x] = A[row * K + t * TILE + threadIdx.x];
+    Bs[threadIdx.y][threadIdx.x] = B[(t * TILE + threadIdx.y) * N + col];
+    __syncthreads();
+    for (int k = 0; k < TILE; ++k)
+      acc += As[threadIdx.y][k] * Bs[k][threadIdx.x];
+  }
+  C[row * N + col] = acc;
+}

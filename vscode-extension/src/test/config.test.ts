@@ -1,0 +1,81 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+
+import {
+  DEFAULT_SETTINGS,
+  didChangeConfigurationParams,
+  needsRestart,
+  objectConfigSource,
+  readSettings,
+  smtTimeoutMs,
+  toServerSettings,
+} from '../config';
+
+test('empty configuration gives the defaults', () => {
+  assert.deepEqual(readSettings(objectConfigSource({})), DEFAULT_SETTINGS);
+});
+
+test('settings map to the server initializationOptions, nested and camelCase', () => {
+  const cfg = objectConfigSource({
+    server: { path: ' /opt/lark/bin/lark ' },
+    compiler: { path: 'clang-19', arch: 'sm_90', includePaths: ['include', ' /usr/local/cuda/include '], defines: ['N=256', 'DEBUG'] },
+    smt: { timeoutMs: 5000 },
+    interfaceFile: 'specs/lark.toml',
+    logLevel: 'debug',
+    trace: { server: 'verbose' },
+  });
+  assert.deepEqual(toServerSettings(readSettings(cfg)), {
+    server: { path: '/opt/lark/bin/lark' },
+    compiler: { path: 'clang-19', arch: 'sm_90', includePaths: ['include', '/usr/local/cuda/include'], defines: ['N=256', 'DEBUG'] },
+    smt: { timeoutMs: 5000 },
+    interfaceFile: 'specs/lark.toml',
+    logLevel: 'debug',
+  });
+});
+
+test('didChangeConfiguration params wrap the same object under settings.lark', () => {
+  const s = readSettings(objectConfigSource({ smt: { timeoutMs: 10 } }));
+  const params = didChangeConfigurationParams(s);
+  assert.deepEqual(params, { settings: { lark: toServerSettings(s) } });
+  assert.equal(params.settings.lark.smt.timeoutMs, 10);
+  assert.equal(params.settings.lark.compiler.arch, 'sm_80');
+});
+
+test('values of the wrong type fall back to defaults instead of reaching the server', () => {
+  const s = readSettings(
+    objectConfigSource({
+      server: { path: 42 },
+      compiler: { arch: '', includePaths: 'not-a-list', defines: ['A', 3, null, ' ', 'B=1'] },
+      smt: { timeoutMs: -5 },
+      logLevel: 'verbose',
+      trace: { server: true },
+    }),
+  );
+  assert.equal(s.server.path, '');
+  assert.equal(s.compiler.arch, 'sm_80');
+  assert.deepEqual(s.compiler.includePaths, []);
+  assert.deepEqual(s.compiler.defines, ['A', 'B=1']);
+  assert.equal(s.smt.timeoutMs, 2000);
+  assert.equal(s.logLevel, 'info');
+  assert.equal(s.trace.server, 'off');
+});
+
+test('timeout is rounded to whole milliseconds and must be positive', () => {
+  assert.equal(smtTimeoutMs(objectConfigSource({ smt: { timeoutMs: 1500.6 } })), 1501);
+  assert.equal(smtTimeoutMs(objectConfigSource({ smt: { timeoutMs: 0 } })), 2000);
+  assert.equal(smtTimeoutMs(objectConfigSource({ smt: { timeoutMs: Number.NaN } })), 2000);
+});
+
+test('server settings do not alias the settings arrays', () => {
+  const s = readSettings(objectConfigSource({ compiler: { defines: ['A'] } }));
+  const out = toServerSettings(s);
+  out.compiler.defines.push('B');
+  assert.deepEqual(s.compiler.defines, ['A']);
+});
+
+test('only a change of the server path needs a restart', () => {
+  const a = readSettings(objectConfigSource({}));
+  assert.equal(needsRestart(a, readSettings(objectConfigSource({ smt: { timeoutMs: 1 } }))), false);
+  assert.equal(needsRestart(a, readSettings(objectConfigSource({ logLevel: 'debug' }))), false);
+  assert.equal(needsRestart(a, readSettings(objectConfigSource({ server: { path: '/x/lark' } }))), true);
+});

@@ -1,0 +1,72 @@
+// package.json must agree with the code: settings and their defaults, command ids, languages.
+
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { test } from 'node:test';
+
+import { DEFAULT_SETTINGS } from '../config';
+import { Commands, CONFIG_SECTION, LANGUAGES, ServerCommands } from '../ids';
+
+const root = path.join(__dirname, '..', '..');
+const pkg = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'));
+
+function flatten(obj: object, prefix: string): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(obj)) {
+    if (v !== null && typeof v === 'object' && !Array.isArray(v)) Object.assign(out, flatten(v, `${prefix}${k}.`));
+    else out[`${prefix}${k}`] = v;
+  }
+  return out;
+}
+
+test('contributed settings are exactly the typed settings, with the same defaults', () => {
+  const props = pkg.contributes.configuration.properties as Record<string, { default: unknown }>;
+  const expected = flatten(DEFAULT_SETTINGS, `${CONFIG_SECTION}.`);
+  assert.deepEqual(Object.keys(props).sort(), Object.keys(expected).sort());
+  for (const [key, value] of Object.entries(expected)) assert.deepEqual(props[key].default, value, key);
+});
+
+test('palette commands are contributed; the server-owned ids are not', () => {
+  const contributed: string[] = (pkg.contributes.commands as { command: string }[]).map((c) => c.command).sort();
+  assert.deepEqual([...contributed], [...Object.values(Commands)].sort());
+  for (const id of Object.values(ServerCommands)) {
+    assert.ok(!contributed.includes(id), `${id} is registered by vscode-languageclient; contributing it is a conflict`);
+    assert.ok(!(pkg.activationEvents as string[]).includes(`onCommand:${id}`));
+  }
+  for (const id of Object.values(Commands)) assert.ok((pkg.activationEvents as string[]).includes(`onCommand:${id}`), id);
+});
+
+test('activates on the languages it serves; contributes the ptx language and grammar', () => {
+  for (const lang of LANGUAGES) assert.ok((pkg.activationEvents as string[]).includes(`onLanguage:${lang}`), lang);
+  const ptx = pkg.contributes.languages.find((l: { id: string }) => l.id === 'ptx');
+  assert.deepEqual(ptx.extensions, ['.ptx']);
+  assert.ok(fs.existsSync(path.join(root, ptx.configuration)));
+  const grammar = pkg.contributes.grammars.find((g: { language: string }) => g.language === 'ptx');
+  assert.equal(grammar.scopeName, 'source.ptx');
+  assert.ok(fs.existsSync(path.join(root, grammar.path)));
+  const langConfig = JSON.parse(fs.readFileSync(path.join(root, ptx.configuration), 'utf8'));
+  assert.deepEqual(langConfig.comments, { lineComment: '//', blockComment: ['/*', '*/'] });
+});
+
+test('loadable by code-server 4.100.3: engines.vscode and @types/vscode at most 1.100', () => {
+  const engine = /^\^?(\d+)\.(\d+)\.\d+$/.exec(pkg.engines.vscode);
+  assert.ok(engine, pkg.engines.vscode);
+  assert.ok(Number(engine[1]) === 1 && Number(engine[2]) <= 100, pkg.engines.vscode);
+  const types = /^(\d+)\.(\d+)\.\d+$/.exec(pkg.devDependencies['@types/vscode']);
+  assert.ok(types && Number(types[2]) <= Number(engine[2]), '@types/vscode must not be newer than engines.vscode');
+});
+
+test('one runtime dependency: vscode-languageclient 9', () => {
+  assert.deepEqual(Object.keys(pkg.dependencies), ['vscode-languageclient']);
+  assert.match(pkg.dependencies['vscode-languageclient'], /^\^?9\./);
+  assert.equal(pkg.main, './out/extension.js');
+  assert.equal(pkg.license, 'MIT');
+  assert.ok(pkg.repository?.url);
+});
+
+test('untrusted workspaces cannot choose the programs LARK runs', () => {
+  const u = pkg.capabilities.untrustedWorkspaces;
+  assert.equal(u.supported, 'limited');
+  assert.deepEqual([...u.restrictedConfigurations].sort(), ['lark.compiler.path', 'lark.server.path']);
+});
