@@ -197,7 +197,14 @@ impl Explain<'_> {
         let off1 = w.offsets[0].as_ref().and_then(|n| w.model.get(n)).copied();
         let off2 = w.offsets[1].as_ref().and_then(|n| w.model.get(n)).copied();
         let loc1 = self.src.location(a1.span, a1.line);
-        if !w.input_dependent.is_empty() {
+        let min_bytes = self.min_bytes(&[(a1, off1), (a2, off2)]);
+        let confirmed = replay::FILLS.iter().any(|&fill| {
+            let mut r = replay::setup(self.k, self.l, self.bind, &w.model, vec![t1.block, t2.block], &min_bytes, fill);
+            replay::apply_seeds(&mut r, &w.seeds, &w.model);
+            let (trace, _) = replay::run(self.k, &mut r);
+            replay::confirm_race(&trace, a1, t1, a2, t2).is_some()
+        });
+        if !confirmed && !w.input_dependent.is_empty() {
             report.uncertified.push(Uncertified {
                 reason: format!(
                     "race freedom depends on the values read from {}: declare them in lark.toml, e.g. assume = [\"injective\"] or [\"in_range(lo, hi)\"]",
@@ -207,12 +214,6 @@ impl Explain<'_> {
             });
             return;
         }
-        let min_bytes = self.min_bytes(&[(a1, off1), (a2, off2)]);
-        let confirmed = replay::FILLS.iter().any(|&fill| {
-            let mut r = replay::setup(self.k, self.l, self.bind, &w.model, vec![t1.block, t2.block], &min_bytes, fill);
-            let (trace, _) = replay::run(self.k, &mut r);
-            replay::confirm_race(&trace, a1, t1, a2, t2).is_some()
-        });
         if !confirmed {
             report.uncertified.push(Uncertified {
                 reason: format!(
@@ -237,7 +238,11 @@ impl Explain<'_> {
             symbolic::AccessKind::Atomic(_) => "atomically updates",
         };
         let sep = if t1.block != t2.block { "in another block (blocks are unordered)" } else { "with no barrier between them" };
-        let message = format!("data race on {space} {target}[{element}]: thread {t1} {} {target}[{element}] at line {l1} while thread {t2} {} it at line {l2}, {sep}", verb(a1), verb(a2));
+        let mut message = format!("data race on {space} {target}[{element}]: thread {t1} {} {target}[{element}] at line {l1} while thread {t2} {} it at line {l2}, {sep}", verb(a1), verb(a2));
+        let inputs = self.inputs(&w.seeds, &w.model);
+        if !inputs.is_empty() {
+            message.push_str(&format!(" (with input {})", inputs.join(", ")));
+        }
         report.findings.push(Finding {
             kind: FindingKind::Race,
             message,
@@ -248,6 +253,20 @@ impl Explain<'_> {
             launch: self.launch(&w.model),
             replayed: true,
         });
+    }
+
+    /// The loaded values a witness relies on, as `buffer[index] = value`.
+    fn inputs(&self, seeds: &[races::Seed], model: &HashMap<String, u64>) -> Vec<String> {
+        let mut out = Vec::new();
+        for s in seeds {
+            if let (Some(off), Some(v)) = (s.offset.value(model), s.value.value(model)) {
+                let text = format!("{}[{}] = {}", self.bind.name(s.param), off / s.bytes.max(1) as u64, model::ops::sext(v, s.bytes * 8));
+                if !out.contains(&text) {
+                    out.push(text);
+                }
+            }
+        }
+        out
     }
 
     /// Bytes a buffer of unknown size needs so the witnessed offsets are inside it.

@@ -13,6 +13,7 @@ use model::expr::Sym;
 use model::ops::Space;
 use model::phases::IterRel;
 use model::symbolic::{Access, AccessKind};
+use model::expr::ExprId;
 use std::collections::HashMap;
 
 /// A satisfying assignment for a race between accesses `a1` (thread 1) and `a2` (thread 2).
@@ -24,6 +25,66 @@ pub struct RaceWitness {
     pub offsets: [Option<String>; 2],
     /// The race exists only for some values read from memory.
     pub input_dependent: Vec<String>,
+    /// Memory contents the witness relies on, to write before replaying it.
+    pub seeds: Vec<Seed>,
+}
+
+/// A loaded value of the witness: buffer parameter, byte offset and value (solver names or
+/// constants, resolved through the model).
+#[derive(Clone, Debug)]
+pub struct Seed {
+    pub param: u32,
+    pub offset: Term,
+    pub value: Term,
+    pub bytes: u32,
+}
+
+/// A term of a witness: a name to look up in the model, or a constant.
+#[derive(Clone, Debug)]
+pub enum Term {
+    Name(String),
+    Const(u64),
+}
+
+impl Term {
+    fn of(text: String) -> Term {
+        match parse_const(&text) {
+            Some(v) => Term::Const(v),
+            None => Term::Name(text),
+        }
+    }
+
+    pub fn value(&self, model: &HashMap<String, u64>) -> Option<u64> {
+        match self {
+            Term::Name(n) => model.get(n).copied(),
+            Term::Const(v) => Some(*v),
+        }
+    }
+}
+
+/// The loads an expression depends on, as seeds for thread `t`; their names are wanted.
+fn seeds_for(ctx: &Ctx, q: &mut Query, roots: &[ExprId], t: u8) -> Vec<Seed> {
+    let mut out = Vec::new();
+    for &e in roots {
+        for (sym, acc) in ctx.loads_in(e) {
+            let (Some(model::symbolic::Base::Param(param)), Some(off)) = (acc.base, acc.offset) else { continue };
+            let Some((var, bits)) = ctx.l.exprs.find_var(sym) else { continue };
+            if bits == 0 {
+                continue;
+            }
+            let offset = Term::of(q.enc.term(off, t));
+            let value = Term::of(q.enc.term(var, t));
+            for term in [&offset, &value] {
+                if let Term::Name(n) = term {
+                    if !n.starts_with('(') {
+                        q.want(n.clone());
+                    }
+                }
+            }
+            out.push(Seed { param, offset, value, bytes: bits / 8 });
+        }
+    }
+    out
 }
 
 pub enum RaceOutcome {
@@ -161,6 +222,8 @@ fn check_pair(ctx: &mut Ctx, i: usize, j: usize) -> Option<RaceOutcome> {
             q.want(k);
         }
     }
+    let mut seeds = seeds_for(ctx, &mut q, &[a.pc, o1], 1);
+    seeds.extend(seeds_for(ctx, &mut q, &[b.pc, o2], 2));
     let offsets = [named(&t1), named(&t2)];
     for o in offsets.iter().flatten() {
         q.want(o.clone());
@@ -186,7 +249,7 @@ fn check_pair(ctx: &mut Ctx, i: usize, j: usize) -> Option<RaceOutcome> {
                     }
                 }
             }
-            Some(RaceOutcome::Witness(RaceWitness { a1: i, a2: j, model, offsets: [offsets[0].clone().or(Some("__offset0".into())), offsets[1].clone().or(Some("__offset1".into()))], input_dependent }))
+            Some(RaceOutcome::Witness(RaceWitness { a1: i, a2: j, model, offsets: [offsets[0].clone().or(Some("__offset0".into())), offsets[1].clone().or(Some("__offset1".into()))], input_dependent, seeds }))
         }
     }
 }

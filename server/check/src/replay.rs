@@ -73,6 +73,19 @@ pub struct Replay {
 }
 
 /// Sets up a launch from a solver model: geometry, scalars, and zeroed buffers.
+/// Writes the loaded values a witness relies on into the replay's buffers.
+pub fn apply_seeds(r: &mut Replay, seeds: &[crate::races::Seed], model: &HashMap<String, u64>) {
+    for s in seeds {
+        let (Some(off), Some(v)) = (s.offset.value(model), s.value.value(model)) else { continue };
+        let Some(Arg::Buffer(id)) = r.launch.args.get(s.param as usize) else { continue };
+        let bytes = r.mem.bytes_mut(*id);
+        let end = off.saturating_add(s.bytes as u64);
+        if end <= bytes.len() as u64 {
+            bytes[off as usize..end as usize].copy_from_slice(&v.to_le_bytes()[..s.bytes as usize]);
+        }
+    }
+}
+
 pub fn setup(k: &Kernel, l: &Lifted, bind: &Binding, model: &HashMap<String, u64>, blocks: Vec<[u32; 3]>, min_bytes: &HashMap<u32, u64>, fill: Fill) -> Replay {
     let grid = dims_of(model, "nctaid");
     let block = dims_of(model, "ntid");
