@@ -45,6 +45,15 @@ pub fn find(ctx: &mut Ctx) -> Vec<BoundsOutcome> {
                 None => continue,
             },
         };
+        if let (Some(launch), ByteSize::Fixed(n)) = (&ctx.launch, &size) {
+            if let Some(decided) = crate::enumerate::bounds(ctx, launch, i, *n) {
+                ctx.enumerated += 1;
+                if let crate::enumerate::Decided::Witness(model) = decided {
+                    out.push(BoundsOutcome::Witness(OobWitness { access: i, model, offset: Some("__offset0".into()), size: Some(*n) }));
+                }
+                continue;
+            }
+        }
         let mut q = Query::new(&ctx.l.exprs, ctx.bind, 1);
         let pc = q.enc.term(a.pc, 1);
         let o = q.enc.term(off, 1);

@@ -20,6 +20,14 @@ pub struct Ctx<'a> {
     pub solver: &'a mut Solver,
     pub timeout_ms: u64,
     pub queries: u64,
+    /// Time spent waiting for the solver.
+    pub solver_time: std::time::Duration,
+    /// Checks decided by exhaustive enumeration instead of the solver.
+    pub enumerated: u64,
+    /// The launch, when the interface fixes it (enables enumeration).
+    pub launch: Option<crate::enumerate::Launch>,
+    /// Enumerated points per (access, whole grid?), shared by the pairs an access is in.
+    pub points: std::cell::RefCell<HashMap<(usize, bool), Option<std::rc::Rc<Vec<crate::enumerate::Point>>>>>,
     /// Bases written somewhere in the kernel (others are read-only).
     written: BTreeSet<Base>,
     /// Per exit fact: the blocks reachable from the loop's exit.
@@ -45,12 +53,17 @@ impl<'a> Ctx<'a> {
                 (lp, fact, reachable_from(k, &exits))
             })
             .collect();
-        Ctx { k, l, phases, bind, solver, timeout_ms, queries: 0, written, after_loop }
+        let mut ctx = Ctx { k, l, phases, bind, solver, timeout_ms, queries: 0, solver_time: Default::default(), enumerated: 0, launch: None, points: Default::default(), written, after_loop };
+        ctx.launch = crate::enumerate::Launch::of(&ctx);
+        ctx
     }
 
     pub fn run(&mut self, q: &Query) -> Answer {
         self.queries += 1;
-        match q.run(self.solver, self.timeout_ms) {
+        let started = std::time::Instant::now();
+        let answer = q.run(self.solver, self.timeout_ms);
+        self.solver_time += started.elapsed();
+        match answer {
             Ok(SatResult::Sat(m)) => Answer::Sat(m),
             Ok(SatResult::Unsat) => Answer::Unsat,
             Ok(SatResult::Unknown(r)) => Answer::Unknown(r),

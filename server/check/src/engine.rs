@@ -94,6 +94,9 @@ pub fn check_kernel(k: &Kernel, spec: Option<&KernelSpec>, src: &Sources, opts: 
     let sync_outcomes = sync::find(&mut ctx);
     let bounds_outcomes = bounds::find(&mut ctx);
     report.stats.queries = ctx.queries;
+    report.stats.enumerated = ctx.enumerated;
+    report.stats.solver_millis = ctx.solver_time.as_secs_f64() * 1e3;
+    let replay_started = Instant::now();
     let fx = Explain { k, l: &lifted, bind: &bind, src };
     for o in race_outcomes {
         match o {
@@ -122,6 +125,7 @@ pub fn check_kernel(k: &Kernel, spec: Option<&KernelSpec>, src: &Sources, opts: 
             }
         }
     }
+    report.stats.replay_millis = replay_started.elapsed().as_secs_f64() * 1e3;
     let mut seen = std::collections::HashSet::new();
     report.uncertified.retain(|u| seen.insert((u.reason.clone(), u.location.as_ref().map(|l| l.ptx_span))));
     report.verdict = report

@@ -8,6 +8,7 @@ pub mod bounds;
 pub mod ctx;
 pub mod encode;
 pub mod engine;
+pub mod enumerate;
 pub mod query;
 pub mod races;
 pub mod replay;

@@ -154,4 +154,9 @@ pub struct Stats {
     pub accesses: usize,
     pub barriers: usize,
     pub queries: u64,
+    /// Checks decided by exhaustive enumeration of the (concrete) launch instead of the solver.
+    pub enumerated: u64,
+    /// Of `millis`, the time spent in the solver and in replaying counterexamples.
+    pub solver_millis: f64,
+    pub replay_millis: f64,
 }

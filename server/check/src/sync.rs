@@ -28,6 +28,15 @@ pub fn find(ctx: &mut Ctx) -> Vec<SyncOutcome> {
     let mut out = Vec::new();
     let sites: Vec<(BlockId, usize, ExprId, Vec<LoopId>)> = ctx.l.barriers.iter().map(|b| (b.block, b.inst, b.pc, b.loops.clone())).collect();
     for (block, inst, pc, loops) in sites {
+        if let Some(launch) = &ctx.launch {
+            if let Some(decided) = crate::enumerate::barrier(ctx, launch, block, &loops, pc) {
+                ctx.enumerated += 1;
+                if let crate::enumerate::Decided::Witness(model) = decided {
+                    out.push(SyncOutcome::Witness(DivergenceWitness { site: (block, inst), warp: false, model, missing_lane: None }));
+                }
+                continue;
+            }
+        }
         let mut q = Query::new(&ctx.l.exprs, ctx.bind, 2);
         let p1 = q.enc.term(pc, 1);
         let p2 = q.enc.term(pc, 2);
@@ -48,6 +57,16 @@ pub fn find(ctx: &mut Ctx) -> Vec<SyncOutcome> {
     }
     let warp_sites: Vec<_> = ctx.l.warp_ops.iter().map(|w| (w.block, w.inst, w.pc, w.mask, w.loops.clone())).collect();
     for (block, inst, pc, mask, loops) in warp_sites {
+        if let Some(launch) = &ctx.launch {
+            if let Some(decided) = crate::enumerate::warp(ctx, launch, block, &loops, pc, mask) {
+                ctx.enumerated += 1;
+                if let crate::enumerate::Decided::Witness(model) = decided {
+                    let lane = model.get("lane_missing").copied();
+                    out.push(SyncOutcome::Witness(DivergenceWitness { site: (block, inst), warp: true, model, missing_lane: lane }));
+                }
+                continue;
+            }
+        }
         let mut q = Query::new(&ctx.l.exprs, ctx.bind, 2);
         let p1 = q.enc.term(pc, 1);
         let p2 = q.enc.term(pc, 2);

@@ -325,6 +325,51 @@ impl Exprs {
         self.intern(Node::Ite { c, a, b }, bits)
     }
 
+    /// Evaluates an expression where `env` gives every symbol a value (booleans are 0/1), with
+    /// the same operator meanings as the interpreter. `None` when a symbol has no value.
+    pub fn eval(&self, e: ExprId, env: &dyn Fn(Sym) -> Option<u64>, memo: &mut HashMap<ExprId, u64>) -> Option<u64> {
+        if let Some(&v) = memo.get(&e) {
+            return Some(v);
+        }
+        let v = match *self.node(e) {
+            Node::Const { value, .. } => value,
+            Node::Bool(b) => b as u64,
+            Node::Var { sym, bits } => env(sym)? & if bits == BOOL { 1 } else { mask(bits) },
+            Node::Bin { op, a, b, bits } => eval_bin(op, self.eval(a, env, memo)?, self.eval(b, env, memo)?, bits),
+            Node::Un { op, a, bits } => eval_un(op, self.eval(a, env, memo)?, bits),
+            Node::Ext { a, from, to, signed } => eval_ext(self.eval(a, env, memo)?, from, to, signed),
+            Node::Cmp { op, a, b } => {
+                let bits = self.bits(a);
+                eval_cmp(op, self.eval(a, env, memo)?, self.eval(b, env, memo)?, bits) as u64
+            }
+            Node::Not(a) => 1 - self.eval(a, env, memo)?,
+            Node::And(a, b) => {
+                if self.eval(a, env, memo)? == 0 {
+                    0
+                } else {
+                    self.eval(b, env, memo)?
+                }
+            }
+            Node::Or(a, b) => {
+                if self.eval(a, env, memo)? == 1 {
+                    1
+                } else {
+                    self.eval(b, env, memo)?
+                }
+            }
+            Node::Xor(a, b) => self.eval(a, env, memo)? ^ self.eval(b, env, memo)?,
+            Node::Ite { c, a, b } => {
+                if self.eval(c, env, memo)? == 1 {
+                    self.eval(a, env, memo)?
+                } else {
+                    self.eval(b, env, memo)?
+                }
+            }
+        };
+        memo.insert(e, v);
+        Some(v)
+    }
+
     /// Replaces symbols by expressions (memoised over the DAG).
     pub fn subst(&mut self, e: ExprId, map: &HashMap<Sym, ExprId>) -> ExprId {
         let mut memo = HashMap::new();

@@ -1,0 +1,523 @@
+//! Exhaustive enumeration for concrete launches: the fast path and the exact oracle.
+//!
+//! When the interface fixes the launch geometry and every parameter an access depends on, the
+//! thread domain is finite and small: each access's instances (thread, loop iterations, byte
+//! offset) can be listed by evaluating its path condition and address, and collisions found with
+//! a hash map. This answers most real kernels in microseconds, without the solver, and exactly.
+//! Anything that is not a function of thread ids and loop counters (a loaded value, a havocked
+//! register, an unbounded loop) makes the enumerator decline, and the SMT path takes over.
+
+use crate::ctx::Ctx;
+use model::cfg::{BlockId, LoopId};
+use model::expr::{ExprId, Exprs, Node, Sym, BOOL};
+use model::ops::*;
+use model::phases::IterRel;
+use model::symbolic::Access;
+use std::collections::HashMap;
+
+/// Loop iterations enumerated at most per loop.
+const MAX_ITERATIONS: u64 = 1 << 12;
+/// Points (thread × iteration vector) enumerated at most per access.
+const MAX_POINTS: usize = 1 << 18;
+/// Threads enumerated at most per check; past this the solver is faster.
+const MAX_THREADS: u64 = 1 << 13;
+
+/// Expressions compiled to a straight-line program over their DAG, for fast repeated
+/// evaluation: operands are slot indices, so a run is one pass over a vector.
+pub struct Program {
+    ins: Vec<Ins>,
+    slot: HashMap<ExprId, usize>,
+}
+
+/// One node with its operands resolved to slots.
+enum Ins {
+    Const(u64),
+    Sym(Sym, u64),
+    Bin(BinOp, usize, usize, u32),
+    Un(UnOp, usize, u32),
+    Ext(usize, u32, u32, bool),
+    Cmp(CmpOp, usize, usize, u32),
+    Not(usize),
+    And(usize, usize),
+    Or(usize, usize),
+    Xor(usize, usize),
+    Ite(usize, usize, usize),
+}
+
+/// Concrete values of the symbols a program may mention.
+#[derive(Clone)]
+pub struct Env {
+    pub ntid: [u64; 3],
+    pub nctaid: [u64; 3],
+    pub tid: [u64; 3],
+    pub ctaid: [u64; 3],
+    pub k: Vec<u64>,
+}
+
+impl Env {
+    fn sym(&self, s: Sym) -> u64 {
+        match s {
+            Sym::Special(Special::Tid(d)) => self.tid[d as usize],
+            Sym::Special(Special::Ntid(d)) => self.ntid[d as usize],
+            Sym::Special(Special::Ctaid(d)) => self.ctaid[d as usize],
+            Sym::Special(Special::Nctaid(d)) => self.nctaid[d as usize],
+            Sym::Special(Special::LaneId) => self.linear() & 31,
+            Sym::Special(Special::WarpId) => self.linear() >> 5,
+            Sym::Counter(l) => self.k.get(l as usize).copied().unwrap_or(0),
+            _ => 0,
+        }
+    }
+
+    pub fn linear(&self) -> u64 {
+        self.tid[0] + self.ntid[0] * (self.tid[1] + self.ntid[1] * self.tid[2])
+    }
+}
+
+fn evaluable(s: Sym) -> bool {
+    matches!(s, Sym::Special(Special::Tid(_) | Special::Ntid(_) | Special::Ctaid(_) | Special::Nctaid(_) | Special::LaneId | Special::WarpId) | Sym::Counter(_))
+}
+
+impl Program {
+    /// Compiles `roots`; `None` if they mention a symbol that has no concrete value.
+    pub fn new(x: &Exprs, roots: &[ExprId]) -> Option<Program> {
+        let mut order = Vec::new();
+        let mut seen = std::collections::HashSet::new();
+        // Iterative post-order so children come before parents.
+        let mut stack: Vec<(ExprId, bool)> = roots.iter().map(|&r| (r, false)).collect();
+        while let Some((e, expanded)) = stack.pop() {
+            if expanded {
+                order.push(e);
+                continue;
+            }
+            if !seen.insert(e) {
+                continue;
+            }
+            if let Node::Var { sym, .. } = x.node(e) {
+                if !evaluable(*sym) {
+                    return None;
+                }
+            }
+            stack.push((e, true));
+            for c in x.children(e) {
+                if !seen.contains(&c) {
+                    stack.push((c, false));
+                }
+            }
+        }
+        let slot: HashMap<ExprId, usize> = order.iter().enumerate().map(|(i, &e)| (e, i)).collect();
+        let ins = order
+            .iter()
+            .map(|&e| match *x.node(e) {
+                Node::Const { value, .. } => Ins::Const(value),
+                Node::Bool(b) => Ins::Const(b as u64),
+                Node::Var { sym, bits } => Ins::Sym(sym, if bits == BOOL { 1 } else { mask(bits) }),
+                Node::Bin { op, a, b, bits } => Ins::Bin(op, slot[&a], slot[&b], bits),
+                Node::Un { op, a, bits } => Ins::Un(op, slot[&a], bits),
+                Node::Ext { a, from, to, signed } => Ins::Ext(slot[&a], from, to, signed),
+                Node::Cmp { op, a, b } => Ins::Cmp(op, slot[&a], slot[&b], x.bits(a)),
+                Node::Not(a) => Ins::Not(slot[&a]),
+                Node::And(a, b) => Ins::And(slot[&a], slot[&b]),
+                Node::Or(a, b) => Ins::Or(slot[&a], slot[&b]),
+                Node::Xor(a, b) => Ins::Xor(slot[&a], slot[&b]),
+                Node::Ite { c, a, b } => Ins::Ite(slot[&c], slot[&a], slot[&b]),
+            })
+            .collect();
+        Some(Program { ins, slot })
+    }
+
+    /// Evaluates every node; read results with `get`.
+    pub fn run(&self, env: &Env, vals: &mut Vec<u64>) {
+        vals.clear();
+        vals.resize(self.ins.len(), 0);
+        for i in 0..self.ins.len() {
+            vals[i] = match self.ins[i] {
+                Ins::Const(v) => v,
+                Ins::Sym(s, m) => env.sym(s) & m,
+                Ins::Bin(op, a, b, bits) => eval_bin(op, vals[a], vals[b], bits),
+                Ins::Un(op, a, bits) => eval_un(op, vals[a], bits),
+                Ins::Ext(a, from, to, signed) => eval_ext(vals[a], from, to, signed),
+                Ins::Cmp(op, a, b, bits) => eval_cmp(op, vals[a], vals[b], bits) as u64,
+                Ins::Not(a) => 1 - vals[a],
+                Ins::And(a, b) => vals[a] & vals[b],
+                Ins::Or(a, b) => vals[a] | vals[b],
+                Ins::Xor(a, b) => vals[a] ^ vals[b],
+                Ins::Ite(c, a, b) => {
+                    if vals[c] == 1 {
+                        vals[a]
+                    } else {
+                        vals[b]
+                    }
+                }
+            };
+        }
+    }
+
+    pub fn get(&self, vals: &[u64], e: ExprId) -> u64 {
+        vals[self.slot[&e]]
+    }
+}
+
+/// One execution of an access: by which thread, in which iterations, at which offset.
+#[derive(Clone, Debug)]
+pub struct Point {
+    pub ctaid: [u64; 3],
+    pub tid: [u64; 3],
+    /// Counter values, indexed by loop id (0 for loops that do not matter).
+    pub k: Vec<u64>,
+    pub offset: u64,
+}
+
+/// The launch, when the interface fixes it completely.
+pub struct Launch {
+    pub ntid: [u64; 3],
+    pub nctaid: [u64; 3],
+}
+
+impl Launch {
+    pub fn of(ctx: &Ctx) -> Option<Launch> {
+        let ntid = ctx.bind.concrete_block()?;
+        let g = ctx.bind.grid;
+        let nctaid = [g[0].value()?, g[1].value()?, g[2].value()?];
+        Some(Launch { ntid, nctaid })
+    }
+
+    pub fn threads_per_block(&self) -> u64 {
+        self.ntid.iter().product()
+    }
+
+    fn blocks(&self) -> impl Iterator<Item = [u64; 3]> + '_ {
+        let n = self.nctaid;
+        (0..n[2]).flat_map(move |z| (0..n[1]).flat_map(move |y| (0..n[0]).map(move |x| [x, y, z])))
+    }
+
+    fn threads(&self) -> impl Iterator<Item = [u64; 3]> + '_ {
+        let n = self.ntid;
+        (0..n[2]).flat_map(move |z| (0..n[1]).flat_map(move |y| (0..n[0]).map(move |x| [x, y, z])))
+    }
+}
+
+/// The loops whose counters matter for a site at `block` with expressions `exprs`: enclosing
+/// loops (enumerated), and loops before it (their exit iteration, from the exit fact).
+struct SiteLoops {
+    /// (loop, how its counter is chosen), in loop-id order (outer and earlier loops first).
+    loops: Vec<(LoopId, Choice)>,
+}
+
+#[derive(Clone, Copy)]
+enum Choice {
+    /// Every iteration for which the loop's guard holds.
+    Range(ExprId),
+    /// The first iteration for which the exit fact holds.
+    Exit(ExprId),
+}
+
+fn site_loops(ctx: &Ctx, block: BlockId, enclosing: &[LoopId], exprs: &[ExprId]) -> Option<SiteLoops> {
+    let mut loops: Vec<(LoopId, Choice)> = Vec::new();
+    let facts: Vec<(LoopId, ExprId)> = ctx.l.exit_facts.iter().copied().filter(|(_, f)| ctx.facts_for(block).contains(f)).collect();
+    let mut mentioned: Vec<LoopId> = exprs.iter().flat_map(|&e| ctx.l.exprs.symbols(e)).filter_map(|s| if let Sym::Counter(l) = s { Some(l) } else { None }).collect();
+    mentioned.extend(enclosing);
+    mentioned.extend(facts.iter().map(|(l, _)| *l));
+    mentioned.sort();
+    mentioned.dedup();
+    for l in mentioned {
+        let guard = ctx.l.loops.get(l as usize)?.as_ref()?.guard;
+        if enclosing.contains(&l) {
+            loops.push((l, Choice::Range(guard)));
+        } else if let Some((_, f)) = facts.iter().find(|(fl, _)| *fl == l) {
+            loops.push((l, Choice::Exit(*f)));
+        } else {
+            loops.push((l, Choice::Range(guard)));
+        }
+    }
+    Some(SiteLoops { loops })
+}
+
+/// Enumerates the points of a site: every thread of `blocks` and iteration vector for which
+/// `pc` holds, with the value of `value`. `None` if not enumerable.
+fn enumerate_site(ctx: &Ctx, launch: &Launch, blocks: &[[u64; 3]], block: BlockId, enclosing: &[LoopId], pc: ExprId, value: ExprId) -> Option<Vec<Point>> {
+    let x = &ctx.l.exprs;
+    let site = site_loops(ctx, block, enclosing, &[pc, value])?;
+    // One small program per loop condition, so scanning iterations evaluates only what it needs.
+    let mut levels = Vec::new();
+    for &(l, c) in &site.loops {
+        let (e, exit) = match c {
+            Choice::Range(g) => (g, false),
+            Choice::Exit(f) => (f, true),
+        };
+        levels.push(Level { lp: l, cond: e, exit, prog: Program::new(x, &[e])? });
+    }
+    let main = Program::new(x, &[pc, value])?;
+    let nloops = ctx.k.cfg.loops.len();
+    let mut out = Vec::new();
+    let mut vals = Vec::new();
+    for &b in blocks {
+        for t in launch.threads() {
+            let mut env = Env { ntid: launch.ntid, nctaid: launch.nctaid, tid: t, ctaid: b, k: vec![0; nloops] };
+            let mut walk = Walk { main: &main, pc, value, vals: &mut vals, out: &mut out };
+            if !walk.level(&levels, 0, &mut env) {
+                return None;
+            }
+            if out.len() > MAX_POINTS {
+                return None;
+            }
+        }
+    }
+    Some(out)
+}
+
+struct Level {
+    lp: LoopId,
+    cond: ExprId,
+    /// `cond` is an exit fact (take its first true iteration) rather than a guard (take all).
+    exit: bool,
+    prog: Program,
+}
+
+struct Walk<'a> {
+    main: &'a Program,
+    pc: ExprId,
+    value: ExprId,
+    vals: &'a mut Vec<u64>,
+    out: &'a mut Vec<Point>,
+}
+
+impl Walk<'_> {
+    fn level(&mut self, levels: &[Level], i: usize, env: &mut Env) -> bool {
+        let Some(lv) = levels.get(i) else {
+            self.main.run(env, self.vals);
+            if self.main.get(self.vals, self.pc) == 1 {
+                self.out.push(Point { ctaid: env.ctaid, tid: env.tid, k: env.k.clone(), offset: self.main.get(self.vals, self.value) });
+            }
+            return true;
+        };
+        let mut vals = Vec::new();
+        for k in 0..MAX_ITERATIONS {
+            env.k[lv.lp as usize] = k;
+            lv.prog.run(env, &mut vals);
+            let holds = lv.prog.get(&vals, lv.cond) == 1;
+            match (lv.exit, holds) {
+                (true, true) => return self.level(levels, i + 1, env),
+                (true, false) => {}
+                (false, false) => {
+                    env.k[lv.lp as usize] = 0;
+                    return true;
+                }
+                (false, true) => {
+                    if !self.level(levels, i + 1, env) {
+                        return false;
+                    }
+                }
+            }
+        }
+        false
+    }
+}
+
+fn mentions_ctaid(x: &Exprs, exprs: &[ExprId]) -> bool {
+    exprs.iter().any(|&e| x.symbols(e).iter().any(|s| matches!(s, Sym::Special(Special::Ctaid(_)))))
+}
+
+/// The witness model in the solver's naming, so replay and reports treat both paths alike.
+fn model_of(launch: &Launch, p1: &Point, p2: Option<&Point>) -> HashMap<String, u64> {
+    let mut m = HashMap::new();
+    for (d, n) in ["x", "y", "z"].iter().enumerate() {
+        m.insert(format!("ntid_{n}"), launch.ntid[d]);
+        m.insert(format!("nctaid_{n}"), launch.nctaid[d]);
+        for (t, p) in [(1, Some(p1)), (2, p2)] {
+            if let Some(p) = p {
+                m.insert(format!("tid_{n}_{t}"), p.tid[d]);
+                m.insert(format!("ctaid_{n}_{t}"), p.ctaid[d]);
+            }
+        }
+    }
+    for (t, p) in [(1, Some(p1)), (2, p2)] {
+        if let Some(p) = p {
+            for (l, k) in p.k.iter().enumerate() {
+                m.insert(format!("k{l}_{t}"), *k);
+            }
+            m.insert(format!("__offset{}", t - 1), p.offset);
+        }
+    }
+    m
+}
+
+pub enum Decided {
+    /// No instance: the property holds (for this pair / site).
+    Holds,
+    /// A witness, as a solver-style model.
+    Witness(HashMap<String, u64>),
+}
+
+/// Races between accesses `i` and `j`, by enumeration. `None`: not enumerable.
+pub fn race(ctx: &Ctx, launch: &Launch, i: usize, j: usize) -> Option<Decided> {
+    let (a, b) = (&ctx.l.accesses[i], &ctx.l.accesses[j]);
+    let (o1, o2) = (a.offset?, b.offset?);
+    let x = &ctx.l.exprs;
+    let shared = a.space == Space::Shared;
+    let per_block = shared && !mentions_ctaid(x, &[a.pc, b.pc, o1, o2]);
+    let blocks: Vec<[u64; 3]> = if per_block { vec![[0, 0, 0]] } else { launch.blocks().collect() };
+    if blocks.len() as u64 * launch.threads_per_block() > MAX_THREADS {
+        return None;
+    }
+    let points_of = |n: usize, acc: &Access, off: ExprId| -> Option<std::rc::Rc<Vec<Point>>> {
+        let key = (n, !per_block);
+        if let Some(p) = ctx.points.borrow().get(&key) {
+            return p.clone();
+        }
+        let p = enumerate_site(ctx, launch, &blocks, acc.block, &acc.loops, acc.pc, off).map(std::rc::Rc::new);
+        ctx.points.borrow_mut().insert(key, p.clone());
+        p
+    };
+    let p1 = points_of(i, a, o1)?;
+    let p2 = points_of(j, b, o2)?;
+    let phase = ctx.phases.same_phase(i, j);
+    let entry_progs: HashMap<LoopId, Program> = phase
+        .iter()
+        .flatten()
+        .filter_map(|r| match r {
+            IterRel::NotEntered { lp, .. } => Some(*lp),
+            _ => None,
+        })
+        .filter_map(|lp| Some((lp, Program::new(x, &[ctx.l.loop_entry_pc.get(lp as usize)?.as_ref().copied()?])?)))
+        .collect();
+    // Points of the first access sorted by offset; each point of the second looks up the
+    // offsets whose byte range can overlap its own.
+    let mut sorted: Vec<(u64, u32)> = p1.iter().enumerate().map(|(n, p)| (p.offset, n as u32)).collect();
+    sorted.sort_unstable();
+    for q in p2.iter() {
+        let lo = q.offset.saturating_sub(a.bytes as u64 - 1);
+        let hi = q.offset.saturating_add(b.bytes as u64 - 1);
+        let start = sorted.partition_point(|(o, _)| *o < lo);
+        for &(off, n) in sorted[start..].iter().take_while(|(o, _)| *o <= hi) {
+            let p = &p1[n as usize];
+            if off + (a.bytes as u64) <= q.offset || q.offset + (b.bytes as u64) <= off {
+                continue;
+            }
+            if p.tid == q.tid && p.ctaid == q.ctaid {
+                continue;
+            }
+            let same_block = p.ctaid == q.ctaid;
+            if shared && !same_block {
+                continue;
+            }
+            if !same_block || same_phase(ctx, launch, &phase, &entry_progs, p, q)? {
+                return Some(Decided::Witness(model_of(launch, p, Some(q))));
+            }
+        }
+    }
+    Some(Decided::Holds)
+}
+
+fn same_phase(ctx: &Ctx, launch: &Launch, phase: &[Vec<IterRel>], entry: &HashMap<LoopId, Program>, p: &Point, q: &Point) -> Option<bool> {
+    let _ = ctx;
+    let k = |pt: &Point, l: LoopId| pt.k.get(l as usize).copied().unwrap_or(0);
+    'conj: for conj in phase {
+        for r in conj {
+            let ok = match *r {
+                IterRel::Eq(l) => k(p, l) == k(q, l),
+                IterRel::Succ { lp, second: true } => k(q, lp) == k(p, lp) + 1,
+                IterRel::Succ { lp, second: false } => k(p, lp) == k(q, lp) + 1,
+                IterRel::Gt { lp, second: true } => k(q, lp) > k(p, lp),
+                IterRel::Gt { lp, second: false } => k(p, lp) > k(q, lp),
+                IterRel::Ge { lp, second: true } => k(q, lp) >= k(p, lp),
+                IterRel::Ge { lp, second: false } => k(p, lp) >= k(q, lp),
+                IterRel::Zero { lp, second } => k(if second { q } else { p }, lp) == 0,
+                IterRel::Pos { lp, second } => k(if second { q } else { p }, lp) > 0,
+                IterRel::NotEntered { lp, second } => {
+                    let prog = entry.get(&lp)?;
+                    let pt = if second { q } else { p };
+                    let env = Env { ntid: launch.ntid, nctaid: launch.nctaid, tid: pt.tid, ctaid: pt.ctaid, k: pt.k.clone() };
+                    let mut vals = Vec::new();
+                    prog.run(&env, &mut vals);
+                    let e = ctx.l.loop_entry_pc[lp as usize]?;
+                    prog.get(&vals, e) == 0
+                }
+            };
+            if !ok {
+                continue 'conj;
+            }
+        }
+        return Some(true);
+    }
+    Some(false)
+}
+
+/// Out-of-bounds instances of access `i` against `size` bytes.
+pub fn bounds(ctx: &Ctx, launch: &Launch, i: usize, size: u64) -> Option<Decided> {
+    let a: &Access = &ctx.l.accesses[i];
+    let off = a.offset?;
+    let blocks: Vec<[u64; 3]> = if mentions_ctaid(&ctx.l.exprs, &[a.pc, off]) { launch.blocks().collect() } else { vec![[0, 0, 0]] };
+    if blocks.len() as u64 * launch.threads_per_block() > MAX_THREADS {
+        return None;
+    }
+    let points = enumerate_site(ctx, launch, &blocks, a.block, &a.loops, a.pc, off)?;
+    for p in &points {
+        let end = p.offset.wrapping_add(a.bytes as u64);
+        if end > size || end < p.offset {
+            return Some(Decided::Witness(model_of(launch, p, None)));
+        }
+    }
+    Some(Decided::Holds)
+}
+
+/// Barrier divergence at a barrier with path condition `pc` inside `loops`.
+pub fn barrier(ctx: &Ctx, launch: &Launch, block: BlockId, loops: &[LoopId], pc: ExprId) -> Option<Decided> {
+    let blocks: Vec<[u64; 3]> = if mentions_ctaid(&ctx.l.exprs, &[pc]) { launch.blocks().collect() } else { vec![[0, 0, 0]] };
+    if blocks.len() as u64 * launch.threads_per_block() > MAX_THREADS {
+        return None;
+    }
+    let zero = pc; // any expression works as the value; we only need the points
+    for &b in &blocks {
+        let points = enumerate_site(ctx, launch, &[b], block, loops, pc, zero)?;
+        // Iteration vector (of the enclosing loops) → threads that reach the barrier there.
+        let mut by_iter: HashMap<Vec<u64>, Vec<&Point>> = HashMap::new();
+        for p in &points {
+            by_iter.entry(loops.iter().map(|&l| p.k[l as usize]).collect()).or_default().push(p);
+        }
+        let n = launch.threads_per_block() as usize;
+        for arrived in by_iter.values() {
+            if arrived.len() < n {
+                let p = arrived[0];
+                let missing = launch.threads().find(|t| !arrived.iter().any(|q| q.tid == *t))?;
+                let q = Point { ctaid: b, tid: missing, k: p.k.clone(), offset: 0 };
+                return Some(Decided::Witness(model_of(launch, p, Some(&q))));
+            }
+        }
+    }
+    Some(Decided::Holds)
+}
+
+/// A warp collective whose mask names a lane that does not arrive.
+pub fn warp(ctx: &Ctx, launch: &Launch, block: BlockId, loops: &[LoopId], pc: ExprId, mask_e: ExprId) -> Option<Decided> {
+    let blocks: Vec<[u64; 3]> = if mentions_ctaid(&ctx.l.exprs, &[pc, mask_e]) { launch.blocks().collect() } else { vec![[0, 0, 0]] };
+    if blocks.len() as u64 * launch.threads_per_block() > MAX_THREADS {
+        return None;
+    }
+    let nthreads = launch.threads_per_block();
+    for &b in &blocks {
+        let points = enumerate_site(ctx, launch, &[b], block, loops, pc, mask_e)?;
+        let linear = |t: [u64; 3]| t[0] + launch.ntid[0] * (t[1] + launch.ntid[1] * t[2]);
+        let arrived: std::collections::HashSet<(u64, Vec<u64>)> = points.iter().map(|p| (linear(p.tid), loops.iter().map(|&l| p.k[l as usize]).collect())).collect();
+        for p in &points {
+            let iters: Vec<u64> = loops.iter().map(|&l| p.k[l as usize]).collect();
+            let base = linear(p.tid) & !31;
+            for lane in 0..32u64 {
+                if p.offset >> lane & 1 == 0 {
+                    continue;
+                }
+                let other = base + lane;
+                if other >= nthreads || !arrived.contains(&(other, iters.clone())) {
+                    let mut m = model_of(launch, p, None);
+                    m.insert("lane_missing".into(), lane);
+                    let t2 = [other % launch.ntid[0], (other / launch.ntid[0]) % launch.ntid[1], other / (launch.ntid[0] * launch.ntid[1])];
+                    for (d, n) in ["x", "y", "z"].iter().enumerate() {
+                        m.insert(format!("tid_{n}_2"), t2[d]);
+                        m.insert(format!("ctaid_{n}_2"), b[d]);
+                    }
+                    return Some(Decided::Witness(m));
+                }
+            }
+        }
+    }
+    Some(Decided::Holds)
+}
