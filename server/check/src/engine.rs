@@ -24,11 +24,14 @@ use std::time::Instant;
 pub struct Options {
     /// Per SMT query.
     pub timeout_ms: u64,
+    /// Decide checks by enumerating concrete launches when the interface fixes them (on by
+    /// default; off to exercise the SMT encoding alone).
+    pub enumerate: bool,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Options { timeout_ms: 2000 }
+        Options { timeout_ms: 2000, enumerate: true }
     }
 }
 
@@ -90,6 +93,9 @@ pub fn check_kernel(k: &Kernel, spec: Option<&KernelSpec>, src: &Sources, opts: 
         }
     }
     let mut ctx = Ctx::new(k, &lifted, &phases, &bind, solver, opts.timeout_ms);
+    if !opts.enumerate {
+        ctx.launch = None;
+    }
     let race_outcomes = races::find(&mut ctx);
     let sync_outcomes = sync::find(&mut ctx);
     let bounds_outcomes = bounds::find(&mut ctx);

@@ -18,9 +18,9 @@ use std::collections::HashMap;
 /// Loop iterations enumerated at most per loop.
 const MAX_ITERATIONS: u64 = 1 << 12;
 /// Points (thread × iteration vector) enumerated at most per access.
-const MAX_POINTS: usize = 1 << 18;
+const MAX_POINTS: usize = 1 << 19;
 /// Threads enumerated at most per check; past this the solver is faster.
-const MAX_THREADS: u64 = 1 << 13;
+const MAX_THREADS: u64 = 1 << 20;
 
 /// Expressions compiled to a straight-line program over their DAG, for fast repeated
 /// evaluation: operands are slot indices, so a run is one pass over a vector.
@@ -365,7 +365,10 @@ pub fn race(ctx: &Ctx, launch: &Launch, i: usize, j: usize) -> Option<Decided> {
             return p.clone();
         }
         let p = enumerate_site(ctx, launch, &blocks, acc.block, &acc.loops, acc.pc, off).map(std::rc::Rc::new);
-        ctx.points.borrow_mut().insert(key, p.clone());
+        // Large point sets are recomputed rather than kept, to bound memory.
+        if p.as_ref().is_none_or(|v| v.len() < 1 << 16) {
+            ctx.points.borrow_mut().insert(key, p.clone());
+        }
         p
     };
     let p1 = points_of(i, a, o1)?;

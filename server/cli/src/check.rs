@@ -32,7 +32,7 @@ pub fn run(argv: &[String]) -> ExitCode {
         include_paths: args.values("include"),
         ..Default::default()
     };
-    let opts = Options { timeout_ms };
+    let opts = Options { timeout_ms, ..Options::default() };
     let mut solver = Solver::z3();
     let mut reports = Vec::new();
     let mut unusable = false;

@@ -1,0 +1,127 @@
+//! The engine scored on the corpus (`tests/corpus`): every deliberately buggy kernel must be
+//! caught with the right kind on the right lines, every correct kernel must come out `verified`
+//! (or `uncertified` with a reason — never a finding), and every finding must have been replayed
+//! by the interpreter. Prints the confusion table.
+
+use check::{check_ptx, Context, FileReport, FindingKind, Options, Solver, Verdict};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+struct Expect {
+    file: String,
+    kernel: String,
+    verdict: String,
+    lines: Vec<u32>,
+}
+
+fn corpus_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/corpus")
+}
+
+fn expectations() -> Vec<Expect> {
+    let mut out = Vec::new();
+    let mut metas: Vec<PathBuf> = std::fs::read_dir(corpus_dir()).unwrap().map(|e| e.unwrap().path()).filter(|p| p.to_string_lossy().ends_with(".meta.toml")).collect();
+    metas.sort();
+    for m in metas {
+        let stem = m.file_name().unwrap().to_string_lossy().trim_end_matches(".meta.toml").to_string();
+        let v: toml::Table = std::fs::read_to_string(&m).unwrap().parse().unwrap();
+        for e in v["expect"].as_array().unwrap() {
+            out.push(Expect {
+                file: stem.clone(),
+                kernel: e["kernel"].as_str().unwrap().to_string(),
+                verdict: e["verdict"].as_str().unwrap().to_string(),
+                lines: e.get("lines").and_then(|l| l.as_array()).map(|l| l.iter().map(|x| x.as_integer().unwrap() as u32).collect()).unwrap_or_default(),
+            });
+        }
+    }
+    assert!(out.len() >= 30, "the corpus has at least 30 kernels");
+    out
+}
+
+fn run(file: &str, opts: &Options, solver: &mut Solver) -> FileReport {
+    let dir = corpus_dir();
+    let ptx = std::fs::read_to_string(dir.join(format!("{file}.ptx"))).unwrap();
+    let cu = std::fs::read_to_string(dir.join(format!("{file}.cu"))).unwrap();
+    let iface = spec::parse_lark_toml("lark.toml", &std::fs::read_to_string(dir.join("lark.toml")).unwrap()).unwrap();
+    let cx = Context { interface: Some(&iface), cu_text: Some(&cu), only: None };
+    check_ptx(file, &ptx, &cx, opts, solver)
+}
+
+fn kind_word(k: FindingKind) -> &'static str {
+    k.verdict().as_str()
+}
+
+#[test]
+fn corpus_scores() {
+    let mut solver = Solver::z3();
+    let opts = Options::default();
+    let mut table: BTreeMap<(String, String), usize> = BTreeMap::new();
+    let mut failures = Vec::new();
+    let mut reports: BTreeMap<String, FileReport> = BTreeMap::new();
+    for e in expectations() {
+        let report = reports.entry(e.file.clone()).or_insert_with(|| run(&e.file, &opts, &mut solver));
+        let k = report.kernels.iter().find(|k| k.name == e.kernel).unwrap_or_else(|| panic!("{}: kernel {} not found", e.file, e.kernel));
+        *table.entry((e.verdict.clone(), k.verdict.as_str().to_string())).or_default() += 1;
+        for f in &k.findings {
+            if !f.replayed {
+                failures.push(format!("{}: finding not replayed: {}", e.kernel, f.message));
+            }
+        }
+        if e.verdict == "verified" {
+            if !k.findings.is_empty() {
+                failures.push(format!("{}: false alarm: {}", e.kernel, k.findings[0].message));
+            } else if k.verdict == Verdict::Uncertified && k.uncertified.is_empty() {
+                failures.push(format!("{}: uncertified without a reason", e.kernel));
+            }
+            continue;
+        }
+        let hit = k.findings.iter().any(|f| {
+            let lines: Vec<u32> = match f.kind {
+                FindingKind::BarrierDivergence => f.barrier.iter().map(|b| b.line).collect(),
+                _ => f.accesses.iter().map(|a| a.location.line).collect(),
+            };
+            let mut want = e.lines.clone();
+            let mut got = lines.clone();
+            want.sort();
+            want.dedup();
+            got.sort();
+            got.dedup();
+            kind_word(f.kind) == e.verdict && want == got
+        });
+        if !hit {
+            let got: Vec<String> = k.findings.iter().map(|f| format!("{} {:?}", kind_word(f.kind), f.accesses.iter().map(|a| a.location.line).chain(f.barrier.iter().map(|b| b.line)).collect::<Vec<_>>())).collect();
+            failures.push(format!("{}: expected {} on lines {:?}, got {} with {:?}", e.kernel, e.verdict, e.lines, k.verdict.as_str(), got));
+        }
+    }
+    println!("confusion table (expected -> reported: count):");
+    for ((want, got), n) in &table {
+        println!("  {want:>20} -> {got:<20} {n}");
+    }
+    assert!(failures.is_empty(), "corpus failures:\n{}", failures.join("\n"));
+}
+
+/// The SMT encoding agrees with exhaustive enumeration (the exact oracle for concrete launches)
+/// on every corpus kernel: same verdict, except where the solver times out (uncertified).
+#[test]
+fn smt_agrees_with_enumeration() {
+    let mut solver = Solver::z3();
+    let enumerate = Options::default();
+    let smt = Options { enumerate: false, timeout_ms: 10_000 };
+    let mut files: Vec<String> = expectations().into_iter().map(|e| e.file).collect();
+    files.dedup();
+    let mut disagreements = Vec::new();
+    let mut compared = 0;
+    for f in files {
+        let a = run(&f, &enumerate, &mut solver);
+        let b = run(&f, &smt, &mut solver);
+        for (ka, kb) in a.kernels.iter().zip(&b.kernels) {
+            compared += 1;
+            let timed_out = [ka, kb].iter().any(|k| k.uncertified.iter().any(|u| u.reason.contains("not decided")));
+            if ka.verdict != kb.verdict && !timed_out {
+                disagreements.push(format!("{}: enumeration says {}, SMT says {} ({:?})", ka.name, ka.verdict.as_str(), kb.verdict.as_str(), kb.uncertified.first().map(|u| &u.reason)));
+            }
+        }
+    }
+    println!("compared {compared} kernels");
+    assert!(disagreements.is_empty(), "{}", disagreements.join("\n"));
+}
