@@ -22,6 +22,8 @@ pub struct Ctx<'a> {
     pub queries: u64,
     /// Time spent waiting for the solver.
     pub solver_time: std::time::Duration,
+    /// After this, remaining solver checks are answered `Unknown` (uncertified).
+    pub deadline: Option<std::time::Instant>,
     /// Checks decided by exhaustive enumeration instead of the solver.
     pub enumerated: u64,
     /// The launch, when the interface fixes it (enables enumeration).
@@ -53,12 +55,15 @@ impl<'a> Ctx<'a> {
                 (lp, fact, reachable_from(k, &exits))
             })
             .collect();
-        let mut ctx = Ctx { k, l, phases, bind, solver, timeout_ms, queries: 0, solver_time: Default::default(), enumerated: 0, launch: None, points: Default::default(), written, after_loop };
+        let mut ctx = Ctx { k, l, phases, bind, solver, timeout_ms, queries: 0, solver_time: Default::default(), deadline: None, enumerated: 0, launch: None, points: Default::default(), written, after_loop };
         ctx.launch = crate::enumerate::Launch::of(&ctx);
         ctx
     }
 
     pub fn run(&mut self, q: &Query) -> Answer {
+        if self.deadline.is_some_and(|d| std::time::Instant::now() > d) {
+            return Answer::Unknown("the time budget for this kernel ran out before this check".into());
+        }
         self.queries += 1;
         let started = std::time::Instant::now();
         let answer = q.run(self.solver, self.timeout_ms);
@@ -91,7 +96,15 @@ impl<'a> Ctx<'a> {
                 }
             }
         }
-        let small = self.run(q);
+        // Simplest first: a one-dimensional block of at most 256 threads.
+        let simple = ["(= ntid_y (_ bv1 32))", "(= ntid_z (_ bv1 32))", "(bvule ntid_x (_ bv256 32))"];
+        q.asserts.extend(simple.iter().map(|s| s.to_string()));
+        let simplest = self.run(q);
+        q.asserts.truncate(q.asserts.len() - simple.len());
+        let small = match simplest {
+            Answer::Sat(m) => Answer::Sat(m),
+            _ => self.run(q),
+        };
         q.asserts.truncate(before);
         match small {
             Answer::Sat(m) => Answer::Sat(m),

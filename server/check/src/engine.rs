@@ -27,11 +27,14 @@ pub struct Options {
     /// Decide checks by enumerating concrete launches when the interface fixes them (on by
     /// default; off to exercise the SMT encoding alone).
     pub enumerate: bool,
+    /// Wall-clock budget for one kernel's solver checks; what is left when it runs out is
+    /// reported uncertified.
+    pub budget_ms: u64,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Options { timeout_ms: 2000, enumerate: true }
+        Options { timeout_ms: 2000, enumerate: true, budget_ms: 20_000 }
     }
 }
 
@@ -96,6 +99,7 @@ pub fn check_kernel(k: &Kernel, spec: Option<&KernelSpec>, src: &Sources, opts: 
     if !opts.enumerate {
         ctx.launch = None;
     }
+    ctx.deadline = Some(started + std::time::Duration::from_millis(opts.budget_ms));
     let race_outcomes = races::find(&mut ctx);
     let sync_outcomes = sync::find(&mut ctx);
     let bounds_outcomes = bounds::find(&mut ctx);
@@ -132,8 +136,16 @@ pub fn check_kernel(k: &Kernel, spec: Option<&KernelSpec>, src: &Sources, opts: 
         }
     }
     report.stats.replay_millis = replay_started.elapsed().as_secs_f64() * 1e3;
+    // One finding per kind and set of lines: the same bug seen through several accesses or
+    // launches is one bug.
+    let mut seen_findings = std::collections::HashSet::new();
+    report.findings.retain(|f| {
+        let mut lines: Vec<u32> = f.accesses.iter().map(|a| a.location.line).chain(f.barrier.iter().map(|b| b.line)).collect();
+        lines.sort();
+        seen_findings.insert((f.kind.verdict(), lines))
+    });
     let mut seen = std::collections::HashSet::new();
-    report.uncertified.retain(|u| seen.insert((u.reason.clone(), u.location.as_ref().map(|l| l.ptx_span))));
+    report.uncertified.retain(|u| seen.insert((u.reason.clone(), u.location.as_ref().map(|l| l.line))));
     report.verdict = report
         .findings
         .iter()
@@ -226,11 +238,7 @@ impl Explain<'_> {
         }
         if !confirmed {
             report.uncertified.push(Uncertified {
-                reason: format!(
-                    "possible race between line {} and line {} (threads {t1} and {t2}) that the interpreter did not reproduce; the engine over-approximates here",
-                    line_str(a1),
-                    line_str(a2)
-                ),
+                reason: format!("possible race between line {} and line {} that the interpreter did not reproduce; the engine over-approximates here", line_str(a1), line_str(a2)),
                 location: Some(loc1),
             });
             return;

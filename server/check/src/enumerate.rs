@@ -374,8 +374,10 @@ pub fn race(ctx: &Ctx, launch: &Launch, i: usize, j: usize) -> Option<Decided> {
     let p1 = points_of(i, a, o1)?;
     let p2 = points_of(j, b, o2)?;
     let phase = ctx.phases.same_phase(i, j);
+    let warp_phase = ctx.phases.same_warp_phase(i, j);
     let entry_progs: HashMap<LoopId, Program> = phase
         .iter()
+        .chain(warp_phase.iter().flatten())
         .flatten()
         .filter_map(|r| match r {
             IterRel::NotEntered { lp, .. } => Some(*lp),
@@ -403,7 +405,12 @@ pub fn race(ctx: &Ctx, launch: &Launch, i: usize, j: usize) -> Option<Decided> {
             if shared && !same_block {
                 continue;
             }
-            if !same_block || same_phase(ctx, launch, &phase, &entry_progs, p, q)? {
+            let linear = |t: [u64; 3]| t[0] + launch.ntid[0] * (t[1] + launch.ntid[1] * t[2]);
+            let rels = match &warp_phase {
+                Some(w) if linear(p.tid) >> 5 == linear(q.tid) >> 5 => w,
+                _ => &phase,
+            };
+            if !same_block || same_phase(ctx, launch, rels, &entry_progs, p, q)? {
                 return Some(Decided::Witness(model_of(launch, p, Some(q))));
             }
         }

@@ -55,13 +55,6 @@ impl<'a> Query<'a> {
         }
         // At most 1024 threads per block.
         q.asserts.push(format!("(bvule (bvmul ntid_x (bvmul ntid_y ntid_z)) {})", bv(1024, 32)));
-        for t in 1..=threads {
-            let lane = q.enc.sym(Sym::Special(Special::LaneId), 32, t);
-            let warp = q.enc.sym(Sym::Special(Special::WarpId), 32, t);
-            let lin = linear_tid(t);
-            q.asserts.push(format!("(= {lane} (bvand {lin} {}))", bv(31, 32)));
-            q.asserts.push(format!("(= {warp} (bvlshr {lin} {}))", bv(5, 32)));
-        }
         q
     }
 
@@ -130,7 +123,21 @@ impl<'a> Query<'a> {
     }
 
     pub fn run(&self, solver: &mut Solver, timeout_ms: u64) -> Result<SatResult, SolverError> {
-        solver.check(&self.enc.script(&self.asserts), &self.wanted, timeout_ms)
+        // `%laneid`/`%warpid` are tied to the thread id only when a formula uses them: the
+        // linear id multiplies launch dimensions, which costs the solver when they are unknown.
+        let mut asserts = self.asserts.clone();
+        for t in 1..=2u8 {
+            let lin = linear_tid(t);
+            let lane = sym_name(Sym::Special(Special::LaneId), t);
+            if self.enc.is_declared(&lane) {
+                asserts.push(format!("(= {lane} (bvand {lin} {}))", bv(31, 32)));
+            }
+            let warp = sym_name(Sym::Special(Special::WarpId), t);
+            if self.enc.is_declared(&warp) {
+                asserts.push(format!("(= {warp} (bvlshr {lin} {}))", bv(5, 32)));
+            }
+        }
+        solver.check(&self.enc.script(&asserts), &self.wanted, timeout_ms)
     }
 }
 

@@ -142,6 +142,12 @@ pub fn find(ctx: &mut Ctx) -> Vec<RaceOutcome> {
     out
 }
 
+/// SMT constraint for "in the same phase": one of the ways (a disjunction).
+fn phase_formula(q: &mut Query, l: &model::symbolic::Lifted, phase: &[Vec<IterRel>]) -> String {
+    let disjuncts: Vec<String> = phase.iter().map(|rels| iter_term(q, l, rels)).collect();
+    if disjuncts.is_empty() { "false".to_string() } else { format!("(or {})", disjuncts.join(" ")) }
+}
+
 /// SMT constraint on loop counters for one way of being in the same phase.
 fn iter_term(q: &mut Query, l: &model::symbolic::Lifted, rels: &[IterRel]) -> String {
     if rels.is_empty() {
@@ -210,8 +216,13 @@ fn check_pair(ctx: &mut Ctx, i: usize, j: usize) -> Option<RaceOutcome> {
     let pc2 = q.enc.term(b.pc, 2);
     let t1 = q.enc.term(o1, 1);
     let t2 = q.enc.term(o2, 2);
-    let disjuncts: Vec<String> = phase.iter().map(|rels| iter_term(&mut q, ctx.l, rels)).collect();
-    let phase_term = if disjuncts.is_empty() { "false".to_string() } else { format!("(or {})", disjuncts.join(" ")) };
+    let mut phase_term = phase_formula(&mut q, ctx.l, &phase);
+    if let Some(warp_phase) = ctx.phases.same_warp_phase(i, j) {
+        // Lanes of one warp are also ordered by full-warp syncs.
+        let warp_term = phase_formula(&mut q, ctx.l, &warp_phase);
+        let same_warp = format!("(= (bvlshr {} (_ bv5 32)) (bvlshr {} (_ bv5 32)))", crate::query::linear_tid(1), crate::query::linear_tid(2));
+        phase_term = format!("(ite {same_warp} {warp_term} {phase_term})");
+    }
     q.asserts.push(pc1);
     q.asserts.push(pc2);
     let sb = same_block();

@@ -52,12 +52,22 @@ fn companion_cu(path: &Path, ptx_text: &str) -> Option<PathBuf> {
 
 /// The interface for a file: explicit, else the nearest `lark.toml` up the directory tree.
 pub fn interface_for(path: &Path, explicit: Option<&str>, sentryward: Option<&str>, kernel: Option<&str>) -> Result<Option<spec::Interface>, String> {
+    let toml = lark_toml(path, explicit)?;
     if let Some(json) = sentryward {
         let text = std::fs::read_to_string(json).map_err(|e| format!("{json}: {e}"))?;
-        // The JSON describes one kernel; without --kernel it applies to every kernel of the file.
+        // The JSON describes one kernel; without `entry` or --kernel it applies to every kernel.
         let name = kernel.unwrap_or("*");
-        return spec::parse_sentryward_json(json, &text, name).map(Some).map_err(|e| e.to_string());
+        let mut iface = spec::parse_sentryward_json(json, &text, name).map_err(|e| e.to_string())?;
+        // SentryWard's format has no buffer lengths or assumptions: take them from lark.toml.
+        if let Some(t) = &toml {
+            iface.merge_missing(t);
+        }
+        return Ok(Some(iface));
     }
+    Ok(toml)
+}
+
+fn lark_toml(path: &Path, explicit: Option<&str>) -> Result<Option<spec::Interface>, String> {
     let file = match explicit {
         Some(f) => PathBuf::from(f),
         None => match find_upwards(path) {

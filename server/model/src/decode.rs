@@ -117,7 +117,7 @@ pub fn decode(module: &ptx::Module, func: &ptx::Function) -> Decoded {
             _ => {}
         }
     }
-    let main_file = func.instructions().find_map(|i| i.loc).map(|l| l.file);
+    let main_file = main_file(module, func);
     for s in body {
         match s {
             ptx::Statement::Label(l) => d.out.push(Item::Label(l.name.clone(), l.span)),
@@ -138,6 +138,25 @@ pub fn decode(module: &ptx::Module, func: &ptx::Function) -> Decoded {
         }
     }
     Decoded { regs: d.regs, vars: d.vars, params: d.params, items: d.out, main_file }
+}
+
+/// The file a kernel's lines are reported in: the file most of its `.loc`s point to, preferring
+/// sources over headers (the first `.loc` is often clang's `__clang_cuda_builtin_vars.h`).
+fn main_file(module: &ptx::Module, func: &ptx::Function) -> Option<u32> {
+    let mut counts: HashMap<u32, usize> = HashMap::new();
+    for i in func.instructions() {
+        if let Some(l) = i.loc.filter(|l| l.line != 0) {
+            *counts.entry(l.file).or_default() += 1;
+        }
+    }
+    let is_header = |f: u32| {
+        module.files.iter().find(|d| d.index == f).is_some_and(|d| {
+            let n = d.name.to_ascii_lowercase();
+            n.ends_with(".h") || n.ends_with(".hpp") || n.ends_with(".cuh") || n.ends_with(".inc") || n.contains("/include/")
+        })
+    };
+    let best = |allow_headers: bool| counts.iter().filter(|(f, _)| allow_headers || !is_header(**f)).max_by_key(|(f, n)| (**n, std::cmp::Reverse(**f))).map(|(f, _)| *f);
+    best(false).or_else(|| best(true))
 }
 
 fn full_opcode(i: &ptx::Instruction) -> SmolStr {

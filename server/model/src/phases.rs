@@ -71,7 +71,11 @@ pub enum IterRel {
 /// Phase reachability of every access (indexed like `Lifted::accesses`).
 #[derive(Clone, Debug, Default)]
 pub struct Phases {
+    /// Phases between block barriers (`bar.sync`): what threads of one block share.
     pub reaches: Vec<Vec<Reach>>,
+    /// Phases between block barriers or full-warp syncs (`__syncwarp()`): what threads of one
+    /// warp share. `None` when the kernel has no warp syncs (then it equals `reaches`).
+    pub warp_reaches: Option<Vec<Vec<Reach>>>,
 }
 
 /// `reach[a][b]`: block `b` can be reached from block `a` (including `a` itself).
@@ -95,8 +99,22 @@ fn is_sync_barrier(op: &Op) -> bool {
     matches!(op, Op::Bar { kind: BarrierKind::Sync, .. })
 }
 
+/// A `bar.warp.sync` with the full mask orders the accesses of all lanes of a warp.
+fn is_warp_barrier(op: &Op) -> bool {
+    is_sync_barrier(op) || matches!(op, Op::WarpSync { mask: crate::ops::Operand::Imm(0xffff_ffff) })
+}
+
 impl Phases {
     pub fn compute(k: &Kernel, lifted: &Lifted) -> Phases {
+        let reaches = Self::reaches_with(k, lifted, is_sync_barrier);
+        let has_warp_syncs = k.insts().any(|(_, _, i)| is_warp_barrier(&i.op) && !is_sync_barrier(&i.op));
+        let warp_reaches = has_warp_syncs.then(|| Self::reaches_with(k, lifted, is_warp_barrier));
+        Phases { reaches, warp_reaches }
+    }
+
+    /// Phase reachability where `boundary` instructions separate phases.
+    fn reaches_with(k: &Kernel, lifted: &Lifted, boundary: fn(&Op) -> bool) -> Vec<Vec<Reach>> {
+        let is_sync_barrier = boundary;
         let cfg = &k.cfg;
         let nloops = cfg.loops.len();
         let mut at: HashMap<(BlockId, usize), Vec<usize>> = HashMap::new();
@@ -186,15 +204,24 @@ impl Phases {
                 }
             }
         }
-        Phases { reaches: reaches.into_iter().map(|s| s.into_iter().collect()).collect() }
+        reaches.into_iter().map(|s| s.into_iter().collect()).collect()
     }
 
     /// When can access `a1` of thread 1 and access `a2` of thread 2 (same block) fall in the same
     /// phase? A disjunction of conjunctions of counter constraints; empty means never.
     pub fn same_phase(&self, a1: usize, a2: usize) -> Vec<Vec<IterRel>> {
+        Self::same_phase_in(&self.reaches, a1, a2)
+    }
+
+    /// Like `same_phase`, for two threads of the same warp (warp syncs also separate phases).
+    pub fn same_warp_phase(&self, a1: usize, a2: usize) -> Option<Vec<Vec<IterRel>>> {
+        self.warp_reaches.as_ref().map(|w| Self::same_phase_in(w, a1, a2))
+    }
+
+    fn same_phase_in(reaches: &[Vec<Reach>], a1: usize, a2: usize) -> Vec<Vec<IterRel>> {
         let mut out: BTreeSet<Vec<IterRel>> = BTreeSet::new();
-        for r1 in &self.reaches[a1] {
-            for r2 in self.reaches[a2].iter().filter(|r| r.start == r1.start) {
+        for r1 in &reaches[a1] {
+            for r2 in reaches[a2].iter().filter(|r| r.start == r1.start) {
                 let mut conj = BTreeSet::new();
                 let mut loops: Vec<LoopId> = r1.rels.iter().chain(r2.rels.iter()).map(|(l, _)| *l).collect();
                 loops.sort();

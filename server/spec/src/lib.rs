@@ -149,6 +149,38 @@ pub fn unmangled_name(name: &str) -> Option<String> {
     rest.get(digits.len()..digits.len() + len).map(str::to_string)
 }
 
+impl Interface {
+    /// Fills what this interface leaves open from `other` (e.g. buffer lengths and assumptions
+    /// from a `lark.toml` under a SentryWard input that has none): per kernel, parameters this
+    /// one does not describe, and buffer details this one lacks.
+    pub fn merge_missing(&mut self, other: &Interface) {
+        for (name, spec) in self.kernels.iter_mut() {
+            let Some(o) = other.kernel(name) else { continue };
+            spec.grid = spec.grid.or(o.grid);
+            spec.block = spec.block.or(o.block);
+            spec.dynamic_shared_bytes = spec.dynamic_shared_bytes.or(o.dynamic_shared_bytes);
+            for (p, ps) in &o.params {
+                match (spec.params.get_mut(p), ps) {
+                    // Buffers only: scalar values stay those of this interface.
+                    (None, ParamSpec::Buffer { .. }) => {
+                        spec.params.insert(p.clone(), ps.clone());
+                    }
+                    (Some(ParamSpec::Buffer { dtype, len, assume }), ParamSpec::Buffer { dtype: d2, len: l2, assume: a2 }) => {
+                        *dtype = dtype.or(*d2);
+                        if len.is_none() {
+                            *len = l2.clone();
+                        }
+                        if assume.is_empty() {
+                            *assume = a2.clone();
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+}
+
 impl KernelSpec {
     /// Looks a parameter up by the names it can go by: `names` lists the candidates for one PTX
     /// parameter (its `.cu` name, its PTX name, `param_N`).
