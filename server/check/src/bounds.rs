@@ -63,7 +63,7 @@ pub fn find(ctx: &mut Ctx) -> Vec<BoundsOutcome> {
         // Negative offsets wrap to huge unsigned values, so one unsigned test covers both ends.
         q.asserts.push(format!("(or (bvugt {end} {limit}) (bvult {end} {o}))"));
         let mut roots = vec![a.pc, off];
-        roots.extend(ctx.assert_facts(&mut q, a.block, 1));
+        roots.extend(ctx.assert_facts(&mut q, a.block, &[a.pc, off], 1));
         ctx.add_load_facts(&mut q, &roots, 1);
         q.add_param_facts(&ctx.l.exprs, ctx.bind, &roots);
         for &lp in &a.loops {

@@ -121,9 +121,36 @@ impl<'a> Ctx<'a> {
             .collect()
     }
 
+    /// The exit facts that matter for expressions `roots` at `block`: those of loops whose
+    /// counter the roots (or an already chosen fact) mention. A fact about a counter nothing
+    /// mentions constrains nothing and only costs the solver.
+    pub fn relevant_facts(&self, block: BlockId, roots: &[ExprId]) -> Vec<(LoopId, ExprId)> {
+        let candidates: Vec<(LoopId, ExprId)> = self
+            .after_loop
+            .iter()
+            .filter(|(lp, _, reach)| !self.k.cfg.loops[*lp as usize].contains(block) && reach[block as usize])
+            .map(|(lp, f, _)| (*lp, *f))
+            .collect();
+        let counters = |e: ExprId| -> Vec<LoopId> { self.l.exprs.symbols(e).into_iter().filter_map(|s| if let Sym::Counter(l) = s { Some(l) } else { None }).collect() };
+        let mut wanted: BTreeSet<LoopId> = roots.iter().flat_map(|&r| counters(r)).collect();
+        let mut chosen: Vec<(LoopId, ExprId)> = Vec::new();
+        loop {
+            let before = chosen.len();
+            for &(lp, f) in &candidates {
+                if wanted.contains(&lp) && !chosen.iter().any(|c| c.0 == lp) {
+                    chosen.push((lp, f));
+                    wanted.extend(counters(f));
+                }
+            }
+            if chosen.len() == before {
+                return chosen;
+            }
+        }
+    }
+
     /// Asserts the exit facts for a site at `block` as seen by thread `t`; returns them.
-    pub fn assert_facts(&self, q: &mut Query, block: BlockId, t: u8) -> Vec<ExprId> {
-        let facts = self.facts_for(block);
+    pub fn assert_facts(&self, q: &mut Query, block: BlockId, roots: &[ExprId], t: u8) -> Vec<ExprId> {
+        let facts: Vec<ExprId> = self.relevant_facts(block, roots).into_iter().map(|(_, f)| f).collect();
         for &f in &facts {
             let term = q.enc.term(f, t);
             q.asserts.push(term);

@@ -212,13 +212,21 @@ enum Choice {
 }
 
 fn site_loops(ctx: &Ctx, block: BlockId, enclosing: &[LoopId], exprs: &[ExprId]) -> Option<SiteLoops> {
-    let mut loops: Vec<(LoopId, Choice)> = Vec::new();
-    let facts: Vec<(LoopId, ExprId)> = ctx.l.exit_facts.iter().copied().filter(|(_, f)| ctx.facts_for(block).contains(f)).collect();
-    let mut mentioned: Vec<LoopId> = exprs.iter().flat_map(|&e| ctx.l.exprs.symbols(e)).filter_map(|s| if let Sym::Counter(l) = s { Some(l) } else { None }).collect();
+    let mut roots: Vec<ExprId> = exprs.to_vec();
+    // Enclosing loops' guards can mention other counters too.
+    for &l in enclosing {
+        roots.push(ctx.l.loops.get(l as usize)?.as_ref()?.guard);
+    }
+    let facts = ctx.relevant_facts(block, &roots);
+    let mut mentioned: Vec<LoopId> = roots.iter().flat_map(|&e| ctx.l.exprs.symbols(e)).filter_map(|s| if let Sym::Counter(l) = s { Some(l) } else { None }).collect();
     mentioned.extend(enclosing);
     mentioned.extend(facts.iter().map(|(l, _)| *l));
+    for (_, f) in &facts {
+        mentioned.extend(ctx.l.exprs.symbols(*f).into_iter().filter_map(|s| if let Sym::Counter(l) = s { Some(l) } else { None }));
+    }
     mentioned.sort();
     mentioned.dedup();
+    let mut loops: Vec<(LoopId, Choice)> = Vec::new();
     for l in mentioned {
         let guard = ctx.l.loops.get(l as usize)?.as_ref()?.guard;
         if enclosing.contains(&l) {

@@ -242,8 +242,8 @@ fn check_pair(ctx: &mut Ctx, i: usize, j: usize) -> Option<RaceOutcome> {
     q.asserts.push(format!("(bvult {t1} (bvadd {t2} {w2}))"));
     q.asserts.push(format!("(bvult {t2} (bvadd {t1} {w1}))"));
     let mut roots = vec![a.pc, b.pc, o1, o2];
-    roots.extend(ctx.assert_facts(&mut q, a.block, 1));
-    roots.extend(ctx.assert_facts(&mut q, b.block, 2));
+    roots.extend(ctx.assert_facts(&mut q, a.block, &[a.pc, o1], 1));
+    roots.extend(ctx.assert_facts(&mut q, b.block, &[b.pc, o2], 2));
     ctx.add_load_facts(&mut q, &roots, 2);
     q.add_param_facts(x, ctx.bind, &roots);
     for (t, acc) in [(1u8, a), (2u8, b)] {

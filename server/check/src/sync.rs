@@ -45,8 +45,8 @@ pub fn find(ctx: &mut Ctx) -> Vec<SyncOutcome> {
         q.asserts.push(format!("(not {p2})"));
         same_iterations(&mut q, &loops);
         let mut roots = vec![pc];
-        roots.extend(ctx.assert_facts(&mut q, block, 1));
-        roots.extend(ctx.assert_facts(&mut q, block, 2));
+        roots.extend(ctx.assert_facts(&mut q, block, &[pc], 1));
+        roots.extend(ctx.assert_facts(&mut q, block, &[pc], 2));
         ctx.add_load_facts(&mut q, &roots, 2);
         q.add_param_facts(&ctx.l.exprs, ctx.bind, &roots);
         match ctx.run_witness(&mut q, 2) {
@@ -85,8 +85,8 @@ pub fn find(ctx: &mut Ctx) -> Vec<SyncOutcome> {
         let nthreads = "(bvmul ntid_x (bvmul ntid_y ntid_z))";
         q.asserts.push(format!("(or (bvuge {target} {nthreads}) (and (= {} {target}) (not {p2})))", linear_tid(2)));
         let mut roots = vec![pc, mask];
-        roots.extend(ctx.assert_facts(&mut q, block, 1));
-        roots.extend(ctx.assert_facts(&mut q, block, 2));
+        roots.extend(ctx.assert_facts(&mut q, block, &[pc, mask], 1));
+        roots.extend(ctx.assert_facts(&mut q, block, &[pc, mask], 2));
         ctx.add_load_facts(&mut q, &roots, 2);
         q.add_param_facts(&ctx.l.exprs, ctx.bind, &roots);
         match ctx.run_witness(&mut q, 2) {
