@@ -142,7 +142,7 @@ impl VarDecl {
     /// Size in bytes, when every dimension is known.
     pub fn size_bytes(&self) -> Option<u64> {
         let elem = crate::types::type_bits(&self.ty)? as u64 / 8 * self.vector.unwrap_or(1) as u64;
-        self.dims.iter().try_fold(elem.max(1), |acc, d| d.map(|d| acc * d))
+        self.dims.iter().try_fold(elem.max(1), |acc, d| acc.checked_mul((*d)?))
     }
 }
 

@@ -50,6 +50,7 @@ pub struct Token {
     pub newline_before: bool,
 }
 
+#[derive(Clone)]
 pub struct Lexer<'a> {
     bytes: &'a [u8],
     pos: usize,
@@ -65,7 +66,9 @@ fn is_ident_continue(b: u8) -> bool {
 
 impl<'a> Lexer<'a> {
     pub fn new(text: &'a str) -> Self {
-        Lexer { bytes: text.as_bytes(), pos: 0 }
+        // A UTF-8 byte order mark (some Windows editors write one) is not a token.
+        let pos = if text.starts_with('\u{feff}') { 3 } else { 0 };
+        Lexer { bytes: text.as_bytes(), pos }
     }
 
     /// Skips whitespace and comments; returns whether a newline was crossed.
@@ -89,13 +92,15 @@ impl<'a> Lexer<'a> {
                     }
                     Some(b'*') => {
                         let start = self.pos;
+                        let newline_before_comment = newline;
                         self.pos += 2;
                         loop {
                             match self.bytes.get(self.pos) {
                                 None => {
-                                    // Unterminated block comment: leave it as an Unknown token.
+                                    // Unterminated block comment: leave it as an Unknown token,
+                                    // preceded only by the newlines before it.
                                     self.pos = start;
-                                    return newline;
+                                    return newline_before_comment;
                                 }
                                 Some(b'*') if self.bytes.get(self.pos + 1) == Some(&b'/') => {
                                     self.pos += 2;
@@ -195,6 +200,14 @@ impl<'a> Lexer<'a> {
                 self.pos += 1;
                 self.eat_while(|c| c.is_ascii_hexdigit());
                 TokenKind::Float
+            }
+            b'0' if matches!(self.bytes.get(self.pos), Some(b'b' | b'B')) && matches!(self.bytes.get(self.pos + 1), Some(b'0' | b'1')) => {
+                self.pos += 1;
+                self.eat_while(|c| c == b'0' || c == b'1');
+                if self.bytes.get(self.pos) == Some(&b'U') {
+                    self.pos += 1;
+                }
+                TokenKind::Int
             }
             b'0' if matches!(self.bytes.get(self.pos), Some(b'x' | b'X')) => {
                 self.pos += 1;
@@ -299,8 +312,8 @@ mod tests {
     fn lexes_number_forms() {
         use TokenKind::*;
         assert_eq!(
-            kinds("0f3F800000 0d3FF0000000000000 0x1fU 7.0 12 1.5e-3"),
-            vec![(Float, "0f3F800000"), (Float, "0d3FF0000000000000"), (Int, "0x1fU"), (Float, "7.0"), (Int, "12"), (Float, "1.5e-3")]
+            kinds("0f3F800000 0d3FF0000000000000 0x1fU 7.0 12 1.5e-3 0b101U"),
+            vec![(Float, "0f3F800000"), (Float, "0d3FF0000000000000"), (Int, "0x1fU"), (Float, "7.0"), (Int, "12"), (Float, "1.5e-3"), (Int, "0b101U")]
         );
     }
 

@@ -79,7 +79,9 @@ pub fn parse_bytes(bytes: &[u8]) -> (String, Parse) {
             let at = e.valid_up_to();
             let text = String::from_utf8_lossy(bytes).into_owned();
             let mut parse = parse(&text);
-            parse.errors.insert(0, Diagnostic { span: Span::new(at, at + 1), message: format!("invalid UTF-8 at byte {at}") });
+            // The span is in the returned text, where the bad sequence became one U+FFFD.
+            let span = Span::new(at, at + char::REPLACEMENT_CHARACTER.len_utf8());
+            parse.errors.insert(0, Diagnostic { span, message: format!("invalid UTF-8 at byte {at}") });
             (text, parse)
         }
     }

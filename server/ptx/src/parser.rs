@@ -17,7 +17,16 @@ pub struct Parser<'a> {
     errors: Vec<Diagnostic>,
     /// The `.loc` in force, attached to the instructions that follow it.
     loc: Option<SourceLoc>,
+    /// Depth of `{ }` / `( )` operand groups being parsed: bounded, so that no input can overflow
+    /// the stack.
+    nesting: u32,
+    /// `{` minus `}` consumed so far, so that recovery inside a statement knows whether a `}`
+    /// closes one of the statement's own vector operands or the enclosing body.
+    braces: i64,
 }
+
+/// PTX never nests operand groups (`{%r1, %r2}`, `(param0)`); a little slack, then an error.
+const MAX_OPERAND_NESTING: u32 = 4;
 
 type PResult<T> = Result<T, ()>;
 
@@ -25,7 +34,7 @@ impl<'a> Parser<'a> {
     pub fn new(text: &'a str) -> Self {
         let mut lexer = Lexer::new(text);
         let tok = lexer.next_token();
-        Parser { text, lexer, tok, prev_end: 0, errors: Vec::new(), loc: None }
+        Parser { text, lexer, tok, prev_end: 0, errors: Vec::new(), loc: None, nesting: 0, braces: 0 }
     }
 
     // ----- token plumbing -------------------------------------------------------------------
@@ -48,6 +57,11 @@ impl<'a> Parser<'a> {
 
     fn bump(&mut self) -> Token {
         let t = self.tok;
+        match t.kind {
+            TokenKind::LBrace => self.braces += 1,
+            TokenKind::RBrace => self.braces -= 1,
+            _ => {}
+        }
         self.prev_end = t.span.end as usize;
         self.tok = self.lexer.next_token();
         t
@@ -73,6 +87,9 @@ impl<'a> Parser<'a> {
             TokenKind::Eof => "end of file".to_string(),
             TokenKind::Unknown if self.cur().starts_with("/*") => "unterminated comment".to_string(),
             TokenKind::Unknown if self.cur().starts_with('"') => "unterminated string".to_string(),
+            // Control characters (a NUL in a binary file) are shown escaped, not sent raw to
+            // the terminal.
+            _ if self.cur().chars().any(char::is_control) => format!("`{}`", self.cur().escape_default()),
             _ => format!("`{}`", self.cur()),
         }
     }
@@ -106,25 +123,72 @@ impl<'a> Parser<'a> {
         }
     }
 
-    /// Skips to the end of a broken statement: past the next `;`, or up to a `}` or a token that
-    /// starts a new line, whichever comes first.
-    fn recover(&mut self) {
-        let start_line_tok = self.tok;
-        let mut first = true;
+    fn expect_u32(&mut self, what: &str) -> PResult<u32> {
+        let span = self.tok.span;
+        let v = self.expect_int(what)?;
+        u32::try_from(v).map_err(|_| self.errors.push(Diagnostic { span, message: "integer out of range".into() }))
+    }
+
+    /// Skips the rest of a broken module-level item that began at byte `item_start`: past the next
+    /// `;` or balanced `{ ... }` (the body of a kernel whose header is broken, so that its
+    /// instructions are not reported one by one), or up to a module directive that starts a new
+    /// line. The item's own first token is always skipped, so recovery makes progress.
+    fn recover_item(&mut self, item_start: u32) {
         loop {
             match self.tok.kind {
-                TokenKind::Eof | TokenKind::RBrace => return,
+                TokenKind::Eof => return,
                 TokenKind::Semi => {
                     self.bump();
                     return;
                 }
-                _ if !first && self.tok.newline_before => return,
-                _ if first && self.tok.newline_before && self.tok != start_line_tok => return,
+                TokenKind::LBrace => {
+                    self.skip_braces();
+                    return;
+                }
+                TokenKind::DotIdent if self.tok.newline_before && self.tok.span.start > item_start && is_module_directive(self.cur()) => return,
                 _ => {
                     self.bump();
                 }
             }
-            first = false;
+        }
+    }
+
+    /// Whether the current token starts a function header (`.entry`, `.func`, or a linkage
+    /// followed by one) on a new line: a body that reaches one has lost its closing brace.
+    fn at_function_start(&self) -> bool {
+        if !self.at(TokenKind::DotIdent) || !self.tok.newline_before {
+            return false;
+        }
+        match self.cur() {
+            ".entry" | ".func" => true,
+            ".visible" | ".extern" | ".weak" => {
+                let next = self.lexer.clone().next_token();
+                next.kind == TokenKind::DotIdent && matches!(self.slice(next.span), ".entry" | ".func")
+            }
+            _ => false,
+        }
+    }
+
+    /// Skips to the end of a broken statement that began at byte `stmt_start`: past the next `;`,
+    /// or up to a `}` or a token that starts a new line, whichever comes first. A token on a new
+    /// line is kept when the statement began before it (`st [%rd1], %f1` missing its `;` must
+    /// not swallow the `ret;` on the next line); the statement's own first token is always skipped,
+    /// so recovery makes progress. A `}` ends recovery unless it closes a `{` of the statement
+    /// itself (`mov.b32 {%r1 %r2}, %r3;`), whose braces were `braces` before it began.
+    fn recover(&mut self, stmt_start: u32, braces: i64) {
+        loop {
+            match self.tok.kind {
+                TokenKind::Eof => return,
+                TokenKind::RBrace if self.braces <= braces => return,
+                TokenKind::Semi => {
+                    self.bump();
+                    return;
+                }
+                _ if self.tok.newline_before && self.tok.span.start > stmt_start => return,
+                _ => {
+                    self.bump();
+                }
+            }
         }
     }
 
@@ -154,12 +218,15 @@ impl<'a> Parser<'a> {
         let mut module = Module::default();
         while !self.at(TokenKind::Eof) {
             let before = self.tok.span.start;
+            let reported = self.errors.len();
             if self.module_item(&mut module).is_err() {
-                self.recover();
+                self.recover_item(before);
             }
             if self.tok.span.start == before && !self.at(TokenKind::Eof) {
-                // A stray `}` or a token nothing accepts: report once and move on.
-                self.error_here("a directive");
+                // A token nothing accepts: report once and move on.
+                if self.errors.len() == reported {
+                    self.error_here("a directive");
+                }
                 self.bump();
             }
         }
@@ -206,11 +273,11 @@ impl<'a> Parser<'a> {
             }
             ".address_size" => {
                 self.bump();
-                module.address_size = Some(self.expect_int("an address size")? as u32);
+                module.address_size = Some(self.expect_u32("an address size")?);
             }
             ".file" => {
                 self.bump();
-                let index = self.expect_int("a file index")? as u32;
+                let index = self.expect_u32("a file index")?;
                 let t = self.expect(TokenKind::Str, "a file name")?;
                 let name = unquote(self.slice(t.span));
                 // Optional `, timestamp, size`.
@@ -357,7 +424,7 @@ impl<'a> Parser<'a> {
             let word = self.cur();
             self.bump();
             match word {
-                ".align" => align = Some(self.expect_int("an alignment")? as u32),
+                ".align" => align = Some(self.expect_u32("an alignment")?),
                 ".ptr" => {}
                 ".global" | ".shared" | ".const" | ".local" => ptr_space = Some(word.into()),
                 _ => ty = Some(word.into()),
@@ -388,7 +455,7 @@ impl<'a> Parser<'a> {
             let word = self.cur();
             self.bump();
             match word {
-                ".align" => align = Some(self.expect_int("an alignment")? as u32),
+                ".align" => align = Some(self.expect_u32("an alignment")?),
                 ".v2" => vector = Some(2),
                 ".v4" => vector = Some(4),
                 ".v8" => vector = Some(8),
@@ -436,6 +503,7 @@ impl<'a> Parser<'a> {
         let mut depth = 1usize;
         loop {
             let before = self.tok.span.start;
+            let braces = self.braces;
             match self.tok.kind {
                 TokenKind::Eof => {
                     self.error_here("`}`");
@@ -452,9 +520,15 @@ impl<'a> Parser<'a> {
                     self.bump();
                     depth += 1;
                 }
+                TokenKind::DotIdent if self.at_function_start() => {
+                    // The closing brace is missing: end the body here and let the module parse
+                    // the next function.
+                    self.error_here("`}`");
+                    return out;
+                }
                 _ => {
                     if self.statement(&mut out).is_err() {
-                        self.recover();
+                        self.recover(before, braces);
                     }
                 }
             }
@@ -473,9 +547,9 @@ impl<'a> Parser<'a> {
                 }
                 ".loc" => {
                     let line_tok = self.bump();
-                    let file = self.expect_int("a file index")? as u32;
-                    let line = self.expect_int("a line number")? as u32;
-                    let col = self.expect_int("a column number")? as u32;
+                    let file = self.expect_u32("a file index")?;
+                    let line = self.expect_u32("a line number")?;
+                    let col = self.expect_u32("a column number")?;
                     // PTX 7.2+ may add `, function_name ..., inlined_at ...` on the same line.
                     while !self.tok.newline_before && !self.at(TokenKind::Eof) && !self.at(TokenKind::RBrace) {
                         self.bump();
@@ -519,6 +593,10 @@ impl<'a> Parser<'a> {
         }
         let guard = if self.eat(TokenKind::At) {
             let negated = self.eat(TokenKind::Bang);
+            if !self.cur().starts_with('%') {
+                self.error_here("a predicate register");
+                return Err(());
+            }
             let reg = self.expect_ident("a predicate register")?;
             Some(Guard { negated, reg: self.slice(reg.span).into() })
         } else {
@@ -550,7 +628,7 @@ impl<'a> Parser<'a> {
             let t = self.expect_ident("a register name")?;
             let mut count = None;
             if self.eat(TokenKind::Lt) {
-                count = Some(self.expect_int("a register count")? as u32);
+                count = Some(self.expect_u32("a register count")?);
                 self.expect(TokenKind::Gt, "`>`")?;
             }
             names.push(RegName { name: self.slice(t.span).into(), count });
@@ -630,31 +708,15 @@ impl<'a> Parser<'a> {
                 Ok(Operand::NotReg(self.slice(t.span).into()))
             }
             TokenKind::Int | TokenKind::Float | TokenKind::Minus => Ok(Operand::Imm(self.immediate()?)),
-            TokenKind::LBrace => {
-                self.bump();
-                let mut elems = Vec::new();
-                loop {
-                    elems.push(self.operand()?);
-                    if !self.eat(TokenKind::Comma) {
-                        break;
-                    }
-                }
-                self.expect(TokenKind::RBrace, "`,` or `}`")?;
-                Ok(Operand::Vector(elems))
+            TokenKind::LBrace | TokenKind::LParen if self.nesting >= MAX_OPERAND_NESTING => {
+                self.error_here("an operand");
+                Err(())
             }
-            TokenKind::LParen => {
-                self.bump();
-                let mut elems = Vec::new();
-                if !self.at(TokenKind::RParen) {
-                    loop {
-                        elems.push(self.operand()?);
-                        if !self.eat(TokenKind::Comma) {
-                            break;
-                        }
-                    }
-                }
-                self.expect(TokenKind::RParen, "`,` or `)`")?;
-                Ok(Operand::List(elems))
+            TokenKind::LBrace | TokenKind::LParen => {
+                self.nesting += 1;
+                let group = self.operand_group();
+                self.nesting -= 1;
+                group
             }
             TokenKind::LBracket => {
                 self.bump();
@@ -688,10 +750,38 @@ impl<'a> Parser<'a> {
         }
     }
 
+    /// `{a, b}` (a vector) or `(a, b)` (a call's list), at the opening bracket.
+    fn operand_group(&mut self) -> PResult<Operand> {
+        if self.eat(TokenKind::LBrace) {
+            let mut elems = Vec::new();
+            loop {
+                elems.push(self.operand()?);
+                if !self.eat(TokenKind::Comma) {
+                    break;
+                }
+            }
+            self.expect(TokenKind::RBrace, "`,` or `}`")?;
+            return Ok(Operand::Vector(elems));
+        }
+        self.bump(); // `(`
+        let mut elems = Vec::new();
+        if !self.at(TokenKind::RParen) {
+            loop {
+                elems.push(self.operand()?);
+                if !self.eat(TokenKind::Comma) {
+                    break;
+                }
+            }
+        }
+        self.expect(TokenKind::RParen, "`,` or `)`")?;
+        Ok(Operand::List(elems))
+    }
+
     fn signed_int(&mut self) -> PResult<i64> {
         let neg = self.eat(TokenKind::Minus);
         let t = self.expect(TokenKind::Int, "an integer offset")?;
-        let v = parse_int(self.slice(t.span)).filter(|v| *v <= i64::MAX as i128 + 1);
+        let limit = if neg { i64::MAX as i128 + 1 } else { i64::MAX as i128 };
+        let v = parse_int(self.slice(t.span)).filter(|v| *v <= limit);
         let Some(v) = v else {
             self.errors.push(Diagnostic { span: t.span, message: "offset out of range".into() });
             return Err(());
@@ -710,6 +800,10 @@ impl<'a> Parser<'a> {
         };
         match imm {
             Some(i) => Ok(i),
+            None if t.kind == TokenKind::Int && int_overflows(text) => {
+                self.errors.push(Diagnostic { span: t.span, message: "integer out of range".into() });
+                Err(())
+            }
             None => {
                 self.errors.push(Diagnostic { span: t.span, message: format!("expected a number, found `{text}`") });
                 Err(())
@@ -729,8 +823,16 @@ fn negate(f: Immediate) -> Immediate {
 
 /// Decimal, hex (`0x1F`), octal (`017`) and binary (`0b101`) integers with an optional `U`.
 pub fn parse_int(text: &str) -> Option<i128> {
+    let (digits, radix) = int_digits(text);
+    if digits.is_empty() {
+        return None;
+    }
+    i128::from_str_radix(digits, radix).ok()
+}
+
+fn int_digits(text: &str) -> (&str, u32) {
     let t = text.strip_suffix('U').unwrap_or(text);
-    let (digits, radix) = if let Some(h) = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
+    if let Some(h) = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
         (h, 16)
     } else if let Some(b) = t.strip_prefix("0b").or_else(|| t.strip_prefix("0B")) {
         (b, 2)
@@ -738,11 +840,22 @@ pub fn parse_int(text: &str) -> Option<i128> {
         (&t[1..], 8)
     } else {
         (t, 10)
-    };
-    if digits.is_empty() || digits.len() > 40 {
-        return None;
     }
-    i128::from_str_radix(digits, radix).ok()
+}
+
+/// Whether a well-formed integer literal is too large for `parse_int`.
+fn int_overflows(text: &str) -> bool {
+    let (digits, radix) = int_digits(text);
+    !digits.is_empty() && digits.chars().all(|c| c.is_digit(radix)) && parse_int(text).is_none()
+}
+
+/// Directives that start a module-level item: where recovery from a broken item stops.
+fn is_module_directive(word: &str) -> bool {
+    matches!(
+        word,
+        ".version" | ".target" | ".address_size" | ".file" | ".section" | ".pragma" | ".alias" | ".visible" | ".extern" | ".weak"
+            | ".common" | ".entry" | ".func" | ".global" | ".shared" | ".const" | ".local" | ".tex" | ".surf" | ".sampler"
+    )
 }
 
 fn parse_float(text: &str) -> Option<Immediate> {

@@ -1,0 +1,341 @@
+//! `lark` end to end: the real binary on corpus kernels and on bad input, checking exit codes, the
+//! text report, the JSON fields tools rely on, SARIF 2.1.0, `.cu` compilation through clang-19,
+//! SentryWard inputs and the interface's assumptions. clang-19 and z3 are installed by
+//! `scripts/install-deps.sh`, so every test here runs.
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap()
+}
+
+fn corpus(name: &str) -> String {
+    repo().join("tests/corpus").join(name).display().to_string()
+}
+
+/// Runs `lark ARGS` from the repository root.
+fn lark(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_lark")).args(args).current_dir(repo()).output().expect("lark runs")
+}
+
+struct Run {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+fn run(args: &[&str]) -> Run {
+    let out = lark(args);
+    Run {
+        code: out.status.code().expect("lark exited normally, not by a signal"),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+impl std::fmt::Debug for Run {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "exit {}\n--- stdout\n{}\n--- stderr\n{}", self.code, self.stdout, self.stderr)
+    }
+}
+
+fn json(args: &[&str]) -> (i32, Value) {
+    let r = run(args);
+    let v = serde_json::from_str(&r.stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {r:?}"));
+    (r.code, v)
+}
+
+/// A fresh directory under the system temp dir, named after the test.
+fn temp_dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("lark-cli-e2e-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn kernel<'a>(doc: &'a Value, name: &str) -> &'a Value {
+    doc["kernels"].as_array().unwrap().iter().find(|k| k["name"] == name).unwrap_or_else(|| panic!("no kernel {name}: {doc:#}"))
+}
+
+fn lines(finding: &Value) -> Vec<u64> {
+    finding["accesses"].as_array().unwrap().iter().map(|a| a["line"].as_u64().unwrap()).collect()
+}
+
+// ----- version, verdicts, exit codes -----------------------------------------------------------
+
+#[test]
+fn version() {
+    let r = run(&["--version"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert_eq!(r.stdout.trim(), format!("lark {}", env!("CARGO_PKG_VERSION")));
+}
+
+#[test]
+fn racy_kernel_text_report() {
+    let r = run(&["check", &corpus("matmul_missing_second_sync.ptx")]);
+    assert_eq!(r.code, 1, "{r:?}");
+    assert!(r.stdout.contains("kernel matmul_missing_second_sync: race"), "{r:?}");
+    assert!(r.stdout.contains("error[race]"), "{r:?}");
+    // The two conflicting accesses, each with its .cu line.
+    assert!(r.stdout.contains("matmul_missing_second_sync.cu:11: write of 4 bytes by thread"), "{r:?}");
+    assert!(r.stdout.contains("matmul_missing_second_sync.cu:15: read of 4 bytes by thread"), "{r:?}");
+    assert!(r.stdout.contains("launch: grid [8, 8, 1] block [16, 16, 1]"), "{r:?}");
+}
+
+#[test]
+fn correct_kernel_is_verified_and_exits_0() {
+    let r = run(&["check", &corpus("vector_add.ptx")]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(r.stdout.contains("kernel vector_add: verified"), "{r:?}");
+    let (code, doc) = json(&["check", &corpus("vector_add.ptx"), "--format", "json"]);
+    assert_eq!(code, 0);
+    let k = kernel(&doc, "vector_add");
+    assert_eq!(k["verdict"], "verified");
+    assert_eq!(k["findings"].as_array().unwrap().len(), 0);
+}
+
+#[test]
+fn json_race_fields() {
+    let (code, doc) = json(&["check", &corpus("reduce_missing_sync.ptx"), "--format", "json"]);
+    assert_eq!(code, 1);
+    assert!(doc["lark_version"].is_string());
+    assert_eq!(doc["diagnostics"].as_array().unwrap().len(), 0);
+    let k = kernel(&doc, "reduce_missing_sync");
+    assert_eq!(k["verdict"], "race");
+    let f = &k["findings"][0];
+    assert_eq!(f["kind"], "race");
+    assert_eq!(lines(f), [10, 10]);
+    let kinds: Vec<&str> = f["accesses"].as_array().unwrap().iter().map(|a| a["kind"].as_str().unwrap()).collect();
+    assert!(kinds.contains(&"write"), "{kinds:?}");
+    for a in f["accesses"].as_array().unwrap() {
+        assert_eq!(a["space"], "shared");
+        assert_eq!(a["target"], "s");
+        assert!(a["thread"].as_u64().unwrap() < 2);
+    }
+    let threads = f["threads"].as_array().unwrap();
+    assert_eq!(threads.len(), 2);
+    for t in threads {
+        assert_eq!(t["block"].as_array().unwrap().len(), 3, "{t}");
+        assert_eq!(t["thread"].as_array().unwrap().len(), 3, "{t}");
+    }
+    assert_ne!(threads[0], threads[1]);
+    assert_eq!(f["address"]["space"], "shared");
+    assert_eq!(f["address"]["target"], "s");
+    assert!(f["address"]["offset"].is_u64());
+    assert_eq!(f["launch"]["grid"], serde_json::json!([64, 1, 1]));
+}
+
+#[test]
+fn json_divergence_carries_the_barrier_line() {
+    let (code, doc) = json(&["check", &corpus("blur_early_return.ptx"), "--format", "json"]);
+    assert_eq!(code, 1);
+    let k = kernel(&doc, "blur_early_return");
+    assert_eq!(k["verdict"], "barrier_divergence");
+    let f = &k["findings"][0];
+    assert_eq!(f["kind"], "barrier_divergence");
+    assert_eq!(f["barrier"]["line"], 11, "{f:#}");
+}
+
+#[test]
+fn json_out_of_bounds() {
+    let (code, doc) = json(&["check", &corpus("forward_diff_oob.ptx"), "--format", "json"]);
+    assert_eq!(code, 1);
+    let k = kernel(&doc, "forward_diff_oob");
+    assert_eq!(k["verdict"], "out_of_bounds");
+    assert_eq!(k["findings"][0]["kind"], "out_of_bounds");
+    assert_eq!(lines(&k["findings"][0])[0], 5);
+}
+
+#[test]
+fn sarif_report() {
+    let r = run(&["check", &corpus("matmul_missing_second_sync.ptx"), &corpus("blur_early_return.ptx"), "--format", "sarif"]);
+    assert_eq!(r.code, 1, "{r:?}");
+    let doc: Value = serde_json::from_str(&r.stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {r:?}"));
+    assert_eq!(doc["version"], "2.1.0");
+    let run = &doc["runs"][0];
+    assert_eq!(run["tool"]["driver"]["name"], "lark");
+    let rules: Vec<&str> = run["tool"]["driver"]["rules"].as_array().unwrap().iter().map(|r| r["id"].as_str().unwrap()).collect();
+    let mut unique = rules.clone();
+    unique.sort();
+    unique.dedup();
+    assert_eq!(unique.len(), rules.len(), "one rule per kind: {rules:?}");
+    for kind in ["race", "barrier_divergence", "out_of_bounds", "uncertified"] {
+        assert!(rules.contains(&kind), "no rule `{kind}`: {rules:?}");
+    }
+    let results = run["results"].as_array().unwrap();
+    for res in results {
+        assert!(rules.contains(&res["ruleId"].as_str().unwrap()), "{res}");
+        assert!(!res["locations"].as_array().unwrap().is_empty(), "{res}");
+    }
+    let line = |l: &Value| l["physicalLocation"]["region"]["startLine"].as_u64().unwrap();
+    let race = results.iter().find(|r| r["ruleId"] == "race" && r["message"]["text"].as_str().unwrap().contains("As[")).expect("the As race");
+    assert_eq!(line(&race["locations"][0]), 11);
+    assert_eq!(race["relatedLocations"].as_array().unwrap().len(), 1);
+    assert_eq!(line(&race["relatedLocations"][0]), 15);
+    let uri = race["locations"][0]["physicalLocation"]["artifactLocation"]["uri"].as_str().unwrap();
+    assert!(uri.ends_with("matmul_missing_second_sync.cu"), "{uri}");
+    let div = results.iter().find(|r| r["ruleId"] == "barrier_divergence").expect("the divergence");
+    assert_eq!(line(&div["locations"][0]), 11);
+}
+
+// ----- .cu input -------------------------------------------------------------------------------
+
+#[test]
+fn cu_input_reports_cu_lines() {
+    let (code, doc) = json(&["check", &corpus("matmul_missing_second_sync.cu"), "--format", "json"]);
+    assert_eq!(code, 1, "{doc:#}");
+    let k = kernel(&doc, "matmul_missing_second_sync");
+    assert_eq!(k["verdict"], "race");
+    let f = k["findings"].as_array().unwrap().iter().find(|f| f["address"]["target"] == "As").expect("the As race");
+    assert_eq!(lines(f), [11, 15]);
+    assert!(f["accesses"][0]["source"].as_str().unwrap_or(doc["kernels"][0]["file"].as_str().unwrap()).ends_with("matmul_missing_second_sync.cu"));
+}
+
+#[test]
+fn cu_syntax_error_is_reported_on_its_line() {
+    let dir = temp_dir("cu-syntax");
+    let cu = dir.join("bad.cu");
+    std::fs::write(&cu, "extern \"C\" __global__ void bad(float *a) {\n  int i = threadIdx.x;\n  a[i] = 1.0f +;\n}\n").unwrap();
+    let cu = cu.display().to_string();
+    let r = run(&["check", &cu]);
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(r.stdout.contains("bad.cu:3:"), "{r:?}");
+    assert!(r.stdout.contains("error"), "{r:?}");
+    let (_, doc) = json(&["check", &cu, "--format", "json"]);
+    let d = &doc["diagnostics"][0];
+    assert_eq!(d["line"], 3, "{doc:#}");
+    assert_eq!(d["severity"], "error");
+    assert!(d["message"].as_str().unwrap().contains("expected expression"), "{d}");
+}
+
+#[test]
+fn missing_compiler_is_a_clear_error() {
+    let r = run(&["check", &corpus("vector_add.cu"), "--compiler", "/nonexistent"]);
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(r.stderr.contains("no CUDA compiler found"), "{r:?}");
+    assert!(r.stderr.contains("/nonexistent"), "{r:?}");
+    assert!(!r.stdout.contains("verified"), "{r:?}");
+}
+
+// ----- interfaces ------------------------------------------------------------------------------
+
+#[test]
+fn sentryward_input_gives_the_lark_toml_verdict() {
+    // The SentryWard schema has no buffer lengths or element assumptions; they come from the
+    // lark.toml found for the file (forward_diff_oob needs the lengths, reshape_and_cache the
+    // assumptions).
+    for name in ["vector_add", "reduce_missing_sync", "blur_early_return", "histogram_shared", "scan_missing_sync", "forward_diff_oob", "reshape_and_cache"] {
+        let ptx = corpus(&format!("{name}.ptx"));
+        let input = repo().join(format!("tests/compare/inputs/{name}.json")).display().to_string();
+        let (c1, toml) = json(&["check", &ptx, "--format", "json"]);
+        let (c2, sw) = json(&["check", &ptx, "--input", &input, "--format", "json"]);
+        assert_eq!(kernel(&toml, name)["verdict"], kernel(&sw, name)["verdict"], "{name}");
+        assert_eq!(c1, c2, "{name}");
+        let lines_of = |d: &Value| kernel(d, name)["findings"].as_array().unwrap().iter().map(lines).collect::<Vec<_>>();
+        assert_eq!(lines_of(&toml), lines_of(&sw), "{name}");
+    }
+}
+
+#[test]
+fn missing_assumption_makes_the_kernel_uncertified() {
+    let dir = temp_dir("no-assume");
+    let full = std::fs::read_to_string(repo().join("tests/corpus/lark.toml")).unwrap();
+    // The reshape_and_cache tables, less the `assume` on slot_mapping.
+    let ours: String = full
+        .split("\n[")
+        .filter(|t| t.starts_with("kernel.reshape_and_cache]") || t.starts_with("kernel.reshape_and_cache.params]"))
+        .map(|t| format!("[{t}\n"))
+        .collect();
+    assert!(ours.contains("assume = [\"injective\", \"in_range(0, 4096)\"]"), "{ours}");
+    let ours = ours.replace(", assume = [\"injective\", \"in_range(0, 4096)\"]", "");
+    assert!(ours.contains("slot_mapping = { dtype = \"i64\", len = 128 }"), "{ours}");
+    let toml = dir.join("lark.toml");
+    std::fs::write(&toml, &ours).unwrap();
+    let ptx = corpus("reshape_and_cache.ptx");
+
+    let (code, doc) = json(&["check", &ptx, "--format", "json"]);
+    assert_eq!((code, kernel(&doc, "reshape_and_cache")["verdict"].as_str()), (0, Some("verified")), "with the assumption");
+
+    let (code, doc) = json(&["check", &ptx, "--interface", &toml.display().to_string(), "--format", "json"]);
+    assert_eq!(code, 1);
+    let k = kernel(&doc, "reshape_and_cache");
+    assert_eq!(k["verdict"], "uncertified", "{k:#}");
+    let reasons: Vec<&str> = k["uncertified"].as_array().unwrap().iter().map(|u| u["reason"].as_str().unwrap()).collect();
+    assert!(reasons.iter().any(|r| r.contains("`slot_mapping`")), "{reasons:#?}");
+    let r = run(&["check", &ptx, "--interface", &toml.display().to_string()]);
+    assert!(r.stdout.contains("uncertified: race freedom depends on the values read from `slot_mapping`"), "{r:?}");
+}
+
+#[test]
+fn dump_model_prints_phases() {
+    let r = run(&["check", &corpus("reduce_sum_shared.ptx"), "--dump-model"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    for needle in ["kernel reduce_sum_shared", "loop L0 (counter k0) at line 10", "phase from kernel entry:", "phase after barrier at line 9:", "phase after barrier at line 14:", "unsupported instructions: 0", "kernel reduce_sum_shared: verified"] {
+        assert!(r.stdout.contains(needle), "no `{needle}` in {r:?}");
+    }
+}
+
+// ----- unusable input: exit code 2 -------------------------------------------------------------
+
+#[test]
+fn missing_file() {
+    let r = run(&["check", "/nonexistent/kernel.ptx"]);
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(r.stderr.contains("/nonexistent/kernel.ptx") && r.stderr.contains("cannot read"), "{r:?}");
+}
+
+#[test]
+fn binary_garbage_file() {
+    let dir = temp_dir("garbage");
+    let path = dir.join("garbage.ptx");
+    // Deterministic bytes, most of them invalid UTF-8.
+    let mut x = 0x2545_f491_4f6c_dd1du64;
+    let bytes: Vec<u8> = (0..4096)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x >> 24) as u8 | 0x80
+        })
+        .collect();
+    std::fs::write(&path, bytes).unwrap();
+    let r = run(&["check", &path.display().to_string()]);
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(r.stdout.contains("error"), "{r:?}");
+    let (code, doc) = json(&["check", &path.display().to_string(), "--format", "json"]);
+    assert_eq!(code, 2);
+    assert!(!doc["diagnostics"].as_array().unwrap().is_empty(), "{doc:#}");
+    assert!(doc["kernels"].as_array().unwrap().is_empty(), "{doc:#}");
+}
+
+#[test]
+fn empty_file() {
+    let dir = temp_dir("empty");
+    let path = dir.join("empty.ptx");
+    std::fs::write(&path, "").unwrap();
+    let r = run(&["check", &path.display().to_string()]);
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(r.stdout.contains("empty PTX file"), "{r:?}");
+}
+
+#[test]
+fn unknown_options_and_commands() {
+    for args in [
+        &["check", "--frobnicate", "x.ptx"][..],
+        &["check", "x.ptx", "--format", "xml"],
+        &["check"],
+        &["check", "x.ptx", "--timeout-ms", "soon"],
+        &["check", "x.ptx", "--format"],
+        &["frobnicate"],
+        &[],
+    ] {
+        let r = run(args);
+        assert_eq!(r.code, 2, "lark {args:?}: {r:?}");
+        assert!(r.stderr.contains("usage"), "lark {args:?}: {r:?}");
+        assert!(r.stdout.is_empty(), "lark {args:?}: {r:?}");
+    }
+    let r = run(&["check", "--frobnicate", "x.ptx"]);
+    assert!(r.stderr.contains("unknown option `--frobnicate`"), "{r:?}");
+}
