@@ -84,7 +84,39 @@ fn check_one(path: &Path, args: &Args, compile: &cuda::CompileOptions, opts: &Op
     }
     let interface = inputs::interface_for(path, args.value("interface"), args.value("input"), args.value("kernel"))?;
     let cx = Context { interface: interface.as_ref(), cu_text: loaded.cu_text.as_deref(), only: args.value("kernel") };
-    let report = check::check_ptx(&file, &loaded.ptx, &cx, opts, solver);
+    let mut report = check::check_ptx(&file, &loaded.ptx, &cx, opts, solver);
+    if let Some(e) = &loaded.encoding_error {
+        let offset: usize = e.rsplit(' ').next().and_then(|n| n.parse().ok()).unwrap_or(0);
+        let (line, col) = ptx::LineIndex::new(&loaded.ptx).line_col(offset as u32);
+        report.diagnostics.insert(0, check::Diagnostic { severity: "error", line: line + 1, column: col + 1, message: e.clone(), span: [offset as u32, offset as u32 + 1] });
+    }
+    resolve_sources(&mut report, path);
     let dump = args.has("dump-model").then(|| output::dump_models(&loaded.ptx, args.value("kernel")));
     Ok((report, dump))
+}
+
+/// `.file` names in PTX are relative to where the compiler ran (the PTX's folder for our
+/// corpus); report them relative to the working directory, like the PTX path itself.
+fn resolve_sources(report: &mut FileReport, ptx_path: &Path) {
+    let Some(dir) = ptx_path.parent().filter(|d| !d.as_os_str().is_empty()) else { return };
+    let fix = |loc: &mut check::Location| {
+        if let Some(src) = &loc.source {
+            let p = Path::new(src);
+            if p.is_relative() {
+                let joined = dir.join(p.strip_prefix(".").unwrap_or(p));
+                if joined.exists() {
+                    loc.source = Some(joined.display().to_string());
+                }
+            }
+        }
+    };
+    for k in &mut report.kernels {
+        for f in &mut k.findings {
+            f.accesses.iter_mut().for_each(|a| fix(&mut a.location));
+            f.barrier.iter_mut().for_each(fix);
+        }
+        for u in &mut k.uncertified {
+            u.location.iter_mut().for_each(fix);
+        }
+    }
 }

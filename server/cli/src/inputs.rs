@@ -10,6 +10,8 @@ pub struct Loaded {
     pub cu_text: Option<String>,
     /// Diagnostics that make the file unusable (compile errors), as `line:col: severity: message`.
     pub compile_errors: Vec<(u32, u32, String, String)>,
+    /// The PTX bytes were not valid UTF-8: where, as a message (the rest is still checked).
+    pub encoding_error: Option<String>,
 }
 
 pub fn load(path: &Path, compile: &cuda::CompileOptions) -> Result<Loaded, String> {
@@ -18,20 +20,21 @@ pub fn load(path: &Path, compile: &cuda::CompileOptions) -> Result<Loaded, Strin
     if is_cu {
         let text = String::from_utf8(bytes).map_err(|e| format!("not UTF-8 text (byte {})", e.utf8_error().valid_up_to()))?;
         return match cuda::compile(path, &text, compile) {
-            Ok(ptx) => Ok(Loaded { ptx, cu_text: Some(text), compile_errors: vec![] }),
+            Ok(ptx) => Ok(Loaded { ptx, cu_text: Some(text), compile_errors: vec![], encoding_error: None }),
             Err(cuda::CompileError::Failed { diagnostics, stderr }) => {
                 let mut errs: Vec<_> = diagnostics.into_iter().map(|d| (d.line, d.column, d.severity, d.message)).collect();
                 if errs.is_empty() {
                     errs.push((1, 1, "error".into(), stderr.lines().next().unwrap_or("compilation failed").to_string()));
                 }
-                Ok(Loaded { ptx: String::new(), cu_text: Some(text), compile_errors: errs })
+                Ok(Loaded { ptx: String::new(), cu_text: Some(text), compile_errors: errs, encoding_error: None })
             }
             Err(e) => Err(e.to_string()),
         };
     }
-    let (text, _) = ptx::parse_bytes(&bytes);
+    let encoding_error = std::str::from_utf8(&bytes).err().map(|e| format!("invalid UTF-8 at byte {}", e.valid_up_to()));
+    let text = String::from_utf8_lossy(&bytes).into_owned();
     let cu_text = companion_cu(path, &text).and_then(|p| std::fs::read_to_string(p).ok());
-    Ok(Loaded { ptx: text, cu_text, compile_errors: vec![] })
+    Ok(Loaded { ptx: text, cu_text, compile_errors: vec![], encoding_error })
 }
 
 /// The CUDA file a PTX file was compiled from: the first `.file` that exists relative to the

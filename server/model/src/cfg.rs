@@ -195,13 +195,15 @@ fn split_blocks(items: &[Item]) -> Result<Vec<Block>, CfgError> {
     let mut labels: HashMap<Name, BlockId> = HashMap::new();
     for item in items {
         match item {
-            Item::Label(name, _) => {
+            Item::Label(name, span) => {
                 if !raws.last().is_some_and(|r| r.insts.is_empty()) {
                     raws.push(Raw { label: None, insts: Vec::new() });
                 }
                 // Several labels on one spot all name the same block.
                 raws.last_mut().unwrap().label.get_or_insert_with(|| name.clone());
-                labels.insert(name.clone(), raws.len() as BlockId - 1);
+                if labels.insert(name.clone(), raws.len() as BlockId - 1).is_some() {
+                    return Err(CfgError { message: format!("label `{name}` is defined twice"), span: *span });
+                }
             }
             Item::Inst(inst) => {
                 raws.last_mut().unwrap().insts.push(inst);

@@ -69,6 +69,9 @@ struct Decoder<'a> {
     loc: Option<ptx::SourceLoc>,
     line: Option<u32>,
     guard: Option<(RegId, bool)>,
+    /// `.reg .b32 %r<N>` declarations: the registers are created when first used, so a huge
+    /// `N` costs nothing.
+    families: Vec<(Name, u32, u32, bool)>,
     _module: &'a ptx::Module,
 }
 
@@ -85,6 +88,7 @@ pub fn decode(module: &ptx::Module, func: &ptx::Function) -> Decoded {
         loc: None,
         line: None,
         guard: None,
+        families: Vec::new(),
         _module: module,
     };
     for v in &module.variables {
@@ -92,7 +96,7 @@ pub fn decode(module: &ptx::Module, func: &ptx::Function) -> Decoded {
     }
     for p in &func.params {
         let bits = type_bits(&p.ty).unwrap_or(64);
-        let bytes = (bits / 8).max(1) * p.array_len.unwrap_or(1) as u32;
+        let bytes = u32::try_from((bits as u64 / 8).max(1).saturating_mul(p.array_len.unwrap_or(1))).unwrap_or(u32::MAX);
         d.param_ids.insert(p.name.clone(), d.params.len() as u32);
         d.params.push(ParamInfo { name: p.name.clone(), ty: p.ty.clone(), bits, bytes });
     }
@@ -104,9 +108,7 @@ pub fn decode(module: &ptx::Module, func: &ptx::Function) -> Decoded {
                 let float = type_class(&r.ty) == Some(TypeClass::Float);
                 for n in &r.names {
                     match n.count {
-                        Some(c) => (0..c).for_each(|i| {
-                            d.declare_reg(format!("{}{}", n.name, i).into(), bits, float);
-                        }),
+                        Some(c) => d.families.push((n.name.clone(), c, bits, float)),
                         None => {
                             d.declare_reg(n.name.clone(), bits, float);
                         }
@@ -179,10 +181,14 @@ impl Decoder<'_> {
 
     /// Looks up a register, declaring it on first use if the PTX forgot to (lenient on input).
     fn reg(&mut self, name: &str, bits: u32, float: bool) -> RegId {
-        match self.reg_ids.get(name) {
-            Some(&id) => id,
-            None => self.declare_reg(name.into(), bits, float),
+        if let Some(&id) = self.reg_ids.get(name) {
+            return id;
         }
+        let family = self.families.iter().find(|(prefix, count, _, _)| {
+            name.strip_prefix(prefix.as_str()).and_then(|i| i.parse::<u64>().ok()).is_some_and(|i| i < *count as u64)
+        });
+        let (bits, float) = family.map_or((bits, float), |f| (f.2, f.3));
+        self.declare_reg(name.into(), bits, float)
     }
 
     fn temp(&mut self, bits: u32) -> RegId {

@@ -52,6 +52,14 @@ pub fn dump(k: &Kernel, l: &Lifted, phases: &Phases) -> String {
         let size = v.size.map_or_else(|| "dynamic".to_string(), |s| format!("{s} bytes"));
         let _ = writeln!(out, "  {} {} ({size})", v.space.name(), v.name);
     }
+    let used: std::collections::HashSet<Sym> = l
+        .accesses
+        .iter()
+        .flat_map(|a| [a.addr, a.pc])
+        .chain(l.barriers.iter().map(|b| b.pc))
+        .chain(l.warp_ops.iter().flat_map(|w| [w.pc, w.mask]))
+        .flat_map(|e| l.exprs.symbols(e))
+        .collect();
     for (i, lp) in k.cfg.loops.iter().enumerate() {
         let line = k.cfg.blocks[lp.header as usize].insts.iter().find_map(|x| x.line);
         let _ = write!(out, "  loop L{i} (counter k{i}) at line {}", line.map_or("?".into(), |l| l.to_string()));
@@ -60,15 +68,25 @@ pub fn dump(k: &Kernel, l: &Lifted, phases: &Phases) -> String {
         }
         let _ = writeln!(out);
         if let Some(s) = &l.loops[i] {
-            for (r, kind, value) in &s.ivs {
+            let mut ivs: Vec<_> = s.ivs.iter().filter(|(_, kind, _)| *kind != IvKind::Invariant).collect();
+            ivs.sort_by_key(|(r, _, _)| reg_name(k, *r).to_string());
+            let mut unknown = 0;
+            for (r, kind, value) in ivs {
                 let what = match kind {
-                    IvKind::Invariant => continue,
                     IvKind::Affine { .. } => "affine",
                     IvKind::Shr { .. } => "halving",
                     IvKind::Shl { .. } => "doubling",
-                    IvKind::Havoc => "unknown",
+                    // Only the unknown values the checks depend on are worth a line.
+                    _ if !used.contains(&Sym::Havoc { lp: i as u32, reg: *r }) => {
+                        unknown += 1;
+                        continue;
+                    }
+                    _ => "unknown: any value in each iteration",
                 };
                 let _ = writeln!(out, "    {} = {} ({what})", reg_name(k, *r), expr(k, l, *value));
+            }
+            if unknown > 0 {
+                let _ = writeln!(out, "    ({unknown} other loop-carried registers, e.g. accumulators, that no address or branch depends on)");
             }
             let _ = writeln!(out, "    iteration k{i} runs if {}", if s.bounded { expr(k, l, s.guard) } else { "(not stated: any iteration)".into() });
         }
