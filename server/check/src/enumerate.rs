@@ -155,6 +155,11 @@ impl Program {
     pub fn get(&self, vals: &[u64], e: ExprId) -> u64 {
         vals[self.slot[&e]]
     }
+
+    /// The slot of a root, to read it repeatedly without a lookup.
+    pub fn slot_of(&self, e: ExprId) -> usize {
+        self.slot[&e]
+    }
 }
 
 /// One execution of an access: by which thread, in which iterations, at which offset.
@@ -261,7 +266,7 @@ fn enumerate_site(ctx: &Ctx, launch: &Launch, blocks: &[[u64; 3]], block: BlockI
     for &b in blocks {
         for t in launch.threads() {
             let mut env = Env { ntid: launch.ntid, nctaid: launch.nctaid, tid: t, ctaid: b, k: vec![0; nloops] };
-            let mut walk = Walk { main: &main, pc, value, vals: &mut vals, out: &mut out };
+            let mut walk = Walk { main: &main, pc: main.slot_of(pc), value: main.slot_of(value), vals: &mut vals, out: &mut out };
             if !walk.level(&levels, 0, &mut env) {
                 return None;
             }
@@ -283,8 +288,9 @@ struct Level {
 
 struct Walk<'a> {
     main: &'a Program,
-    pc: ExprId,
-    value: ExprId,
+    /// Slots of the path condition and the value in `main`.
+    pc: usize,
+    value: usize,
     vals: &'a mut Vec<u64>,
     out: &'a mut Vec<Point>,
 }
@@ -293,16 +299,17 @@ impl Walk<'_> {
     fn level(&mut self, levels: &[Level], i: usize, env: &mut Env) -> bool {
         let Some(lv) = levels.get(i) else {
             self.main.run(env, self.vals);
-            if self.main.get(self.vals, self.pc) == 1 {
-                self.out.push(Point { ctaid: env.ctaid, tid: env.tid, k: env.k.clone(), offset: self.main.get(self.vals, self.value) });
+            if self.vals[self.pc] == 1 {
+                self.out.push(Point { ctaid: env.ctaid, tid: env.tid, k: env.k.clone(), offset: self.vals[self.value] });
             }
             return true;
         };
         let mut vals = Vec::new();
+        let cond = lv.prog.slot_of(lv.cond);
         for k in 0..MAX_ITERATIONS {
             env.k[lv.lp as usize] = k;
             lv.prog.run(env, &mut vals);
-            let holds = lv.prog.get(&vals, lv.cond) == 1;
+            let holds = vals[cond] == 1;
             match (lv.exit, holds) {
                 (true, true) => return self.level(levels, i + 1, env),
                 (true, false) => {}
@@ -393,15 +400,18 @@ pub fn race(ctx: &Ctx, launch: &Launch, i: usize, j: usize) -> Option<Decided> {
         })
         .filter_map(|lp| Some((lp, Program::new(x, &[ctx.l.loop_entry_pc.get(lp as usize)?.as_ref().copied()?])?)))
         .collect();
-    // Points of the first access sorted by offset; each point of the second looks up the
-    // offsets whose byte range can overlap its own.
-    let mut sorted: Vec<(u64, u32)> = p1.iter().enumerate().map(|(n, p)| (p.offset, n as u32)).collect();
+    // Points of the first access sorted by (block, offset) for shared memory (only threads of
+    // one block share it) and by offset for global memory; each point of the second access
+    // looks up the offsets whose byte range can overlap its own.
+    let block_key = |c: [u64; 3]| if shared { c[0] + launch.nctaid[0] * (c[1] + launch.nctaid[1] * c[2]) } else { 0 };
+    let mut sorted: Vec<(u64, u64, u32)> = p1.iter().enumerate().map(|(n, p)| (block_key(p.ctaid), p.offset, n as u32)).collect();
     sorted.sort_unstable();
     for q in p2.iter() {
+        let bk = block_key(q.ctaid);
         let lo = q.offset.saturating_sub(a.bytes as u64 - 1);
         let hi = q.offset.saturating_add(b.bytes as u64 - 1);
-        let start = sorted.partition_point(|(o, _)| *o < lo);
-        for &(off, n) in sorted[start..].iter().take_while(|(o, _)| *o <= hi) {
+        let start = sorted.partition_point(|&(k, o, _)| (k, o) < (bk, lo));
+        for &(_, off, n) in sorted[start..].iter().take_while(|&&(k, o, _)| k == bk && o <= hi) {
             let p = &p1[n as usize];
             if off + (a.bytes as u64) <= q.offset || q.offset + (b.bytes as u64) <= off {
                 continue;

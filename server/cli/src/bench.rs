@@ -1,13 +1,16 @@
 //! `lark bench`: throughput numbers printed, not asserted.
 
+mod lsp_latency;
+
 use std::process::ExitCode;
 use std::time::Instant;
 
 pub fn run(argv: &[String]) -> ExitCode {
     match argv {
         [what, file, rest @ ..] if what == "parse" => bench_parse(file, rest.first().and_then(|s| s.parse().ok()).unwrap_or(5)),
+        [what, rest @ ..] if what == "lsp" => lsp_latency::run(rest),
         _ => {
-            eprintln!("usage: lark bench parse FILE [ROUNDS]");
+            eprintln!("usage: lark bench parse FILE [ROUNDS]\n       lark bench lsp [--kernels N] [--edits N] [--corpus DIR] [--keep] [--log LEVEL]");
             ExitCode::from(2)
         }
     }

@@ -6,6 +6,7 @@ mod bench;
 mod check;
 mod inputs;
 mod output;
+mod serve;
 
 use std::process::ExitCode;
 
@@ -21,7 +22,9 @@ commands:
       --dump-model               print the lifted model, phase by phase
       --timeout-ms N             per SMT query (default 2000)
       --compiler PATH, --arch sm_XX, -I DIR   for .cu files
+  serve              the language server (LSP on stdin/stdout)
   bench parse FILE   parse throughput on a (large) PTX file
+  bench lsp          edit-to-diagnostics latency of the language server on a generated module
   --version          print the version
 ";
 
@@ -35,6 +38,7 @@ fn main() -> ExitCode {
         }
         Some("check") => check::run(&argv[1..]),
         Some("bench") => bench::run(&argv[1..]),
+        Some("serve") => serve::run(&argv[1..]),
         Some("--help" | "-h" | "help") => {
             print!("{USAGE}");
             ExitCode::SUCCESS

@@ -131,12 +131,12 @@ pub fn sarif(reports: &[FileReport]) -> String {
     }
     let rules: Vec<Value> = RULES
         .iter()
-        .map(|(id, text)| json!({ "id": id, "shortDescription": { "text": text }, "helpUri": format!("https://github.com/lark-verify/lark#{}", id.replace('_', "-")) }))
+        .map(|(id, text)| json!({ "id": id, "shortDescription": { "text": text }, "helpUri": format!("{}#{id}", ide::DOCS_URL) }))
         .collect();
     let doc = json!({
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
         "version": "2.1.0",
-        "runs": [{ "tool": { "driver": { "name": "lark", "version": env!("CARGO_PKG_VERSION"), "informationUri": "https://github.com/lark-verify/lark", "rules": rules } }, "results": results }]
+        "runs": [{ "tool": { "driver": { "name": "lark", "version": env!("CARGO_PKG_VERSION"), "informationUri": ide::DOCS_URL, "rules": rules } }, "results": results }]
     });
     serde_json::to_string_pretty(&doc).expect("serialisable")
 }

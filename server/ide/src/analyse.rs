@@ -1,0 +1,693 @@
+//! Analysing one file: compile (for `.cu`, cached by content hash), parse, lower, and check each
+//! kernel, taking unchanged kernels from the cache.
+//!
+//! A kernel's cache key is a hash of its PTX text with the `.loc` lines of its own source made
+//! relative to the first one, the module variables it names, the name of its source file, its
+//! interface entry, the parameter names from the `.cu` signature and the options. So typing a
+//! line above a kernel (which moves all its `.loc` lines, and all its PTX positions) does not
+//! re-check it: the cached report is rebased onto the current text instead (positions recomputed
+//! from the current instructions, `line N` in messages shifted).
+
+use crate::db::{lock, FileKeys};
+use crate::inputs::InterfaceInput;
+use crate::{cu, Analysis, Cancelled, FileKind, Severity, SourceFile};
+use check::{KernelReport, Location, Sources, Verdict};
+use std::collections::hash_map::DefaultHasher;
+use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
+use std::time::Instant;
+
+/// A problem with the file as a whole or at a place in it: parse and compile errors, a bad
+/// interface file, a missing compiler.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Problem {
+    pub range: Range<usize>,
+    pub severity: Severity,
+    pub message: String,
+}
+
+/// The result of analysing one version of one file.
+pub struct FileAnalysis {
+    pub key: String,
+    pub version: i32,
+    pub kind: FileKind,
+    pub path: Option<PathBuf>,
+    /// The text analysed (what ranges refer to).
+    pub text: Arc<str>,
+    pub index: ptx::LineIndex,
+    /// The PTX analysed: the text itself for `.ptx`, the compiler's output for `.cu`.
+    pub ptx: Arc<str>,
+    pub ptx_index: ptx::LineIndex,
+    pub problems: Vec<Problem>,
+    pub kernels: Vec<KernelResult>,
+    /// Something the user should see outside the file (no compiler, ...).
+    pub status: Option<String>,
+    pub interface_path: Option<PathBuf>,
+    pub interface: Option<Arc<spec::Interface>>,
+    /// The file name the compiler saw (`.loc` lines of this file are lines of `text`).
+    pub compile_name: String,
+    /// Where the time went (stage, milliseconds), for logs and benchmarks.
+    pub timings: Vec<(&'static str, f64)>,
+}
+
+pub struct KernelResult {
+    /// The PTX entry name.
+    pub name: String,
+    /// The name in the source (unmangled for C++ kernels).
+    pub source_name: String,
+    /// Positions refer to the current `ptx`.
+    pub report: Arc<KernelReport>,
+    /// Whether the engine ran for this analysis (false: the result came from the cache).
+    pub checked: bool,
+    /// The parsed module and the index of the kernel's function in it.
+    parse: Arc<ptx::Parse>,
+    func: usize,
+    /// The lowered kernel of the current text, lowered on first use for cached kernels.
+    model: OnceLock<Option<Arc<model::Kernel>>>,
+    analysis: OnceLock<Arc<check::engine::Analysis>>,
+    pub param_names: Option<Vec<String>>,
+    /// The line a lens goes on: the kernel's signature (in `text`).
+    pub header: Range<usize>,
+    /// The whole kernel (in `text`).
+    pub extent: Range<usize>,
+    /// The `.entry` in `ptx`.
+    pub func_span: ptx::Span,
+}
+
+impl KernelResult {
+    /// The lowered kernel (of the current text); `None` when it cannot be lowered.
+    pub fn model(&self) -> Option<&model::Kernel> {
+        self.model.get_or_init(|| model::Kernel::lower(&self.parse.module, &self.parse.module.functions[self.func]).ok().map(Arc::new)).as_deref()
+    }
+
+    /// The lifted model and phases, computed on first use.
+    pub fn lifted(&self) -> Option<&check::engine::Analysis> {
+        let k = self.model()?;
+        Some(self.analysis.get_or_init(|| Arc::new(check::engine::analyse(k))))
+    }
+
+    /// How a parameter is called: its `.cu` name when known, else `param_N`.
+    pub fn param_name(&self, index: usize) -> String {
+        if let Some(n) = self.param_names.as_ref().and_then(|ns| ns.get(index)).filter(|n| !n.is_empty()) {
+            return n.clone();
+        }
+        match self.model() {
+            Some(k) => k.params.get(index).map_or_else(|| format!("param_{index}"), |p| model::dump::short_param(&k.name, &p.name)),
+            None => format!("param_{index}"),
+        }
+    }
+}
+
+impl FileAnalysis {
+    /// The byte range of a zero-based line of `text`, without its indentation and trailing
+    /// whitespace (the whole line when it is blank).
+    pub fn line_range(&self, line: u32) -> Range<usize> {
+        trimmed_line(&self.text, &self.index, line)
+    }
+
+    /// Zero-based line of `text` a report location is on, when it is in this file.
+    pub fn loc_line(&self, loc: &Location) -> Option<u32> {
+        match self.kind {
+            FileKind::Ptx => Some(loc.ptx_line.saturating_sub(1)),
+            FileKind::Cu => {
+                let here = loc.line_kind == check::LineKind::Cu && loc.source.as_deref().is_some_and(|s| basename(s) == self.compile_name) && loc.line > 0;
+                here.then(|| loc.line - 1)
+            }
+        }
+    }
+
+    pub fn loc_range(&self, loc: &Location) -> Option<Range<usize>> {
+        self.loc_line(loc).map(|l| self.line_range(l))
+    }
+
+    /// The kernel whose text contains `offset`.
+    pub fn kernel_at(&self, offset: usize) -> Option<&KernelResult> {
+        self.kernels.iter().find(|k| k.extent.start <= offset && offset <= k.extent.end)
+    }
+
+    /// Zero-based line of a byte offset of `text`.
+    pub fn line_of(&self, offset: usize) -> u32 {
+        self.index.line_col(offset.min(self.text.len()) as u32).0
+    }
+}
+
+pub(crate) fn trimmed_line(text: &str, index: &ptx::LineIndex, line: u32) -> Range<usize> {
+    let r = index.line_range(text, line);
+    let s = &text[r.clone()];
+    let start = r.start + (s.len() - s.trim_start().len());
+    let end = r.start + s.trim_end().len();
+    if start >= end {
+        r
+    } else {
+        start..end
+    }
+}
+
+pub(crate) fn basename(p: &str) -> &str {
+    p.rsplit(['/', '\\']).next().unwrap_or(p)
+}
+
+/// A compiler run's outcome, cached by content hash.
+pub(crate) enum Compiled {
+    Ptx(Arc<str>),
+    /// Diagnostics of the compiled file, or the first line of the compiler's output.
+    Failed(Vec<cuda::CuDiagnostic>, String),
+    /// No compiler: not the file's fault.
+    Missing(String),
+    Other(String),
+}
+
+/// A checked kernel as the cache keeps it: the report, and for each position in it the index of
+/// the instruction it points at, so the report can be moved onto a later version of the text.
+pub(crate) struct CachedKernel {
+    report: KernelReport,
+    ordinals: Vec<Option<usize>>,
+    func_start: u32,
+    func_line: u32,
+    /// The kernel's own source file (as the model chose it) and the first `.loc` line of each
+    /// file, when the report was made.
+    main_file: Option<u32>,
+    bases: Vec<(u32, u32)>,
+}
+
+fn locations_mut(r: &mut KernelReport) -> impl Iterator<Item = &mut Location> {
+    r.findings
+        .iter_mut()
+        .flat_map(|f| f.accesses.iter_mut().map(|a| &mut a.location).chain(f.barrier.iter_mut()))
+        .chain(r.uncertified.iter_mut().filter_map(|u| u.location.as_mut()))
+}
+
+impl CachedKernel {
+    fn new(report: &KernelReport, func: &ptx::Function, src: &Sources, main_file: Option<u32>, bases: Vec<(u32, u32)>) -> CachedKernel {
+        let by_span: HashMap<(u32, u32), usize> = func.instructions().enumerate().map(|(n, i)| ((i.span.start, i.span.end), n)).collect();
+        let mut report = report.clone();
+        let ordinals = locations_mut(&mut report).map(|l| by_span.get(&(l.ptx_span[0], l.ptx_span[1])).copied()).collect();
+        CachedKernel { report, ordinals, func_start: func.span.start, func_line: src.index.line_col(func.span.start).0, main_file, bases }
+    }
+
+    /// The report with positions for the current text of the same kernel: PTX positions from
+    /// the current instructions (same order, same text but for `.loc` lines), CUDA lines
+    /// shifted as the kernel's `.loc` lines were.
+    fn rebased(&self, func: &ptx::Function, src: &Sources, bases: &[(u32, u32)]) -> KernelReport {
+        let mut r = self.report.clone();
+        let insts: Vec<&ptx::Instruction> = func.instructions().collect();
+        let db = func.span.start as i64 - self.func_start as i64;
+        let dl = src.index.line_col(func.span.start).0 as i64 - self.func_line as i64;
+        let base = |bs: &[(u32, u32)]| self.main_file.and_then(|m| bs.iter().find(|(f, _)| *f == m)).map(|(_, b)| *b as i64);
+        let dcu = match (base(&self.bases), base(bases)) {
+            (Some(old), Some(new)) => new - old,
+            _ => 0,
+        };
+        for (loc, ord) in locations_mut(&mut r).zip(&self.ordinals) {
+            match ord.and_then(|o| insts.get(o)) {
+                Some(i) => {
+                    loc.ptx_span = [i.span.start, i.span.end];
+                    loc.ptx_line = src.index.line_col(i.span.start).0 + 1;
+                }
+                None => {
+                    loc.ptx_span = [(loc.ptx_span[0] as i64 + db) as u32, (loc.ptx_span[1] as i64 + db) as u32];
+                    loc.ptx_line = (loc.ptx_line as i64 + dl) as u32;
+                }
+            }
+            match loc.line_kind {
+                check::LineKind::Ptx => loc.line = loc.ptx_line,
+                check::LineKind::Cu => {
+                    loc.line = (loc.line as i64 + dcu).max(1) as u32;
+                    loc.source = src.cu_file.clone().or(loc.source.take());
+                }
+            }
+        }
+        if dcu != 0 {
+            for f in &mut r.findings {
+                f.message = shift_lines(&f.message, dcu);
+            }
+            for u in &mut r.uncertified {
+                u.reason = shift_lines(&u.reason, dcu);
+            }
+        }
+        r
+    }
+}
+
+/// Adds `delta` to the numbers in `line N` and `lines N and M`.
+pub(crate) fn shift_lines(msg: &str, delta: i64) -> String {
+    let mut out = String::with_capacity(msg.len());
+    let mut rest = msg;
+    let mut in_lines = false;
+    while !rest.is_empty() {
+        let word_end = rest.find(|c: char| !c.is_ascii_alphanumeric()).unwrap_or(rest.len()).max(1);
+        let word = &rest[..word_end];
+        rest = &rest[word_end..];
+        out.push_str(word);
+        let expects_number = matches!(word, "line" | "lines") || (in_lines && word == "and");
+        if word == "lines" {
+            in_lines = true;
+        } else if !matches!(word, "and" | " ") && !word.chars().all(|c| c.is_ascii_digit()) {
+            in_lines = false;
+        }
+        if expects_number && rest.starts_with(' ') {
+            let digits = rest[1..].find(|c: char| !c.is_ascii_digit()).unwrap_or(rest.len() - 1);
+            if digits > 0 {
+                let n: i64 = rest[1..1 + digits].parse().unwrap_or(0);
+                out.push(' ');
+                out.push_str(&(n + delta).max(1).to_string());
+                rest = &rest[1 + digits..];
+            }
+        }
+    }
+    out
+}
+
+/// Hashes a kernel's text with the lines of its `.loc`s relative to the first `.loc` line of
+/// the same file, so a kernel that only moved hashes the same; returns those first lines.
+fn hash_kernel_text(text: &str, h: &mut impl Hasher) -> Vec<(u32, u32)> {
+    let mut bases: Vec<(u32, u32)> = Vec::new();
+    for line in text.split('\n') {
+        let t = line.trim_start();
+        if let Some(rest) = t.strip_prefix(".loc") {
+            let code = rest.split("//").next().unwrap_or("");
+            let mut toks = code.split_whitespace();
+            let (f, l) = (toks.next().and_then(|x| x.parse::<u32>().ok()), toks.next().and_then(|x| x.parse::<u32>().ok()));
+            ".loc".hash(h);
+            f.hash(h);
+            match (f, l) {
+                (Some(f), Some(l)) if l != 0 => {
+                    let b = match bases.iter().find(|(x, _)| *x == f) {
+                        Some((_, b)) => *b,
+                        None => {
+                            bases.push((f, l));
+                            l
+                        }
+                    };
+                    (l as i64 - b as i64).hash(h);
+                }
+                _ => l.hash(h),
+            }
+            for t in toks {
+                t.hash(h);
+            }
+        } else {
+            line.hash(h);
+        }
+    }
+    bases
+}
+
+struct KeyInput<'a> {
+    ptx: &'a str,
+    func: &'a ptx::Function,
+    module: &'a ptx::Module,
+    map: &'a ptx::SourceMap,
+    spec: Option<&'a spec::KernelSpec>,
+    param_names: &'a Option<Vec<String>>,
+    opts: &'a check::Options,
+}
+
+/// Bump when the engine's results for the same input may change.
+const ENGINE_SALT: &str = concat!("lark-engine-", env!("CARGO_PKG_VERSION"));
+
+fn kernel_key(i: &KeyInput) -> (u64, Vec<(u32, u32)>) {
+    let mut h = DefaultHasher::new();
+    ENGINE_SALT.hash(&mut h);
+    let text = &i.ptx[i.func.span.range()];
+    let bases = hash_kernel_text(text, &mut h);
+    // The names of the files its `.loc`s point to (not their directories: `.cu` text is
+    // compiled in a fresh temporary directory each time).
+    for (f, _) in &bases {
+        i.map.file_name(ptx::SourceLoc { file: *f, line: 1, col: 0 }).map(basename).hash(&mut h);
+    }
+    for v in &i.module.variables {
+        if text.contains(v.name.as_str()) {
+            i.ptx.get(v.span.range()).hash(&mut h);
+        }
+    }
+    format!("{:?}", i.spec).hash(&mut h);
+    i.param_names.hash(&mut h);
+    format!("{:?}", i.opts).hash(&mut h);
+    (h.finish(), bases)
+}
+
+fn compile_options(an: &Analysis, path: &Path) -> cuda::CompileOptions {
+    let s = an.settings();
+    let (cc_includes, cc_defines) = an.db.inputs.compile_flags(s, path);
+    let mut include_paths: Vec<String> = s
+        .compiler
+        .include_paths
+        .iter()
+        .map(|p| match &s.workspace_root {
+            Some(root) if Path::new(p).is_relative() => root.join(p).display().to_string(),
+            _ => p.clone(),
+        })
+        .collect();
+    include_paths.extend(cc_includes);
+    let mut defines = s.compiler.defines.clone();
+    defines.extend(cc_defines);
+    cuda::CompileOptions {
+        compiler: s.compiler.path.clone().filter(|p| !p.is_empty()),
+        arch: s.compiler.arch.clone().filter(|a| !a.is_empty()),
+        include_paths,
+        defines,
+        timeout: None,
+    }
+}
+
+/// Compiles `.cu` text, through the cache. Returns the cache key too.
+pub(crate) fn compile(an: &Analysis, path: &Path, text: &str) -> (u64, Arc<Compiled>) {
+    let opts = compile_options(an, path);
+    let mut h = DefaultHasher::new();
+    text.hash(&mut h);
+    path.hash(&mut h);
+    format!("{opts:?}").hash(&mut h);
+    let key = h.finish();
+    if let Some(c) = lock(&an.db.compiles).get(&key) {
+        return (key, c);
+    }
+    an.db.count_compile();
+    let out = match cuda::compile(path, text, &opts) {
+        Ok(ptx) => Compiled::Ptx(ptx.into()),
+        Err(cuda::CompileError::Failed { diagnostics, stderr }) => {
+            let first = stderr.lines().find(|l| l.contains("error")).or_else(|| stderr.lines().next()).unwrap_or("compilation failed").to_string();
+            Compiled::Failed(diagnostics, first)
+        }
+        Err(e @ cuda::CompileError::Missing { .. }) => Compiled::Missing(e.to_string()),
+        Err(e) => Compiled::Other(e.to_string()),
+    };
+    let out = Arc::new(out);
+    // A missing compiler may be installed a moment later: do not remember that.
+    if !matches!(*out, Compiled::Missing(_)) {
+        lock(&an.db.compiles).insert(key, out.clone());
+    }
+    (key, out)
+}
+
+fn compile_path(file: &SourceFile) -> PathBuf {
+    file.path.clone().unwrap_or_else(|| PathBuf::from(if file.kind == FileKind::Cu { "kernel.cu" } else { "kernel.ptx" }))
+}
+
+pub(crate) fn analyse_file(an: &Analysis, file: &SourceFile, solver: &mut check::Solver, cancelled: &dyn Fn() -> bool, progress: &dyn Fn(usize, usize)) -> Result<FileAnalysis, Cancelled> {
+    let index = ptx::LineIndex::new(&file.text);
+    let iface = an.db.inputs.interface_for(an.settings(), file.path.as_deref());
+    let path = compile_path(file);
+    let mut fa = FileAnalysis {
+        key: file.key.clone(),
+        version: file.version,
+        kind: file.kind,
+        path: file.path.clone(),
+        text: file.text.clone(),
+        index,
+        ptx: file.text.clone(),
+        ptx_index: ptx::LineIndex::new(""),
+        problems: vec![],
+        kernels: vec![],
+        status: None,
+        interface_path: iface.path.clone(),
+        interface: iface.interface.clone(),
+        compile_name: path.file_name().map_or_else(|| "kernel.cu".into(), |n| n.to_string_lossy().into_owned()),
+        timings: vec![],
+    };
+    if let Some(e) = &iface.error {
+        fa.problems.push(Problem { range: fa.line_range(0), severity: Severity::Warning, message: format!("the interface cannot be used, checking without it: {e}") });
+    }
+    let mut keys = FileKeys::default();
+    let cu_text: Option<Arc<str>> = match file.kind {
+        FileKind::Ptx => file.path.as_deref().and_then(|p| companion_cu_text(an, p, &file.text)),
+        FileKind::Cu => {
+            let t = Instant::now();
+            let (ckey, compiled) = compile(an, &path, &file.text);
+            fa.timings.push(("compile", ms(t)));
+            keys.compile = Some(ckey);
+            match &*compiled {
+                Compiled::Ptx(p) => fa.ptx = p.clone(),
+                Compiled::Failed(diags, first) => {
+                    let mut any = false;
+                    for d in diags.iter().filter(|d| d.severity == "error" || d.severity == "warning") {
+                        any |= d.severity == "error";
+                        let range = line_col_range(&fa, d.line, d.column);
+                        let severity = if d.severity == "error" { Severity::Error } else { Severity::Warning };
+                        fa.problems.push(Problem { range, severity, message: d.message.clone() });
+                    }
+                    if !any {
+                        fa.problems.push(Problem { range: fa.line_range(0), severity: Severity::Error, message: format!("compilation failed: {first}") });
+                    }
+                    an.db.record_file(&file.key, keys);
+                    return Ok(fa);
+                }
+                Compiled::Missing(m) => {
+                    fa.status = Some(m.clone());
+                    fa.problems.push(Problem { range: fa.line_range(0), severity: Severity::Warning, message: format!("not checked: {m}") });
+                    an.db.record_file(&file.key, keys);
+                    return Ok(fa);
+                }
+                Compiled::Other(m) => {
+                    fa.status = Some(m.clone());
+                    fa.problems.push(Problem { range: fa.line_range(0), severity: Severity::Error, message: format!("not checked: {m}") });
+                    an.db.record_file(&file.key, keys);
+                    return Ok(fa);
+                }
+            }
+            Some(file.text.clone())
+        }
+    };
+    fa.ptx_index = if file.kind == FileKind::Ptx { fa.index.clone() } else { ptx::LineIndex::new(&fa.ptx) };
+    check_module(an, &mut fa, &iface, cu_text.as_deref(), None, solver, cancelled, progress, &mut keys)?;
+    an.db.record_file(&file.key, keys);
+    Ok(fa)
+}
+
+/// The open document's text of the `.cu` a PTX file came from, else the file on disk.
+fn companion_cu_text(an: &Analysis, ptx_path: &Path, ptx_text: &str) -> Option<Arc<str>> {
+    let cu = crate::inputs::companion_cu(ptx_path, ptx_text)?;
+    let want = crate::inputs::normalize(&cu);
+    if let Some(f) = an.files.values().find(|f| f.path.as_deref().map(crate::inputs::normalize).as_ref() == Some(&want)) {
+        return Some(f.text.clone());
+    }
+    std::fs::read_to_string(cu).ok().map(Into::into)
+}
+
+/// A compiler message's range: from its column to the end of the line.
+fn line_col_range(fa: &FileAnalysis, line: u32, column: u32) -> Range<usize> {
+    let line0 = line.saturating_sub(1);
+    let whole = fa.line_range(line0);
+    let raw = fa.index.line_range(&fa.text, line0);
+    let start = (raw.start + column.saturating_sub(1) as usize).min(raw.end);
+    if start >= whole.end || start < whole.start {
+        whole
+    } else {
+        start..whole.end
+    }
+}
+
+/// Parses and checks the PTX of `fa`, filling its kernels. With `only`, just that kernel.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn check_module(
+    an: &Analysis,
+    fa: &mut FileAnalysis,
+    iface: &InterfaceInput,
+    cu_text: Option<&str>,
+    only: Option<&str>,
+    solver: &mut check::Solver,
+    cancelled: &dyn Fn() -> bool,
+    progress: &dyn Fn(usize, usize),
+    keys: &mut FileKeys,
+) -> Result<(), Cancelled> {
+    let ptx_text = fa.ptx.clone();
+    let t = Instant::now();
+    let parsed = Arc::new(ptx::parse(&ptx_text));
+    fa.timings.push(("parse", ms(t)));
+    let t = Instant::now();
+    let mut engine = 0.0;
+    for e in &parsed.errors {
+        let range = match fa.kind {
+            FileKind::Ptx => span_range(fa, e.span),
+            FileKind::Cu => fa.line_range(0),
+        };
+        let message = match fa.kind {
+            FileKind::Ptx => e.message.clone(),
+            FileKind::Cu => format!("the compiler's PTX does not parse: {}", e.message),
+        };
+        fa.problems.push(Problem { range, severity: Severity::Error, message });
+    }
+    let map = ptx::SourceMap::new(&parsed.module);
+    let opts = check::Options { timeout_ms: an.settings().timeout_ms, ..Default::default() };
+    let masked = (fa.kind == FileKind::Cu).then(|| cu::mask(&fa.text));
+    let wanted = |f: &ptx::Function| {
+        let source_name = spec::unmangled_name(&f.name);
+        f.kind == ptx::FunctionKind::Entry && f.body.is_some() && only.is_none_or(|o| o == f.name || source_name.as_deref() == Some(o))
+    };
+    let total = parsed.module.functions.iter().filter(|f| wanted(f)).count();
+    for (done, (fi, func)) in parsed.module.functions.iter().enumerate().filter(|(_, f)| wanted(f)).enumerate() {
+        let name = func.name.to_string();
+        let source_name = spec::unmangled_name(&name).unwrap_or_else(|| name.clone());
+        if cancelled() {
+            return Err(Cancelled);
+        }
+        progress(done, total);
+        let (header, extent) = match (&masked, fa.kind) {
+            (Some(m), FileKind::Cu) => cu::kernel_extent(&fa.text, m, &source_name).unwrap_or((fa.line_range(0), 0..0)),
+            _ => {
+                let line = fa.index.line_col(func.name_span.start).0;
+                (fa.line_range(line), func.span.range())
+            }
+        };
+        let param_names = cu_text.and_then(|cu| spec::cu_param_names(cu, &source_name));
+        let spec = iface.interface.as_deref().and_then(|i| i.kernel(&name));
+        let (key, bases) = kernel_key(&KeyInput { ptx: &ptx_text, func, module: &parsed.module, map: &map, spec, param_names: &param_names, opts: &opts });
+        let file_name = |main_file: Option<u32>| main_file.and_then(|f| map.file_name(ptx::SourceLoc { file: f, line: 1, col: 0 })).map(str::to_string);
+        let sources = |main_file: Option<u32>| Sources { ptx: &ptx_text, index: &fa.ptx_index, cu_file: file_name(main_file), param_names: param_names.clone() };
+        let model = OnceLock::new();
+        let cached = lock(&an.db.kernels).get(&key);
+        let (report, checked) = match cached {
+            // Only kernels that lowered are cached, and this one has the same text.
+            Some(c) => {
+                keys.kernels.push(key);
+                (c.rebased(func, &sources(c.main_file), &bases), false)
+            }
+            None => match model::Kernel::lower(&parsed.module, func) {
+                Ok(kernel) => {
+                    let te = Instant::now();
+                    let src = sources(kernel.main_file);
+                    let report = run_check(&kernel, spec, &src, &opts, solver);
+                    engine += ms(te);
+                    an.db.count_check();
+                    keys.kernels.push(key);
+                    lock(&an.db.kernels).insert(key, Arc::new(CachedKernel::new(&report, func, &src, kernel.main_file, bases)));
+                    let _ = model.set(Some(Arc::new(kernel)));
+                    (report, true)
+                }
+                Err(e) => {
+                    let range = if fa.kind == FileKind::Ptx { span_range(fa, e.span) } else { header.clone() };
+                    fa.problems.push(Problem { range, severity: Severity::Error, message: e.message.clone() });
+                    let _ = model.set(None);
+                    let report = KernelReport {
+                        name: name.clone(),
+                        verdict: Verdict::Error,
+                        findings: vec![],
+                        uncertified: vec![check::Uncertified { reason: e.message, location: None }],
+                        notes: vec![],
+                        stats: Default::default(),
+                    };
+                    (report, false)
+                }
+            },
+        };
+        fa.kernels.push(KernelResult {
+            name,
+            source_name,
+            report: Arc::new(report),
+            checked,
+            parse: parsed.clone(),
+            func: fi,
+            model,
+            analysis: OnceLock::new(),
+            param_names,
+            header,
+            extent,
+            func_span: func.span,
+        });
+    }
+    fa.timings.push(("kernels", ms(t)));
+    fa.timings.push(("engine", engine));
+    Ok(())
+}
+
+fn ms(since: Instant) -> f64 {
+    since.elapsed().as_secs_f64() * 1e3
+}
+
+/// Runs the engine on one kernel; a panic in it becomes an `error` verdict (and a fresh solver,
+/// since the old one may be mid-query).
+fn run_check(k: &model::Kernel, spec: Option<&spec::KernelSpec>, src: &Sources, opts: &check::Options, solver: &mut check::Solver) -> KernelReport {
+    let started = std::time::Instant::now();
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| check::check_kernel(k, spec, src, opts, solver)));
+    r.unwrap_or_else(|p| {
+        *solver = check::Solver::z3();
+        let msg = p.downcast_ref::<String>().cloned().or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string())).unwrap_or_default();
+        KernelReport {
+            name: k.name.to_string(),
+            verdict: Verdict::Error,
+            findings: vec![],
+            uncertified: vec![check::Uncertified { reason: format!("internal error in the engine: {msg}"), location: None }],
+            notes: vec![],
+            stats: check::Stats { millis: started.elapsed().as_secs_f64() * 1e3, ..Default::default() },
+        }
+    })
+}
+
+fn span_range(fa: &FileAnalysis, span: ptx::Span) -> Range<usize> {
+    let (s, e) = (span.start as usize, (span.end as usize).min(fa.text.len()));
+    if s < e {
+        s..e
+    } else {
+        let line = fa.index.line_col(span.start.min(fa.text.len() as u32)).0;
+        fa.line_range(line)
+    }
+}
+
+/// Checks one kernel of an edited version of an analysed file (for fixes), through the same
+/// caches as a real analysis, so that applying the fix finds its result ready.
+pub(crate) fn recheck_text(an: &Analysis, fa: &FileAnalysis, text: Arc<str>, only: &str, solver: &mut check::Solver, cancelled: &dyn Fn() -> bool) -> Option<FileAnalysis> {
+    let mut efa = FileAnalysis {
+        key: fa.key.clone(),
+        version: fa.version,
+        kind: fa.kind,
+        path: fa.path.clone(),
+        index: ptx::LineIndex::new(&text),
+        text: text.clone(),
+        ptx: text.clone(),
+        ptx_index: ptx::LineIndex::new(""),
+        problems: vec![],
+        kernels: vec![],
+        status: None,
+        interface_path: fa.interface_path.clone(),
+        interface: fa.interface.clone(),
+        compile_name: fa.compile_name.clone(),
+        timings: vec![],
+    };
+    let path = fa.path.clone().unwrap_or_else(|| PathBuf::from(&fa.compile_name));
+    let cu_text: Option<Arc<str>> = match fa.kind {
+        FileKind::Cu => match &*compile(an, &path, &text).1 {
+            Compiled::Ptx(p) => {
+                efa.ptx = p.clone();
+                Some(text.clone())
+            }
+            _ => return None,
+        },
+        FileKind::Ptx => fa.path.as_deref().and_then(|p| companion_cu_text(an, p, &text)),
+    };
+    efa.ptx_index = ptx::LineIndex::new(&efa.ptx);
+    let iface = InterfaceInput { path: fa.interface_path.clone(), interface: fa.interface.clone(), error: None };
+    check_module(an, &mut efa, &iface, cu_text.as_deref(), Some(only), solver, cancelled, &|_, _| {}, &mut FileKeys::default()).ok()?;
+    Some(efa)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shifts_line_numbers_in_messages() {
+        let m = "data race on shared s[4]: thread (0,0,0)/(0,0,0) reads s[4] at line 10 while thread (0,0,0)/(4,0,0) writes it at line 12, with no barrier between them";
+        assert_eq!(shift_lines(m, 3), m.replace("line 10", "line 13").replace("line 12", "line 15"));
+        assert_eq!(shift_lines("race freedom between lines 4 and 9 not decided: timeout", -2), "race freedom between lines 2 and 7 not decided: timeout");
+        assert_eq!(shift_lines("barrier divergence at line 7: thread x", 1), "barrier divergence at line 8: thread x");
+        assert_eq!(shift_lines("online 5 and 6", 1), "online 5 and 6");
+    }
+
+    #[test]
+    fn loc_lines_hash_relative_to_the_first_of_their_file() {
+        let a = ".loc 2 53 1\n.loc 1 5 3 // k.cu:5:3\nld.u32 %r1, [x];\n.loc 1 6 2\n.loc 2 53 1\n";
+        let b = ".loc 2 60 1\n.loc 1 9 3 // k.cu:9:3\nld.u32 %r1, [x];\n.loc 1 10 2\n.loc 2 60 1\n";
+        let c = ".loc 2 53 1\n.loc 1 9 3\nld.u32 %r1, [x];\n.loc 1 11 2\n.loc 2 53 1\n";
+        let h = |t: &str| {
+            let mut h = DefaultHasher::new();
+            let bases = hash_kernel_text(t, &mut h);
+            (h.finish(), bases)
+        };
+        assert_eq!(h(a).0, h(b).0);
+        assert_eq!((h(a).1, h(b).1), (vec![(2, 53), (1, 5)], vec![(2, 60), (1, 9)]));
+        assert_ne!(h(b).0, h(c).0);
+    }
+}

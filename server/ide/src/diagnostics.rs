@@ -1,0 +1,101 @@
+//! Diagnostics of an analysed file: parse and compile errors, one error per finding (a race on
+//! one access, pointing at the other), uncertified regions as information.
+
+use crate::analyse::{FileAnalysis, KernelResult};
+use crate::Severity;
+use check::{Finding, FindingKind};
+use std::ops::Range;
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Diagnostic {
+    pub range: Range<usize>,
+    pub severity: Severity,
+    /// The verdict word: `race`, `barrier_divergence`, `out_of_bounds`, `uncertified`, `error`.
+    pub code: &'static str,
+    pub message: String,
+    /// Other places in the same file (the second access of a race).
+    pub related: Vec<Related>,
+    /// The finding as JSON (with a `kernel` field), for findings.
+    pub data: Option<serde_json::Value>,
+    pub kernel: Option<String>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Related {
+    pub range: Range<usize>,
+    pub message: String,
+}
+
+pub fn diagnostics(fa: &FileAnalysis) -> Vec<Diagnostic> {
+    let mut out: Vec<Diagnostic> = fa
+        .problems
+        .iter()
+        .map(|p| Diagnostic { range: p.range.clone(), severity: p.severity, code: "error", message: p.message.clone(), related: vec![], data: None, kernel: None })
+        .collect();
+    for k in &fa.kernels {
+        for f in &k.report.findings {
+            out.push(finding(fa, k, f));
+        }
+        for u in &k.report.uncertified {
+            if k.report.verdict == check::Verdict::Error {
+                continue; // already a problem of the file
+            }
+            let range = u.location.as_ref().and_then(|l| fa.loc_range(l)).unwrap_or_else(|| k.header.clone());
+            let d = Diagnostic { range, severity: Severity::Information, code: "uncertified", message: u.reason.clone(), related: vec![], data: None, kernel: Some(k.name.clone()) };
+            if !out.iter().any(|o| o.range == d.range && o.message == d.message) {
+                out.push(d);
+            }
+        }
+    }
+    out
+}
+
+/// The line of the file an access of a finding is on (for ordering).
+fn line_key(fa: &FileAnalysis, f: &Finding, i: usize) -> (u32, u32) {
+    let l = &f.accesses[i].location;
+    (fa.loc_line(l).unwrap_or(0), l.ptx_line)
+}
+
+/// The access a race is reported on: the later one in the file (where a barrier would go
+/// before); the other becomes related information.
+pub(crate) fn primary_access(fa: &FileAnalysis, f: &Finding) -> usize {
+    if f.accesses.len() == 2 && line_key(fa, f, 1) > line_key(fa, f, 0) {
+        1
+    } else {
+        0
+    }
+}
+
+fn finding(fa: &FileAnalysis, k: &KernelResult, f: &Finding) -> Diagnostic {
+    let code = f.kind.verdict().as_str();
+    let mut related = Vec::new();
+    let range = match f.kind {
+        FindingKind::BarrierDivergence => f.barrier.as_ref().and_then(|l| fa.loc_range(l)),
+        FindingKind::Race | FindingKind::OutOfBounds if !f.accesses.is_empty() => {
+            let p = primary_access(fa, f);
+            for (i, a) in f.accesses.iter().enumerate().filter(|(i, _)| *i != p) {
+                if let Some(r) = fa.loc_range(&a.location) {
+                    let thread = f.threads.get(a.thread).map_or_else(String::new, |t| format!(" by thread {t}"));
+                    let iters = if a.iterations.is_empty() { String::new() } else { format!(" in iteration {}", a.iterations.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(", ")) };
+                    let _ = i;
+                    related.push(Related { range: r, message: format!("the other access: {} of {}{thread} at line {}{iters}", a.kind, a.target, a.location.line) });
+                }
+            }
+            fa.loc_range(&f.accesses[p].location)
+        }
+        _ => None,
+    };
+    let mut data = serde_json::to_value(f).unwrap_or(serde_json::Value::Null);
+    if let serde_json::Value::Object(m) = &mut data {
+        m.insert("kernel".into(), serde_json::Value::String(k.name.clone()));
+    }
+    Diagnostic {
+        range: range.unwrap_or_else(|| k.header.clone()),
+        severity: Severity::Error,
+        code,
+        message: f.message.clone(),
+        related,
+        data: Some(data),
+        kernel: Some(k.name.clone()),
+    }
+}

@@ -1,0 +1,240 @@
+//! The façade the language server (and anything else that edits kernels live) talks to, after
+//! rust-analyzer's `AnalysisHost`/`Analysis`: a host takes file and settings changes and hands
+//! out immutable [`Analysis`] snapshots; queries run on snapshots, on any thread, and can be
+//! cancelled between kernels.
+//!
+//! Results are plain data with byte ranges into the analysed text ([`Diagnostic`], [`Hover`],
+//! [`Lens`], [`Fix`]); nothing here knows about LSP. Kernel checks are cached by a hash of the
+//! kernel's text, its interface entry and the options, so an edit re-checks only the kernels it
+//! touched ([`Stats::kernel_checks`] counts the checks that ran).
+
+#![deny(clippy::print_stdout)]
+
+mod analyse;
+mod cu;
+mod db;
+mod diagnostics;
+mod fixes;
+mod hover;
+mod inputs;
+mod lens;
+mod phase;
+
+pub use analyse::{FileAnalysis, KernelResult, Problem};
+pub use diagnostics::{diagnostics, Diagnostic, Related};
+pub use fixes::{Fix, FileEdit, TextEdit};
+pub use hover::{hover, Hover};
+pub use lens::{lenses, Lens, LensCommand};
+
+use db::Db;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// Where the verdict words are explained (README sections with these anchors).
+pub const DOCS_URL: &str = "https://github.com/lark-verifier/lark";
+
+/// The documentation link for a verdict word (`race` → `…#race`).
+pub fn docs_link(code: &str) -> String {
+    // GitHub keeps underscores in heading anchors: `### barrier_divergence` → `#barrier_divergence`.
+    format!("{DOCS_URL}#{code}")
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum FileKind {
+    /// CUDA source, compiled to PTX first.
+    Cu,
+    /// PTX, analysed directly.
+    Ptx,
+}
+
+impl FileKind {
+    /// By file extension (`.cu`, `.cuh` / `.ptx`).
+    pub fn from_path(path: &Path) -> Option<FileKind> {
+        match path.extension()?.to_str()? {
+            "cu" | "cuh" => Some(FileKind::Cu),
+            "ptx" => Some(FileKind::Ptx),
+            _ => None,
+        }
+    }
+
+    /// By editor language id (`cuda-cpp` in VS Code, `cuda` in Neovim, `ptx`).
+    pub fn from_language_id(id: &str) -> Option<FileKind> {
+        match id {
+            "cuda-cpp" | "cuda" | "cu" => Some(FileKind::Cu),
+            "ptx" => Some(FileKind::Ptx),
+            _ => None,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Severity {
+    Error,
+    Warning,
+    Information,
+    Hint,
+}
+
+/// One open file, as the host knows it.
+#[derive(Clone, Debug)]
+pub struct SourceFile {
+    /// An opaque identity chosen by the caller (the language server uses the URI).
+    pub key: String,
+    /// The file on disk, when it has one: where `lark.toml` is looked for, and the name the
+    /// compiler sees.
+    pub path: Option<PathBuf>,
+    pub kind: FileKind,
+    pub text: Arc<str>,
+    /// The editor's version of the text; results carry it back.
+    pub version: i32,
+}
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct CompilerSettings {
+    /// `None`: find clang-19, clang or nvcc on PATH.
+    pub path: Option<String>,
+    pub arch: Option<String>,
+    pub include_paths: Vec<String>,
+    pub defines: Vec<String>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Settings {
+    pub compiler: CompilerSettings,
+    /// Per SMT query.
+    pub timeout_ms: u64,
+    /// The interface file for every kernel (absolute, or relative to the workspace root);
+    /// `None`: the nearest `lark.toml` next to the file or above it.
+    pub interface_file: Option<PathBuf>,
+    /// Where `compile_commands.json` is looked for, and what relative settings are relative to.
+    pub workspace_root: Option<PathBuf>,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings { compiler: CompilerSettings::default(), timeout_ms: 2000, interface_file: None, workspace_root: None }
+    }
+}
+
+/// The analysis was abandoned because a newer version of its input arrived.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Cancelled;
+
+/// Counters of work done, for tests and benchmarks.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Stats {
+    /// Kernel checks that ran (cache misses), since the host was created.
+    pub kernel_checks: u64,
+    /// Compiler runs (cache misses).
+    pub compiles: u64,
+    /// Kernel results currently cached.
+    pub cached_kernels: usize,
+}
+
+/// The mutable side: files and settings. Cheap to snapshot.
+pub struct AnalysisHost {
+    files: Arc<HashMap<String, SourceFile>>,
+    settings: Arc<Settings>,
+    db: Arc<Db>,
+}
+
+impl Default for AnalysisHost {
+    fn default() -> Self {
+        AnalysisHost::new(Settings::default())
+    }
+}
+
+impl AnalysisHost {
+    pub fn new(settings: Settings) -> AnalysisHost {
+        AnalysisHost { files: Arc::default(), settings: Arc::new(settings), db: Arc::default() }
+    }
+
+    pub fn settings(&self) -> &Settings {
+        &self.settings
+    }
+
+    /// New settings apply to the next analysis; cached kernel results stay valid where their
+    /// inputs did not change (the options are part of their key).
+    pub fn set_settings(&mut self, settings: Settings) {
+        self.settings = Arc::new(settings);
+    }
+
+    /// Adds a file or replaces its text.
+    pub fn set_file(&mut self, file: SourceFile) {
+        Arc::make_mut(&mut self.files).insert(file.key.clone(), file);
+    }
+
+    pub fn remove_file(&mut self, key: &str) {
+        Arc::make_mut(&mut self.files).remove(key);
+        self.db.forget_file(key);
+    }
+
+    pub fn file(&self, key: &str) -> Option<&SourceFile> {
+        self.files.get(key)
+    }
+
+    pub fn keys(&self) -> impl Iterator<Item = &str> {
+        self.files.keys().map(String::as_str)
+    }
+
+    /// Drops every cached result of the file (its kernels, its compilation), so the next
+    /// analysis checks it from scratch.
+    pub fn invalidate(&mut self, key: &str) {
+        self.db.invalidate_file(key);
+    }
+
+    pub fn snapshot(&self) -> Analysis {
+        Analysis { files: self.files.clone(), settings: self.settings.clone(), db: self.db.clone() }
+    }
+
+    pub fn stats(&self) -> Stats {
+        self.db.stats()
+    }
+}
+
+/// An immutable view of the host at one moment. Send it to a worker thread and query it there.
+#[derive(Clone)]
+pub struct Analysis {
+    files: Arc<HashMap<String, SourceFile>>,
+    settings: Arc<Settings>,
+    db: Arc<Db>,
+}
+
+impl Analysis {
+    pub fn file(&self, key: &str) -> Option<&SourceFile> {
+        self.files.get(key)
+    }
+
+    pub fn settings(&self) -> &Settings {
+        &self.settings
+    }
+
+    pub fn stats(&self) -> Stats {
+        self.db.stats()
+    }
+
+    /// Compiles (for `.cu`), parses and checks the file. Kernels whose inputs are unchanged come
+    /// from the cache. `cancelled` is polled between kernels.
+    pub fn analyse(&self, key: &str, solver: &mut check::Solver, cancelled: &dyn Fn() -> bool) -> Result<Arc<FileAnalysis>, Cancelled> {
+        self.analyse_with_progress(key, solver, cancelled, &|_, _| {})
+    }
+
+    /// Like [`Analysis::analyse`], calling `progress(done, total)` before each kernel.
+    pub fn analyse_with_progress(&self, key: &str, solver: &mut check::Solver, cancelled: &dyn Fn() -> bool, progress: &dyn Fn(usize, usize)) -> Result<Arc<FileAnalysis>, Cancelled> {
+        let file = self.files.get(key).ok_or(Cancelled)?;
+        analyse::analyse_file(self, file, solver, cancelled, progress).map(Arc::new)
+    }
+
+    /// Code actions for a byte range of an analysed file: interface stubs for kernels without an
+    /// interface entry, and missing barriers for races, offered only when re-checking the edited
+    /// text shows the race gone and no new barrier divergence.
+    pub fn fixes(&self, fa: &FileAnalysis, range: std::ops::Range<usize>, solver: &mut check::Solver, cancelled: &dyn Fn() -> bool) -> Vec<Fix> {
+        fixes::fixes(self, fa, range, solver, cancelled)
+    }
+
+    /// The lifted model of every kernel of the file, phase by phase.
+    pub fn show_model(&self, fa: &FileAnalysis) -> String {
+        hover::show_model(fa)
+    }
+}

@@ -1,0 +1,15 @@
+//! The commands the server executes (`workspace/executeCommand`); advertised in
+//! `executeCommandProvider`, so clients register them themselves.
+
+/// `[uri]`: drop the file's cached results and check it again.
+pub const RECHECK: &str = "lark.recheck";
+/// `[uri]` → string: the lifted model of every kernel of the file.
+pub const SHOW_MODEL: &str = "lark.showModel";
+
+pub const ALL: [&str; 2] = [RECHECK, SHOW_MODEL];
+
+/// The VS Code extension's own "show model" command: it opens the returned text in a read-only
+/// document. Code lenses name it so that clicking one shows the model (vscode-languageclient
+/// drops the result of server commands); other clients send it here and get the text back. Not
+/// advertised, since the extension registers it itself.
+pub const SHOW_MODEL_FOR_FILE: &str = "lark.showModelForFile";

@@ -1,0 +1,10 @@
+use crate::state::State;
+use crate::to_proto;
+use tower_lsp_server::jsonrpc::Result;
+use tower_lsp_server::lsp_types::{CodeLens, CodeLensParams};
+
+pub async fn handle(state: &State, p: CodeLensParams) -> Result<Option<Vec<CodeLens>>> {
+    let uri = p.text_document.uri;
+    let Some(fa) = state.fresh(&uri).await else { return Ok(None) };
+    Ok(Some(ide::lenses(&fa).iter().map(|l| to_proto::code_lens(&fa, &uri, l)).collect()))
+}

@@ -1,0 +1,8 @@
+use crate::state::State;
+use std::sync::Arc;
+use tower_lsp_server::lsp_types::DidCloseTextDocumentParams;
+
+pub async fn handle(state: &Arc<State>, p: DidCloseTextDocumentParams) {
+    state.close(&p.text_document.uri);
+    state.client.publish_diagnostics(p.text_document.uri, vec![], None).await;
+}

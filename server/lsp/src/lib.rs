@@ -1,0 +1,116 @@
+//! The LARK language server: LSP over stdio (tower-lsp-server), on top of the `ide` crate.
+//!
+//! Nothing here decides anything about kernels. This crate keeps the documents (ropes, edited
+//! incrementally in UTF-16 positions), converts between LSP and the analysis' byte ranges
+//! (`from_proto`, `to_proto`), debounces edits, runs analyses on blocking worker threads and
+//! publishes their results only while they are current (`state`). The router below reads like a
+//! table of contents: one handler per method in `handlers/`.
+
+#![deny(clippy::print_stdout)]
+
+pub mod client;
+mod commands;
+mod from_proto;
+mod guard;
+mod handlers;
+mod log;
+mod settings;
+mod state;
+mod to_proto;
+
+use handlers::*;
+use serde_json::Value;
+use state::State;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use tower_lsp_server::jsonrpc::Result;
+use tower_lsp_server::lsp_types::*;
+use tower_lsp_server::{LanguageServer, LspService};
+
+pub use commands::{RECHECK, SHOW_MODEL};
+pub use state::DEBOUNCE;
+
+pub struct Server {
+    state: Arc<State>,
+}
+
+impl LanguageServer for Server {
+    async fn initialize(&self, p: InitializeParams) -> Result<InitializeResult> {
+        guard::request("initialize", async { initialize::handle(&self.state, p) }).await
+    }
+
+    async fn initialized(&self, _: InitializedParams) {
+        guard::notification("initialized", initialize::initialized(&self.state)).await
+    }
+
+    async fn shutdown(&self) -> Result<()> {
+        self.state.shutdown.store(true, Ordering::SeqCst);
+        Ok(())
+    }
+
+    async fn did_open(&self, p: DidOpenTextDocumentParams) {
+        guard::notification("didOpen", async { did_open::handle(&self.state, p) }).await
+    }
+
+    async fn did_change(&self, p: DidChangeTextDocumentParams) {
+        guard::notification("didChange", async { did_change::handle(&self.state, p) }).await
+    }
+
+    async fn did_close(&self, p: DidCloseTextDocumentParams) {
+        guard::notification("didClose", did_close::handle(&self.state, p)).await
+    }
+
+    async fn did_change_configuration(&self, p: DidChangeConfigurationParams) {
+        guard::notification("didChangeConfiguration", did_change_configuration::handle(&self.state, p)).await
+    }
+
+    async fn did_change_watched_files(&self, p: DidChangeWatchedFilesParams) {
+        guard::notification("didChangeWatchedFiles", async { did_change_watched_files::handle(&self.state, p) }).await
+    }
+
+    async fn hover(&self, p: HoverParams) -> Result<Option<Hover>> {
+        guard::request("hover", hover::handle(&self.state, p)).await
+    }
+
+    async fn code_lens(&self, p: CodeLensParams) -> Result<Option<Vec<CodeLens>>> {
+        guard::request("codeLens", code_lens::handle(&self.state, p)).await
+    }
+
+    async fn code_action(&self, p: CodeActionParams) -> Result<Option<CodeActionResponse>> {
+        guard::request("codeAction", code_action::handle(&self.state, p)).await
+    }
+
+    async fn execute_command(&self, p: ExecuteCommandParams) -> Result<Option<LSPAny>> {
+        guard::request("executeCommand", execute_command::handle(&self.state, p)).await
+    }
+}
+
+impl Server {
+    async fn stats(&self) -> Result<Value> {
+        guard::request("lark/stats", async { stats::handle(&self.state) }).await
+    }
+
+    /// `lark/debugPanic`, only when `LARK_DEBUG_PANIC=1`: panics inside a request, so tests can
+    /// see that the server survives it.
+    async fn debug_panic(&self) -> Result<Value> {
+        guard::request("lark/debugPanic", async {
+            if std::env::var("LARK_DEBUG_PANIC").is_ok_and(|v| v == "1") {
+                panic!("lark/debugPanic was asked to panic");
+            }
+            Err(tower_lsp_server::jsonrpc::Error::method_not_found())
+        })
+        .await
+    }
+}
+
+/// Serves LSP on stdin/stdout until `exit`. Returns whether `shutdown` came first (the exit
+/// code is 0 then, 1 otherwise, as the protocol asks).
+pub async fn serve_stdio() -> bool {
+    let (service, socket) = LspService::build(|client| Server { state: Arc::new(State::new(client)) })
+        .custom_method("lark/stats", Server::stats)
+        .custom_method("lark/debugPanic", Server::debug_panic)
+        .finish();
+    let state = service.inner().state.clone();
+    tower_lsp_server::Server::new(tokio::io::stdin(), tokio::io::stdout(), socket).concurrency_level(64).serve(service).await;
+    state.shutdown.load(Ordering::SeqCst)
+}

@@ -1,0 +1,104 @@
+//! The settings the VS Code extension sends, as `initializationOptions` and as
+//! `workspace/didChangeConfiguration` `{settings: {lark: {...}}}`:
+//! `{server: {path}, compiler: {path, arch, includePaths, defines}, smt: {timeoutMs},
+//! interfaceFile, logLevel}`. Read leniently: unknown keys are ignored, missing or ill-typed ones
+//! take their defaults.
+
+use serde_json::Value;
+use std::path::PathBuf;
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct ClientSettings {
+    pub compiler_path: String,
+    pub compiler_arch: String,
+    pub include_paths: Vec<String>,
+    pub defines: Vec<String>,
+    pub timeout_ms: u64,
+    pub interface_file: String,
+    pub log_level: String,
+}
+
+impl Default for ClientSettings {
+    fn default() -> Self {
+        ClientSettings {
+            compiler_path: String::new(),
+            compiler_arch: "sm_80".into(),
+            include_paths: vec![],
+            defines: vec![],
+            timeout_ms: 2000,
+            interface_file: String::new(),
+            log_level: "info".into(),
+        }
+    }
+}
+
+fn at<'a>(v: &'a Value, path: &[&str]) -> Option<&'a Value> {
+    path.iter().try_fold(v, |v, k| v.get(k))
+}
+
+fn string(v: &Value, path: &[&str]) -> Option<String> {
+    at(v, path).and_then(Value::as_str).map(|s| s.trim().to_string())
+}
+
+fn strings(v: &Value, path: &[&str]) -> Option<Vec<String>> {
+    at(v, path).and_then(Value::as_array).map(|a| a.iter().filter_map(Value::as_str).map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect())
+}
+
+const KNOWN: [&str; 5] = ["server", "compiler", "smt", "interfaceFile", "logLevel"];
+
+/// Finds the `lark` settings object in what a client sent: the object itself, `{lark: ...}` or
+/// `{settings: {lark: ...}}`.
+pub fn find_lark(v: &Value) -> Option<&Value> {
+    if let Some(l) = at(v, &["settings", "lark"]).or_else(|| v.get("lark")) {
+        return Some(l);
+    }
+    let obj = v.as_object()?;
+    KNOWN.iter().any(|k| obj.contains_key(*k)).then_some(v)
+}
+
+impl ClientSettings {
+    /// Reads the `lark` object; what is absent or of the wrong type keeps its default.
+    pub fn from_json(v: &Value) -> ClientSettings {
+        let d = ClientSettings::default();
+        ClientSettings {
+            compiler_path: string(v, &["compiler", "path"]).unwrap_or(d.compiler_path),
+            compiler_arch: string(v, &["compiler", "arch"]).filter(|s| !s.is_empty()).unwrap_or(d.compiler_arch),
+            include_paths: strings(v, &["compiler", "includePaths"]).unwrap_or(d.include_paths),
+            defines: strings(v, &["compiler", "defines"]).unwrap_or(d.defines),
+            timeout_ms: at(v, &["smt", "timeoutMs"]).and_then(Value::as_f64).filter(|t| t.is_finite() && *t >= 1.0).map_or(d.timeout_ms, |t| t.round() as u64),
+            interface_file: string(v, &["interfaceFile"]).unwrap_or(d.interface_file),
+            log_level: string(v, &["logLevel"]).unwrap_or(d.log_level),
+        }
+    }
+
+    pub fn to_ide(&self, workspace_root: Option<PathBuf>) -> ide::Settings {
+        let opt = |s: &str| (!s.is_empty()).then(|| s.to_string());
+        ide::Settings {
+            compiler: ide::CompilerSettings { path: opt(&self.compiler_path), arch: opt(&self.compiler_arch), include_paths: self.include_paths.clone(), defines: self.defines.clone() },
+            timeout_ms: self.timeout_ms,
+            interface_file: opt(&self.interface_file).map(PathBuf::from),
+            workspace_root,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn reads_what_the_extension_sends_and_tolerates_the_rest() {
+        let sent = json!({"settings": {"lark": {"server": {"path": ""}, "compiler": {"path": "/x/clang", "arch": "sm_90", "includePaths": ["inc", 3], "defines": ["N=4"]}, "smt": {"timeoutMs": 500}, "interfaceFile": "", "logLevel": "debug", "future": 1}}});
+        let s = ClientSettings::from_json(find_lark(&sent).unwrap());
+        assert_eq!(s.compiler_path, "/x/clang");
+        assert_eq!(s.compiler_arch, "sm_90");
+        assert_eq!(s.include_paths, vec!["inc"]);
+        assert_eq!(s.timeout_ms, 500);
+        assert_eq!(s.log_level, "debug");
+        let bad = json!({"smt": {"timeoutMs": "soon"}, "compiler": 7});
+        assert_eq!(ClientSettings::from_json(find_lark(&bad).unwrap()), ClientSettings::default());
+        assert!(find_lark(&json!({"other": 1})).is_none());
+        assert!(find_lark(&json!(null)).is_none());
+    }
+}
