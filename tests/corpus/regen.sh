@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Regenerates tests/corpus/<name>.ptx from every tests/corpus/<name>.cu with clang-19.
 #
-#   tests/corpus/regen.sh            # uses tests/corpus/cuda_prelude.h
+#   tests/corpus/regen.sh            # uses server/cuda/src/cuda_prelude.h (the prelude lark compiles with)
 #   LARK_CUDA_PRELUDE=/path/to/cuda_prelude.h tests/corpus/regen.sh
 #
 # clang runs from this directory on relative file names, and -fdebug-prefix-map rewrites the
@@ -15,7 +15,7 @@ if ! command -v "$clang" >/dev/null 2>&1; then
   exit 1
 fi
 
-prelude="${LARK_CUDA_PRELUDE:-$here/cuda_prelude.h}"
+prelude="${LARK_CUDA_PRELUDE:-$here/../../server/cuda/src/cuda_prelude.h}"
 if [[ ! -f "$prelude" ]]; then
   echo "regen.sh: error: CUDA prelude not found at $prelude" >&2
   exit 1

@@ -83,17 +83,5 @@ fn lark_toml(path: &Path, explicit: Option<&str>) -> Result<Option<spec::Interfa
 }
 
 fn find_upwards(path: &Path) -> Option<PathBuf> {
-    let start = std::fs::canonicalize(path).ok()?;
-    let mut dir = start.parent();
-    while let Some(d) = dir {
-        let candidate = d.join("lark.toml");
-        if candidate.is_file() {
-            return Some(candidate);
-        }
-        if d.join(".git").exists() {
-            return None;
-        }
-        dir = d.parent();
-    }
-    None
+    spec::find_lark_toml(&std::fs::canonicalize(path).ok()?)
 }

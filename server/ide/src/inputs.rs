@@ -96,20 +96,8 @@ fn resolve(settings: &Settings, file: Option<&Path>, p: &Path) -> PathBuf {
     }
 }
 
-/// The nearest `lark.toml` in the file's directory or above it, stopping at a repository root.
 fn find_upwards(file: &Path) -> Option<PathBuf> {
-    let mut dir = file.parent();
-    while let Some(d) = dir {
-        let candidate = d.join("lark.toml");
-        if candidate.is_file() {
-            return Some(candidate);
-        }
-        if d.join(".git").exists() {
-            return None;
-        }
-        dir = d.parent();
-    }
-    None
+    spec::find_lark_toml(file)
 }
 
 /// `a/./b/../c` → `a/c`, without touching the filesystem.

@@ -140,6 +140,23 @@ impl Interface {
     }
 }
 
+/// The interface file for a source file: the nearest `lark.toml` in its directory or above,
+/// stopping at a repository root (a directory with `.git`).
+pub fn find_lark_toml(file: &std::path::Path) -> Option<std::path::PathBuf> {
+    let mut dir = file.parent();
+    while let Some(d) = dir {
+        let candidate = d.join("lark.toml");
+        if candidate.is_file() {
+            return Some(candidate);
+        }
+        if d.join(".git").exists() {
+            return None;
+        }
+        dir = d.parent();
+    }
+    None
+}
+
 /// `_Z13scale_inplaceIfEvPT_S0_i` → `scale_inplace`: the identifier of an Itanium-mangled name.
 pub fn unmangled_name(name: &str) -> Option<String> {
     let rest = name.strip_prefix("_Z")?;
