@@ -72,9 +72,10 @@ impl Binding {
         Binding { block, grid, names, params, dynamic_shared_bytes, unmatched }
     }
 
-    /// The display name of parameter `i` (its source name when known).
+    /// The display name of parameter `i`: its source name when known, else `param_N` (PTX
+    /// names repeat the often mangled kernel name).
     pub fn name(&self, i: u32) -> &str {
-        self.names.get(i as usize).and_then(|n| n.first()).map_or("?", String::as_str)
+        self.names.get(i as usize).and_then(|n| if n.len() == 3 { n.first() } else { n.last() }).map_or("?", String::as_str)
     }
 
     pub fn param_index(&self, name: &str) -> Option<u32> {

@@ -112,7 +112,7 @@ pub fn check_kernel(k: &Kernel, spec: Option<&KernelSpec>, src: &Sources, opts: 
         match o {
             RaceOutcome::Witness(w) => fx.race(w, &mut report),
             RaceOutcome::Unknown { a1, a2, reason } => report.uncertified.push(Uncertified {
-                reason: format!("race freedom between lines {} and {} not decided: {reason}", line_str(&lifted.accesses[a1]), line_str(&lifted.accesses[a2])),
+                reason: format!("race freedom between lines {} and {} not decided: {reason}", line_of(src, &lifted.accesses[a1]), line_of(src, &lifted.accesses[a2])),
                 location: Some(src.location(lifted.accesses[a1].span, lifted.accesses[a1].line)),
             }),
         }
@@ -156,8 +156,10 @@ pub fn check_kernel(k: &Kernel, spec: Option<&KernelSpec>, src: &Sources, opts: 
     report
 }
 
-fn line_str(a: &Access) -> String {
-    a.line.map_or("?".into(), |l| l.to_string())
+/// The line an access is reported on: its CUDA line, or its PTX line when the PTX has no
+/// `.loc` for it.
+fn line_of(src: &Sources, a: &Access) -> String {
+    src.location(a.span, a.line).line.to_string()
 }
 
 /// Turns witnesses into findings (after replay) or uncertified regions.
@@ -238,7 +240,7 @@ impl Explain<'_> {
         }
         if !confirmed {
             report.uncertified.push(Uncertified {
-                reason: format!("possible race between line {} and line {} that the interpreter did not reproduce; the engine over-approximates here", line_str(a1), line_str(a2)),
+                reason: format!("possible race between line {} and line {} that the interpreter did not reproduce; the engine over-approximates here", line_of(self.src, a1), line_of(self.src, a2)),
                 location: Some(loc1),
             });
             return;
@@ -249,7 +251,7 @@ impl Explain<'_> {
         let target = self.target(a1);
         let space = a1.space.name();
         let element = offset / elem;
-        let (l1, l2) = (line_str(a1), line_str(a2));
+        let (l1, l2) = (line_of(self.src, a1), line_of(self.src, a2));
         let verb = |a: &Access| match a.kind {
             symbolic::AccessKind::Read => "reads",
             symbolic::AccessKind::Write => "writes",
@@ -303,7 +305,7 @@ impl Explain<'_> {
         let inst = &self.k.cfg.blocks[w.site.0 as usize].insts[w.site.1];
         let loc = self.src.location(inst.span, inst.line);
         let t1 = thread_of(&w.model, 1);
-        let line = inst.line.map_or("?".into(), |l| l.to_string());
+        let line = loc.line.to_string();
         let matches = |result: &Result<(), InterpError>| match (result, w.warp) {
             (Err(InterpError::BarrierDivergence { .. }), false) => true,
             (Err(InterpError::WarpDivergence { .. }), true) => true,
@@ -357,28 +359,35 @@ impl Explain<'_> {
         let t = thread_of(&w.model, 1);
         let off = w.offset.as_ref().and_then(|n| w.model.get(n)).copied().unwrap_or(0);
         let loc = self.src.location(a.span, a.line);
-        let is_this = |result: &Result<(), InterpError>| matches!(result, Err(InterpError::OutOfBounds { access, .. }) if access.inst == (a.block, a.inst));
-        let result = replay::FILLS
-            .iter()
-            .map(|&fill| {
-                let mut r = replay::setup(self.k, self.l, self.bind, &w.model, vec![t.block], &HashMap::new(), fill);
-                replay::run(self.k, &mut r).1
-            })
-            .find(|r| is_this(r))
-            .unwrap_or(Ok(()));
-        let confirmed = is_this(&result);
+        // The interpreter survives out-of-bounds accesses in replays and lists them.
+        let event = replay::FILLS.iter().find_map(|&fill| {
+            let mut r = replay::setup(self.k, self.l, self.bind, &w.model, vec![t.block], &HashMap::new(), fill);
+            let (trace, _) = replay::run(self.k, &mut r);
+            let mine: Vec<_> = trace.out_of_bounds.iter().filter(|e| e.inst == (a.block, a.inst)).cloned().collect();
+            let e = mine.iter().find(|e| e.thread == t.thread && e.block == t.block).or(mine.first()).cloned()?;
+            // The offset into the target, as the interpreter saw it.
+            let offset = match (a.space, a.base) {
+                (model::ops::Space::Shared, _) => trace.shared_var_at(e.addr).map(|(_, inner)| inner as i64).unwrap_or(e.addr as i64),
+                (_, Some(Base::Param(p))) => match r.launch.args.get(p as usize) {
+                    Some(model::interp::Arg::Buffer(id)) => e.addr.wrapping_sub(model::interp::Memory::base(*id)) as i64,
+                    _ => e.addr as i64,
+                },
+                _ => e.addr as i64,
+            };
+            Some((e, offset))
+        });
+        let confirmed = event.is_some();
         let target = self.target(a);
         if !confirmed {
             report.uncertified.push(Uncertified {
-                reason: format!("possible out-of-bounds {} of `{target}` at line {} that the interpreter did not reproduce", a.kind.name(), line_str(a)),
+                reason: format!("possible out-of-bounds {} of `{target}` at line {} that the interpreter did not reproduce", a.kind.name(), line_of(self.src, a)),
                 location: Some(loc),
             });
             return;
         }
-        let (thread, offset) = match &result {
-            Err(InterpError::OutOfBounds { access, offset, .. }) => (ThreadId { block: access.block, thread: access.thread }, *offset),
-            _ => (t, off as i64),
-        };
+        let (event, seen_offset) = event.expect("confirmed");
+        let thread = ThreadId { block: event.block, thread: event.thread };
+        let offset = if thread == t { off as i64 } else { seen_offset };
         let elem = self.elem_bytes(a) as i64;
         let size = w.size;
         let message = format!(
@@ -387,7 +396,7 @@ impl Explain<'_> {
             offset.div_euclid(elem),
             a.bytes,
             size.map_or(String::new(), |s| format!("; `{target}` has {s} bytes")),
-            line_str(a)
+            line_of(self.src, a)
         );
         report.findings.push(Finding {
             kind: FindingKind::OutOfBounds,

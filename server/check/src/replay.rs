@@ -130,7 +130,10 @@ pub fn setup(k: &Kernel, l: &Lifted, bind: &Binding, model: &HashMap<String, u64
             uniq.push(b);
         }
     }
-    let launch = Launch::new(grid, block, args).only_blocks(uniq).step_limit(STEP_LIMIT).dynamic_shared(bind.dynamic_shared_bytes.unwrap_or(0));
+    let mut launch = Launch::new(grid, block, args).only_blocks(uniq).step_limit(STEP_LIMIT).dynamic_shared(bind.dynamic_shared_bytes.unwrap_or(0));
+    // One bug must not hide another: an out-of-bounds access earlier in the kernel is recorded
+    // and survived rather than ending the run before the witness's accesses happen.
+    launch.continue_past_out_of_bounds = true;
     Replay { launch, mem }
 }
 

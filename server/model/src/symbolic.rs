@@ -892,6 +892,12 @@ impl Lifter<'_> {
                 let (base, off) = self.split_base(b)?;
                 Some((base, self.x.bin(BinOp::Add, a, off)))
             }
+            // nvcc addresses shared memory with 32-bit registers (`mov.u32 %r1, smem`): look
+            // through the width changes, keeping the offset at the width of the whole.
+            Node::Ext { a, to, .. } => {
+                let (base, off) = self.split_base(a)?;
+                Some((base, self.x.ext(off, to, false)))
+            }
             // clang merges stores to one array under a select of two addresses.
             Node::Ite { c, a, b } => {
                 let (ba, oa) = self.split_base(a)?;

@@ -76,6 +76,8 @@ struct Machine<'a> {
     nests: Vec<Vec<LoopId>>,
     back: HashMap<(BlockId, BlockId), LoopId>,
     trace: Trace,
+    /// Where discarded out-of-bounds accesses go when the launch asks to continue past them.
+    scratch: Region,
 }
 
 enum Flow {
@@ -90,6 +92,8 @@ enum Target {
     Global { buffer: usize, offset: u64 },
     Shared { slot: usize, offset: u64 },
     Local { slot: usize, offset: u64 },
+    /// An out-of-bounds access the launch chose to survive: reads see zeros, writes vanish.
+    Discard,
 }
 
 pub(super) fn execute(k: &Kernel, l: &Launch, mem: &mut Memory) -> (Trace, Result<(), InterpError>) {
@@ -219,7 +223,7 @@ impl<'a> Machine<'a> {
                 back.insert((latch, lp.header), i as LoopId);
             }
         }
-        Ok(Machine { k, l, mem, params, var_addr, shared_slots, local_slots, nests, back, trace })
+        Ok(Machine { k, l, mem, params, var_addr, shared_slots, local_slots, nests, back, trace, scratch: Region::zeroed(64) })
     }
 
     fn run_all(&mut self) -> R<()> {
@@ -719,7 +723,14 @@ impl<'a> Machine<'a> {
                 }
                 Ok(target)
             }
-            Err(Some((region, region_size, offset))) => Err(InterpError::OutOfBounds { access: event, region, region_size, offset }),
+            Err(Some((region, region_size, offset))) => {
+                if self.l.continue_past_out_of_bounds {
+                    self.trace.out_of_bounds.push(event);
+                    self.scratch = Region::zeroed(64);
+                    return Ok(Target::Discard);
+                }
+                Err(InterpError::OutOfBounds { access: event, region, region_size, offset })
+            }
             Err(None) => Err(self.unsupported(blk, t, inst, format!("accesses to the {} space through an address are not modelled", space.name()))),
         }
     }
@@ -778,6 +789,7 @@ impl<'a> Machine<'a> {
             Target::Global { buffer, .. } => self.mem.region(buffer),
             Target::Shared { slot, .. } => &mut blk.shared[slot],
             Target::Local { slot, .. } => &mut blk.threads[t].local[slot],
+            Target::Discard => &mut self.scratch,
         }
     }
 
@@ -941,6 +953,7 @@ impl<'a> Machine<'a> {
 fn target_offset(t: Target) -> u64 {
     match t {
         Target::Global { offset, .. } | Target::Shared { offset, .. } | Target::Local { offset, .. } => offset,
+        Target::Discard => 0,
     }
 }
 

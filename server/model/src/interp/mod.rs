@@ -111,12 +111,16 @@ pub struct Launch {
     pub dynamic_shared_bytes: u64,
     /// Record every access in [`Trace::accesses`] (on by default).
     pub record_accesses: bool,
+    /// Record out-of-bounds accesses in [`Trace::out_of_bounds`] and go on (reads give zeros,
+    /// writes are dropped) instead of stopping: replay uses it so that one bug does not hide
+    /// another later in the kernel. Off by default.
+    pub continue_past_out_of_bounds: bool,
 }
 
 impl Launch {
     /// A launch of every block, with the default step limit and no dynamic shared memory.
     pub fn new(grid: [u32; 3], block: [u32; 3], args: Vec<Arg>) -> Launch {
-        Launch { grid, block, args, blocks: None, step_limit: DEFAULT_STEP_LIMIT, dynamic_shared_bytes: 0, record_accesses: true }
+        Launch { grid, block, args, blocks: None, step_limit: DEFAULT_STEP_LIMIT, dynamic_shared_bytes: 0, record_accesses: true, continue_past_out_of_bounds: false }
     }
 
     pub fn only_blocks(mut self, blocks: Vec<[u32; 3]>) -> Launch {
@@ -188,6 +192,8 @@ pub struct Trace {
     pub shared_vars: Vec<VarPlacement>,
     /// Placement of the `.local` variables.
     pub local_vars: Vec<VarPlacement>,
+    /// Out-of-bounds accesses survived with `Launch::continue_past_out_of_bounds`.
+    pub out_of_bounds: Vec<AccessEvent>,
 }
 
 impl Trace {
