@@ -33,25 +33,10 @@ pub fn load(path: &Path, compile: &cuda::CompileOptions) -> Result<Loaded, Strin
     }
     let encoding_error = std::str::from_utf8(&bytes).err().map(|e| format!("invalid UTF-8 at byte {}", e.valid_up_to()));
     let text = String::from_utf8_lossy(&bytes).into_owned();
-    let cu_text = companion_cu(path, &text).and_then(|p| std::fs::read_to_string(p).ok());
+    let cu_text = spec::find_cu_source(path, &text).and_then(|p| std::fs::read_to_string(p).ok());
     Ok(Loaded { ptx: text, cu_text, compile_errors: vec![], encoding_error })
 }
 
-/// The CUDA file a PTX file was compiled from: the first `.file` that exists relative to the
-/// PTX's directory, or `<stem>.cu` beside it.
-fn companion_cu(path: &Path, ptx_text: &str) -> Option<PathBuf> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    for line in ptx_text.lines().filter(|l| l.trim_start().starts_with(".file")) {
-        if let Some(name) = line.split('"').nth(1) {
-            let p = dir.join(name);
-            if name.ends_with(".cu") && p.exists() {
-                return Some(p);
-            }
-        }
-    }
-    let p = path.with_extension("cu");
-    p.exists().then_some(p)
-}
 
 /// The interface for a file: explicit, else the nearest `lark.toml` up the directory tree.
 pub fn interface_for(path: &Path, explicit: Option<&str>, sentryward: Option<&str>, kernel: Option<&str>) -> Result<Option<spec::Interface>, String> {

@@ -197,20 +197,9 @@ fn shell_split(s: &str) -> Vec<String> {
     out
 }
 
-/// The `.cu` a PTX file came from: the first `.file` naming an existing `.cu` relative to the
-/// PTX's directory, or `<stem>.cu` beside it.
+/// The `.cu` a PTX file came from (see `spec::find_cu_source`).
 pub(crate) fn companion_cu(ptx_path: &Path, ptx_text: &str) -> Option<PathBuf> {
-    let dir = ptx_path.parent().unwrap_or(Path::new("."));
-    for line in ptx_text.lines().filter(|l| l.trim_start().starts_with(".file")) {
-        if let Some(name) = line.split('"').nth(1) {
-            let p = dir.join(name);
-            if name.ends_with(".cu") && p.is_file() {
-                return Some(p);
-            }
-        }
-    }
-    let p = ptx_path.with_extension("cu");
-    p.is_file().then_some(p)
+    spec::find_cu_source(ptx_path, ptx_text)
 }
 
 #[cfg(test)]

@@ -157,6 +157,34 @@ pub fn find_lark_toml(file: &std::path::Path) -> Option<std::path::PathBuf> {
     None
 }
 
+/// The `.cu` a PTX file was compiled from, for its parameter names: the first `.file` naming an
+/// existing `.cu`, relative to the PTX's directory or (for PTX kept in a subfolder such as
+/// `build/` or `extra/`) to one of its parents; else `<stem>.cu` beside it.
+pub fn find_cu_source(ptx_path: &std::path::Path, ptx_text: &str) -> Option<std::path::PathBuf> {
+    let absolute = std::fs::canonicalize(ptx_path).unwrap_or_else(|_| ptx_path.to_path_buf());
+    let dir = absolute.parent().unwrap_or(std::path::Path::new("."));
+    let names: Vec<&str> = ptx_text
+        .lines()
+        .filter(|l| l.trim_start().starts_with(".file"))
+        .filter_map(|l| l.split('"').nth(1))
+        .filter(|n| n.ends_with(".cu"))
+        .collect();
+    for name in &names {
+        let p = std::path::Path::new(name);
+        if p.is_absolute() && p.is_file() {
+            return Some(p.to_path_buf());
+        }
+        for base in dir.ancestors().take(4) {
+            let candidate = base.join(p);
+            if candidate.is_file() {
+                return Some(candidate);
+            }
+        }
+    }
+    let p = ptx_path.with_extension("cu");
+    p.is_file().then_some(p)
+}
+
 /// `_Z13scale_inplaceIfEvPT_S0_i` → `scale_inplace`: the identifier of an Itanium-mangled name.
 pub fn unmangled_name(name: &str) -> Option<String> {
     let rest = name.strip_prefix("_Z")?;
