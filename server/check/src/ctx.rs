@@ -29,7 +29,7 @@ pub struct Ctx<'a> {
     /// The launch, when the interface fixes it (enables enumeration).
     pub launch: Option<crate::enumerate::Launch>,
     /// Enumerated points per (access, whole grid?), shared by the pairs an access is in.
-    pub points: std::cell::RefCell<HashMap<(usize, bool), Option<std::rc::Rc<Vec<crate::enumerate::Point>>>>>,
+    pub points: std::cell::RefCell<HashMap<(usize, bool, Vec<ExprId>), Option<std::rc::Rc<Vec<crate::enumerate::Point>>>>>,
     /// Bases written somewhere in the kernel (others are read-only).
     written: BTreeSet<Base>,
     /// Per exit fact: the blocks reachable from the loop's exit.

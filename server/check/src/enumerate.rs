@@ -248,8 +248,16 @@ fn site_loops(ctx: &Ctx, block: BlockId, enclosing: &[LoopId], exprs: &[ExprId])
 /// Enumerates the points of a site: every thread of `blocks` and iteration vector for which
 /// `pc` holds, with the value of `value`. `None` if not enumerable.
 fn enumerate_site(ctx: &Ctx, launch: &Launch, blocks: &[[u64; 3]], block: BlockId, enclosing: &[LoopId], pc: ExprId, value: ExprId) -> Option<Vec<Point>> {
+    enumerate_site_with(ctx, launch, blocks, block, enclosing, pc, value, &[])
+}
+
+/// Like `enumerate_site`, also giving real values to the counters `extra` (expressions).
+#[allow(clippy::too_many_arguments)]
+fn enumerate_site_with(ctx: &Ctx, launch: &Launch, blocks: &[[u64; 3]], block: BlockId, enclosing: &[LoopId], pc: ExprId, value: ExprId, extra: &[ExprId]) -> Option<Vec<Point>> {
     let x = &ctx.l.exprs;
-    let site = site_loops(ctx, block, enclosing, &[pc, value])?;
+    let mut roots = vec![pc, value];
+    roots.extend(extra);
+    let site = site_loops(ctx, block, enclosing, &roots)?;
     // One small program per loop condition, so scanning iterations evaluates only what it needs.
     let mut levels = Vec::new();
     for &(l, c) in &site.loops {
@@ -374,12 +382,18 @@ pub fn race(ctx: &Ctx, launch: &Launch, i: usize, j: usize) -> Option<Decided> {
     if blocks.len() as u64 * launch.threads_per_block() > MAX_THREADS {
         return None;
     }
+    // Counters the phase relation compares must have their real values in the points, also
+    // for loops an access comes after (their exit iteration).
+    let counters: Vec<ExprId> = crate::races::phase_counters(ctx, &ctx.phases.same_phase(i, j))
+        .into_iter()
+        .chain(ctx.phases.same_warp_phase(i, j).map(|w| crate::races::phase_counters(ctx, &w)).unwrap_or_default())
+        .collect();
     let points_of = |n: usize, acc: &Access, off: ExprId| -> Option<std::rc::Rc<Vec<Point>>> {
-        let key = (n, !per_block);
+        let key = (n, !per_block, counters.clone());
         if let Some(p) = ctx.points.borrow().get(&key) {
             return p.clone();
         }
-        let p = enumerate_site(ctx, launch, &blocks, acc.block, &acc.loops, acc.pc, off).map(std::rc::Rc::new);
+        let p = enumerate_site_with(ctx, launch, &blocks, acc.block, &acc.loops, acc.pc, off, &counters).map(std::rc::Rc::new);
         // Large point sets are recomputed rather than kept, to bound memory.
         if p.as_ref().is_none_or(|v| v.len() < 1 << 16) {
             ctx.points.borrow_mut().insert(key, p.clone());

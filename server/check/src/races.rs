@@ -142,6 +142,21 @@ pub fn find(ctx: &mut Ctx) -> Vec<RaceOutcome> {
     out
 }
 
+/// The loop counters a phase relation mentions, as expressions.
+pub fn phase_counters(ctx: &Ctx, phase: &[Vec<IterRel>]) -> Vec<ExprId> {
+    let mut loops: Vec<model::cfg::LoopId> = phase
+        .iter()
+        .flatten()
+        .map(|r| match *r {
+            IterRel::Eq(lp) => lp,
+            IterRel::Succ { lp, .. } | IterRel::Gt { lp, .. } | IterRel::Ge { lp, .. } | IterRel::Zero { lp, .. } | IterRel::Pos { lp, .. } | IterRel::NotEntered { lp, .. } => lp,
+        })
+        .collect();
+    loops.sort();
+    loops.dedup();
+    loops.into_iter().filter_map(|lp| ctx.l.exprs.find_var(Sym::Counter(lp)).map(|(e, _)| e)).collect()
+}
+
 /// SMT constraint for "in the same phase": one of the ways (a disjunction).
 fn phase_formula(q: &mut Query, l: &model::symbolic::Lifted, phase: &[Vec<IterRel>]) -> String {
     let disjuncts: Vec<String> = phase.iter().map(|rels| iter_term(q, l, rels)).collect();
@@ -242,8 +257,12 @@ fn check_pair(ctx: &mut Ctx, i: usize, j: usize) -> Option<RaceOutcome> {
     q.asserts.push(format!("(bvult {t1} (bvadd {t2} {w2}))"));
     q.asserts.push(format!("(bvult {t2} (bvadd {t1} {w1}))"));
     let mut roots = vec![a.pc, b.pc, o1, o2];
-    roots.extend(ctx.assert_facts(&mut q, a.block, &[a.pc, o1], 1));
-    roots.extend(ctx.assert_facts(&mut q, b.block, &[b.pc, o2], 2));
+    // The phase relation can name the counter of a loop an access comes after (its exit
+    // iteration): that loop's exit fact is needed even if the access itself does not mention it.
+    let counters = phase_counters(ctx, &phase);
+    let with = |base: [ExprId; 2]| base.iter().copied().chain(counters.iter().copied()).collect::<Vec<_>>();
+    roots.extend(ctx.assert_facts(&mut q, a.block, &with([a.pc, o1]), 1));
+    roots.extend(ctx.assert_facts(&mut q, b.block, &with([b.pc, o2]), 2));
     ctx.add_load_facts(&mut q, &roots, 2);
     q.add_param_facts(x, ctx.bind, &roots);
     for (t, acc) in [(1u8, a), (2u8, b)] {

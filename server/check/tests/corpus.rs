@@ -125,3 +125,33 @@ fn smt_agrees_with_enumeration() {
     println!("compared {compared} kernels");
     assert!(disagreements.is_empty(), "{}", disagreements.join("\n"));
 }
+
+/// The same kernels compiled differently (`tests/corpus/extra`: `-O3`, sm_90 / PTX 7.8) get the
+/// same verdicts: loops rotated and unrolled differently must not change the answer.
+#[test]
+fn compiler_variants_keep_their_verdicts() {
+    let dir = corpus_dir();
+    let iface = spec::parse_lark_toml("lark.toml", &std::fs::read_to_string(dir.join("lark.toml")).unwrap()).unwrap();
+    let expected: BTreeMap<String, String> = expectations().into_iter().map(|e| (e.kernel, e.verdict)).collect();
+    let mut solver = Solver::z3();
+    let mut variants: Vec<PathBuf> = std::fs::read_dir(dir.join("extra")).unwrap().map(|e| e.unwrap().path()).filter(|p| p.extension().is_some_and(|e| e == "ptx")).collect();
+    variants.sort();
+    assert!(!variants.is_empty());
+    let mut failures = Vec::new();
+    for v in &variants {
+        let name = v.file_name().unwrap().to_string_lossy().to_string();
+        let base = name.split('.').next().unwrap();
+        let ptx = std::fs::read_to_string(v).unwrap();
+        let cu = std::fs::read_to_string(dir.join(format!("{base}.cu"))).unwrap();
+        let cx = Context { interface: Some(&iface), cu_text: Some(&cu), only: None };
+        let report = check_ptx(&name, &ptx, &cx, &Options::default(), &mut solver);
+        for k in &report.kernels {
+            let want = &expected[&k.name];
+            if k.verdict.as_str() != want {
+                failures.push(format!("{name}: {} expected {want}, got {} ({:?})", k.name, k.verdict.as_str(), k.uncertified.first().map(|u| &u.reason)));
+            }
+        }
+    }
+    println!("{} compiler variants checked", variants.len());
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

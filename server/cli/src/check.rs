@@ -32,7 +32,8 @@ pub fn run(argv: &[String]) -> ExitCode {
         include_paths: args.values("include"),
         ..Default::default()
     };
-    let opts = Options { timeout_ms, ..Options::default() };
+    // LARK_NO_ENUMERATE=1 forces the SMT path (to compare it with enumeration when debugging).
+    let opts = Options { timeout_ms, enumerate: std::env::var_os("LARK_NO_ENUMERATE").is_none(), ..Options::default() };
     let mut solver = Solver::z3();
     let mut reports = Vec::new();
     let mut unusable = false;
