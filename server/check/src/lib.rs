@@ -71,7 +71,13 @@ pub fn check_ptx(file: &str, text: &str, cx: &Context, opts: &Options, solver: &
                     param_names: cx.cu_text.and_then(|cu| spec::cu_param_names(cu, &source_name)),
                 };
                 let spec = cx.interface.and_then(|i| i.kernel(&name));
-                kernels.push(check_kernel(&k, spec, &src, opts, solver));
+                let mut report = check_kernel(&k, spec, &src, opts, solver);
+                if spec.is_none() {
+                    report.notes.push(format!(
+                        "no interface for `{source_name}` (lark.toml): checked for every launch within hardware limits with unbounded buffers; declaring the launch makes the check exact and fast"
+                    ));
+                }
+                kernels.push(report);
             }
             Err(e) => {
                 diagnostics.push(diagnostic(&index, e.span, &e.message));
