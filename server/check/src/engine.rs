@@ -70,6 +70,18 @@ pub fn analyse(k: &Kernel) -> Analysis {
     Analysis { lifted, phases }
 }
 
+/// `check_kernel`, with a panic in the engine turned into an `error` verdict (and a fresh solver,
+/// since the old one may be mid-query): a bug in LARK must not take the CLI or the editor down.
+pub fn check_kernel_guarded(k: &Kernel, spec: Option<&KernelSpec>, src: &Sources, opts: &Options, solver: &mut Solver) -> KernelReport {
+    let started = Instant::now();
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| check_kernel(k, spec, src, opts, solver)));
+    r.unwrap_or_else(|p| {
+        *solver = Solver::z3();
+        let msg = p.downcast_ref::<String>().cloned().or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string())).unwrap_or_default();
+        KernelReport::error(&k.name, format!("internal error in the engine: {msg}"), started.elapsed().as_secs_f64() * 1e3)
+    })
+}
+
 pub fn check_kernel(k: &Kernel, spec: Option<&KernelSpec>, src: &Sources, opts: &Options, solver: &mut Solver) -> KernelReport {
     let started = Instant::now();
     let Analysis { mut lifted, phases } = analyse(k);
@@ -222,12 +234,8 @@ impl Explain<'_> {
         let off2 = w.offsets[1].as_ref().and_then(|n| w.model.get(n)).copied();
         let loc1 = self.src.location(a1.span, a1.line);
         let min_bytes = self.min_bytes(&[(a1, off1), (a2, off2)]);
-        let confirmed = replay::FILLS.iter().any(|&fill| {
-            let mut r = replay::setup(self.k, self.l, self.bind, &w.model, vec![t1.block, t2.block], &min_bytes, fill);
-            replay::apply_seeds(&mut r, &w.seeds, &w.model);
-            let (trace, _) = replay::run(self.k, &mut r);
-            replay::confirm_race(&trace, a1, t1, a2, t2).is_some()
-        });
+        let witness = replay::Witness { model: &w.model, blocks: vec![t1.block, t2.block], min_bytes: &min_bytes, seeds: &w.seeds };
+        let confirmed = replay::first_reproduction(self.k, self.l, self.bind, &witness, |_, trace, _| replay::confirm_race(trace, a1, t1, a2, t2).map(|_| ())).is_some();
         if !confirmed && !w.input_dependent.is_empty() {
             report.uncertified.push(Uncertified {
                 reason: format!(
@@ -306,36 +314,29 @@ impl Explain<'_> {
         let loc = self.src.location(inst.span, inst.line);
         let t1 = thread_of(&w.model, 1);
         let line = loc.line.to_string();
-        let matches = |result: &Result<(), InterpError>| match (result, w.warp) {
-            (Err(InterpError::BarrierDivergence { .. }), false) => true,
-            (Err(InterpError::WarpDivergence { .. }), true) => true,
-            _ => false,
-        };
-        let result = replay::FILLS
-            .iter()
-            .map(|&fill| {
-                let mut r = replay::setup(self.k, self.l, self.bind, &w.model, vec![t1.block], &HashMap::new(), fill);
-                replay::run(self.k, &mut r).1
-            })
-            .find(|r| matches(r))
-            .unwrap_or(Ok(()));
-        if !matches(&result) {
+        let no_sizes = HashMap::new();
+        let witness = replay::Witness { model: &w.model, blocks: vec![t1.block], min_bytes: &no_sizes, seeds: &[] };
+        let error = replay::first_reproduction(self.k, self.l, self.bind, &witness, |_, _, result| match (result, w.warp) {
+            (Err(e @ InterpError::BarrierDivergence { .. }), false) | (Err(e @ InterpError::WarpDivergence { .. }), true) => Some(e.clone()),
+            _ => None,
+        });
+        let Some(error) = error else {
             let what = if w.warp { "warp collective" } else { "barrier" };
             report.uncertified.push(Uncertified {
                 reason: format!("the {what} at line {line} may not be reached by all threads; the interpreter did not reproduce it"),
                 location: Some(loc),
             });
             return;
-        }
-        let (message, threads) = match result {
-            Err(InterpError::BarrierDivergence { block, arrived, missing, .. }) => {
+        };
+        let (message, threads) = match error {
+            InterpError::BarrierDivergence { block, arrived, missing, .. } => {
                 let reached = arrived.first().copied().unwrap_or(t1.thread);
                 let (other, how) = missing.first().map(|(t, wh)| (*t, wh.to_string())).unwrap_or((thread_of(&w.model, 2).thread, "does not".into()));
                 let a = ThreadId { block, thread: reached };
                 let b = ThreadId { block, thread: other };
                 (format!("barrier divergence at line {line}: thread {a} waits at the barrier while thread {b} {how}"), vec![a, b])
             }
-            Err(InterpError::WarpDivergence { block, warp, mask, missing, reason, .. }) => {
+            InterpError::WarpDivergence { block, warp, mask, missing, reason, .. } => {
                 let lane = missing.first().map(|(l, _)| *l).or(w.missing_lane.map(|l| l as u32)).unwrap_or(0);
                 let a = ThreadId { block, thread: t1.thread };
                 (format!("warp divergence at line {line}: member mask {mask:#010x} of warp {warp} names lane {lane}, which does not arrive ({reason})"), vec![a])
@@ -360,9 +361,9 @@ impl Explain<'_> {
         let off = w.offset.as_ref().and_then(|n| w.model.get(n)).copied().unwrap_or(0);
         let loc = self.src.location(a.span, a.line);
         // The interpreter survives out-of-bounds accesses in replays and lists them.
-        let event = replay::FILLS.iter().find_map(|&fill| {
-            let mut r = replay::setup(self.k, self.l, self.bind, &w.model, vec![t.block], &HashMap::new(), fill);
-            let (trace, _) = replay::run(self.k, &mut r);
+        let no_sizes = HashMap::new();
+        let witness = replay::Witness { model: &w.model, blocks: vec![t.block], min_bytes: &no_sizes, seeds: &[] };
+        let event = replay::first_reproduction(self.k, self.l, self.bind, &witness, |r, trace, _| {
             let mine: Vec<_> = trace.out_of_bounds.iter().filter(|e| e.inst == (a.block, a.inst)).cloned().collect();
             let e = mine.iter().find(|e| e.thread == t.thread && e.block == t.block).or(mine.first()).cloned()?;
             // The offset into the target, as the interpreter saw it.

@@ -16,7 +16,7 @@ pub mod report;
 pub mod smt;
 pub mod sync;
 
-pub use engine::{check_kernel, Options, Sources};
+pub use engine::{check_kernel, check_kernel_guarded, Options, Sources};
 pub use report::*;
 pub use smt::Solver;
 
@@ -71,7 +71,7 @@ pub fn check_ptx(file: &str, text: &str, cx: &Context, opts: &Options, solver: &
                     param_names: cx.cu_text.and_then(|cu| spec::cu_param_names(cu, &source_name)),
                 };
                 let spec = cx.interface.and_then(|i| i.kernel(&name));
-                let mut report = check_kernel(&k, spec, &src, opts, solver);
+                let mut report = check_kernel_guarded(&k, spec, &src, opts, solver);
                 if spec.is_none() {
                     report.notes.push(format!(
                         "no interface for `{source_name}` (lark.toml): checked for every launch within hardware limits with unbounded buffers; declaring the launch makes the check exact and fast"
@@ -81,14 +81,7 @@ pub fn check_ptx(file: &str, text: &str, cx: &Context, opts: &Options, solver: &
             }
             Err(e) => {
                 diagnostics.push(diagnostic(&index, e.span, &e.message));
-                kernels.push(KernelReport {
-                    name: name.to_string(),
-                    verdict: Verdict::Error,
-                    findings: vec![],
-                    uncertified: vec![Uncertified { reason: e.message.clone(), location: None }],
-                    notes: vec![],
-                    stats: Stats::default(),
-                });
+                kernels.push(KernelReport::error(&name, e.message, 0.0));
             }
         }
     }

@@ -141,6 +141,33 @@ pub fn run(k: &Kernel, r: &mut Replay) -> (Trace, Result<(), InterpError>) {
     interp::run_traced(k, &r.launch, &mut r.mem)
 }
 
+/// What a replay needs besides the kernel: the witness and the blocks it involves.
+pub struct Witness<'a> {
+    pub model: &'a HashMap<String, u64>,
+    pub blocks: Vec<[u32; 3]>,
+    /// Least buffer sizes (for buffers the interface does not size).
+    pub min_bytes: &'a HashMap<u32, u64>,
+    /// Loaded values the witness relies on.
+    pub seeds: &'a [crate::races::Seed],
+}
+
+/// Replays a witness under each memory fill in turn until `judge` recognises the bug in a run
+/// (its launch, trace and outcome); `None` if no fill reproduces it.
+pub fn first_reproduction<T>(
+    k: &Kernel,
+    l: &Lifted,
+    bind: &Binding,
+    w: &Witness,
+    judge: impl Fn(&Replay, &Trace, &Result<(), InterpError>) -> Option<T>,
+) -> Option<T> {
+    FILLS.iter().find_map(|&fill| {
+        let mut r = setup(k, l, bind, w.model, w.blocks.clone(), w.min_bytes, fill);
+        apply_seeds(&mut r, w.seeds, w.model);
+        let (trace, result) = run(k, &mut r);
+        judge(&r, &trace, &result)
+    })
+}
+
 fn kind_matches(event: interp::AccessKind, kind: AccessKind) -> bool {
     matches!(
         (event, kind),

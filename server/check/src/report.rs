@@ -160,3 +160,18 @@ pub struct Stats {
     pub solver_millis: f64,
     pub replay_millis: f64,
 }
+
+impl KernelReport {
+    /// The report of a kernel that could not be checked at all (not lowered, or the engine
+    /// failed): verdict `error`, with the reason.
+    pub fn error(name: &str, reason: String, millis: f64) -> KernelReport {
+        KernelReport {
+            name: name.to_string(),
+            verdict: Verdict::Error,
+            findings: vec![],
+            uncertified: vec![Uncertified { reason, location: None }],
+            notes: vec![],
+            stats: Stats { millis, ..Stats::default() },
+        }
+    }
+}

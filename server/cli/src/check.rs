@@ -86,10 +86,10 @@ fn check_one(path: &Path, args: &Args, compile: &cuda::CompileOptions, opts: &Op
     let interface = inputs::interface_for(path, args.value("interface"), args.value("input"), args.value("kernel"))?;
     let cx = Context { interface: interface.as_ref(), cu_text: loaded.cu_text.as_deref(), only: args.value("kernel") };
     let mut report = check::check_ptx(&file, &loaded.ptx, &cx, opts, solver);
-    if let Some(e) = &loaded.encoding_error {
-        let offset: usize = e.rsplit(' ').next().and_then(|n| n.parse().ok()).unwrap_or(0);
+    if let Some(offset) = loaded.invalid_utf8_at {
         let (line, col) = ptx::LineIndex::new(&loaded.ptx).line_col(offset as u32);
-        report.diagnostics.insert(0, check::Diagnostic { severity: "error", line: line + 1, column: col + 1, message: e.clone(), span: [offset as u32, offset as u32 + 1] });
+        let message = format!("invalid UTF-8 at byte {offset}");
+        report.diagnostics.insert(0, check::Diagnostic { severity: "error", line: line + 1, column: col + 1, message, span: [offset as u32, offset as u32 + 1] });
     }
     resolve_sources(&mut report, path);
     let dump = args.has("dump-model").then(|| output::dump_models(&loaded.ptx, args.value("kernel")));

@@ -10,8 +10,9 @@ pub struct Loaded {
     pub cu_text: Option<String>,
     /// Diagnostics that make the file unusable (compile errors), as `line:col: severity: message`.
     pub compile_errors: Vec<(u32, u32, String, String)>,
-    /// The PTX bytes were not valid UTF-8: where, as a message (the rest is still checked).
-    pub encoding_error: Option<String>,
+    /// The PTX bytes were not valid UTF-8 from this byte on (the rest is still checked, with
+    /// the bad bytes replaced).
+    pub invalid_utf8_at: Option<usize>,
 }
 
 pub fn load(path: &Path, compile: &cuda::CompileOptions) -> Result<Loaded, String> {
@@ -20,21 +21,21 @@ pub fn load(path: &Path, compile: &cuda::CompileOptions) -> Result<Loaded, Strin
     if is_cu {
         let text = String::from_utf8(bytes).map_err(|e| format!("not UTF-8 text (byte {})", e.utf8_error().valid_up_to()))?;
         return match cuda::compile(path, &text, compile) {
-            Ok(ptx) => Ok(Loaded { ptx, cu_text: Some(text), compile_errors: vec![], encoding_error: None }),
+            Ok(ptx) => Ok(Loaded { ptx, cu_text: Some(text), compile_errors: vec![], invalid_utf8_at: None }),
             Err(cuda::CompileError::Failed { diagnostics, stderr }) => {
                 let mut errs: Vec<_> = diagnostics.into_iter().map(|d| (d.line, d.column, d.severity, d.message)).collect();
                 if errs.is_empty() {
                     errs.push((1, 1, "error".into(), stderr.lines().next().unwrap_or("compilation failed").to_string()));
                 }
-                Ok(Loaded { ptx: String::new(), cu_text: Some(text), compile_errors: errs, encoding_error: None })
+                Ok(Loaded { ptx: String::new(), cu_text: Some(text), compile_errors: errs, invalid_utf8_at: None })
             }
             Err(e) => Err(e.to_string()),
         };
     }
-    let encoding_error = std::str::from_utf8(&bytes).err().map(|e| format!("invalid UTF-8 at byte {}", e.valid_up_to()));
+    let invalid_utf8_at = std::str::from_utf8(&bytes).err().map(|e| e.valid_up_to());
     let text = String::from_utf8_lossy(&bytes).into_owned();
     let cu_text = spec::find_cu_source(path, &text).and_then(|p| std::fs::read_to_string(p).ok());
-    Ok(Loaded { ptx: text, cu_text, compile_errors: vec![], encoding_error })
+    Ok(Loaded { ptx: text, cu_text, compile_errors: vec![], invalid_utf8_at })
 }
 
 

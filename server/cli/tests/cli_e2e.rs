@@ -339,3 +339,75 @@ fn unknown_options_and_commands() {
     let r = run(&["check", "--frobnicate", "x.ptx"]);
     assert!(r.stderr.contains("unknown option `--frobnicate`"), "{r:?}");
 }
+
+// ----- warp-synchronous code, missing interface, encoding errors -------------------------------
+
+const WARP_CU: &str = r#"extern "C" __global__ void warp_tail(float* out) {
+  __shared__ float s[64];
+  unsigned t = threadIdx.x;
+  s[t] = t;
+  s[t + 32] = t;
+  __syncwarp();
+  for (int off = 16; off > 0; off >>= 1) {
+    float v = s[t + off];
+    __syncwarp();
+    s[t] += v;
+    __syncwarp();
+  }
+  if (t == 0) out[blockIdx.x] = s[0];
+}
+extern "C" __global__ void warp_tail_racy(float* out) {
+  __shared__ float s[64];
+  unsigned t = threadIdx.x;
+  s[t] = t;
+  s[t + 32] = t;
+  __syncwarp();
+  for (int off = 16; off > 0; off >>= 1) {
+    s[t] += s[t + off];
+    __syncwarp();
+  }
+  if (t == 0) out[blockIdx.x] = s[0];
+}
+"#;
+
+/// `__syncwarp()` orders the lanes of a warp: the shared-memory warp reduction with a sync
+/// between the read and the write is race-free, the one without it races on the same line.
+#[test]
+fn syncwarp_orders_lanes_of_one_warp() {
+    let dir = temp_dir("syncwarp");
+    std::fs::write(dir.join("warp.cu"), WARP_CU).unwrap();
+    std::fs::write(dir.join("lark.toml"), "[kernel.warp_tail]\ngrid = [4, 1, 1]\nblock = [32, 1, 1]\n[kernel.warp_tail_racy]\ngrid = [4, 1, 1]\nblock = [32, 1, 1]\n").unwrap();
+    let file = dir.join("warp.cu").display().to_string();
+    let (code, doc) = json(&["check", &file, "--format", "json"]);
+    assert_eq!(code, 1, "{doc:#}");
+    assert_eq!(kernel(&doc, "warp_tail")["verdict"], "verified", "{doc:#}");
+    let racy = kernel(&doc, "warp_tail_racy");
+    assert_eq!(racy["verdict"], "race", "{doc:#}");
+    assert_eq!(lines(&racy["findings"][0]), vec![22, 22]);
+}
+
+/// Without an interface the report says what was assumed and how to make the check exact.
+#[test]
+fn a_kernel_without_interface_gets_a_note() {
+    let dir = temp_dir("no-interface");
+    std::fs::copy(corpus("vector_add.ptx"), dir.join("k.ptx")).unwrap();
+    let file = dir.join("k.ptx").display().to_string();
+    let (_, doc) = json(&["check", &file, "--format", "json"]);
+    let notes = kernel(&doc, "vector_add")["notes"].to_string();
+    assert!(notes.contains("no interface") && notes.contains("lark.toml"), "{doc:#}");
+}
+
+/// Invalid UTF-8 in a PTX comment is reported where it is, and the rest is still checked.
+#[test]
+fn invalid_utf8_in_ptx_is_reported_and_the_rest_checked() {
+    let dir = temp_dir("utf8");
+    let mut bytes = std::fs::read(corpus("vector_add.ptx")).unwrap();
+    bytes.splice(0..0, b"// \xff\xfe\n".iter().copied());
+    std::fs::write(dir.join("k.ptx"), bytes).unwrap();
+    let file = dir.join("k.ptx").display().to_string();
+    let (code, doc) = json(&["check", &file, "--format", "json"]);
+    assert_eq!(code, 1, "{doc:#}");
+    assert_eq!(doc["diagnostics"][0]["message"], "invalid UTF-8 at byte 3", "{doc:#}");
+    assert_eq!(doc["diagnostics"][0]["line"], 1);
+    assert!(!kernel(&doc, "vector_add")["verdict"].is_null());
+}

@@ -11,7 +11,7 @@
 use crate::db::{lock, FileKeys};
 use crate::inputs::InterfaceInput;
 use crate::{cu, Analysis, Cancelled, FileKind, Severity, SourceFile};
-use check::{KernelReport, Location, Sources, Verdict};
+use check::{KernelReport, Location, Sources};
 use std::collections::hash_map::DefaultHasher;
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
@@ -549,7 +549,7 @@ pub(crate) fn check_module(
                 Ok(kernel) => {
                     let te = Instant::now();
                     let src = sources(kernel.main_file);
-                    let report = run_check(&kernel, spec, &src, &opts, solver);
+                    let report = check::check_kernel_guarded(&kernel, spec, &src, &opts, solver);
                     engine += ms(te);
                     an.db.count_check();
                     keys.kernels.push(key);
@@ -561,14 +561,7 @@ pub(crate) fn check_module(
                     let range = if fa.kind == FileKind::Ptx { span_range(fa, e.span) } else { header.clone() };
                     fa.problems.push(Problem { range, severity: Severity::Error, message: e.message.clone() });
                     let _ = model.set(None);
-                    let report = KernelReport {
-                        name: name.clone(),
-                        verdict: Verdict::Error,
-                        findings: vec![],
-                        uncertified: vec![check::Uncertified { reason: e.message, location: None }],
-                        notes: vec![],
-                        stats: Default::default(),
-                    };
+                    let report = KernelReport::error(&name, e.message, 0.0);
                     (report, false)
                 }
             },
@@ -595,25 +588,6 @@ pub(crate) fn check_module(
 
 fn ms(since: Instant) -> f64 {
     since.elapsed().as_secs_f64() * 1e3
-}
-
-/// Runs the engine on one kernel; a panic in it becomes an `error` verdict (and a fresh solver,
-/// since the old one may be mid-query).
-fn run_check(k: &model::Kernel, spec: Option<&spec::KernelSpec>, src: &Sources, opts: &check::Options, solver: &mut check::Solver) -> KernelReport {
-    let started = std::time::Instant::now();
-    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| check::check_kernel(k, spec, src, opts, solver)));
-    r.unwrap_or_else(|p| {
-        *solver = check::Solver::z3();
-        let msg = p.downcast_ref::<String>().cloned().or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string())).unwrap_or_default();
-        KernelReport {
-            name: k.name.to_string(),
-            verdict: Verdict::Error,
-            findings: vec![],
-            uncertified: vec![check::Uncertified { reason: format!("internal error in the engine: {msg}"), location: None }],
-            notes: vec![],
-            stats: check::Stats { millis: started.elapsed().as_secs_f64() * 1e3, ..Default::default() },
-        }
-    })
 }
 
 fn span_range(fa: &FileAnalysis, span: ptx::Span) -> Range<usize> {

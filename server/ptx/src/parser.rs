@@ -732,14 +732,9 @@ impl<'a> Parser<'a> {
                     }
                     _ => AddressBase::None,
                 };
-                let mut offset: i64 = 0;
-                if base == AddressBase::None {
-                    offset = self.signed_int()?;
-                } else if self.eat(TokenKind::Plus) {
-                    offset = self.signed_int()?;
-                } else if self.at(TokenKind::Minus) {
-                    offset = self.signed_int()?;
-                }
+                // `[1024]`, `[%rd+8]`, `[%rd+-8]` and `[%rd-8]` (the minus is part of the number).
+                let has_offset = base == AddressBase::None || self.eat(TokenKind::Plus) || self.at(TokenKind::Minus);
+                let offset: i64 = if has_offset { self.signed_int()? } else { 0 };
                 self.expect(TokenKind::RBracket, "`]`")?;
                 Ok(Operand::Address(Address { base, offset }))
             }
