@@ -219,13 +219,18 @@ impl<'a> Ctx<'a> {
         }
     }
 
-    /// The name of what an access touches, for messages: `s` (shared array), `out` (buffer).
+    /// See [`target_name`].
     pub fn target_name(&self, a: &Access) -> String {
-        match a.base {
-            Some(Base::Var(v)) => demangle_local(&self.k.vars[v as usize].name),
-            Some(Base::Param(p)) => self.bind.name(p).to_string(),
-            None => "memory".into(),
-        }
+        target_name(self.k, self.bind, a)
+    }
+}
+
+/// The name of what an access touches, for messages: `s` (shared array), `out` (buffer).
+pub fn target_name(k: &Kernel, bind: &Binding, a: &Access) -> String {
+    match a.base {
+        Some(Base::Var(v)) => demangle_local(&k.vars[v as usize].name),
+        Some(Base::Param(p)) => bind.name(p).to_string(),
+        None => "memory".into(),
     }
 }
 

@@ -3,7 +3,7 @@
 
 use crate::bind::Binding;
 use crate::bounds::{self, BoundsOutcome};
-use crate::ctx::{demangle_local, Ctx};
+use crate::ctx::Ctx;
 use crate::query::{dims_of, thread_of, ThreadId};
 use crate::races::{self, RaceOutcome};
 use crate::replay;
@@ -199,11 +199,7 @@ impl Explain<'_> {
     }
 
     fn target(&self, a: &Access) -> String {
-        match a.base {
-            Some(Base::Var(v)) => demangle_local(&self.k.vars[v as usize].name),
-            Some(Base::Param(p)) => self.bind.name(p).to_string(),
-            None => "memory".into(),
-        }
+        crate::ctx::target_name(self.k, self.bind, a)
     }
 
     fn elem_bytes(&self, a: &Access) -> u64 {
