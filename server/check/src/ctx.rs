@@ -55,7 +55,22 @@ impl<'a> Ctx<'a> {
                 (lp, fact, reachable_from(k, &exits))
             })
             .collect();
-        let mut ctx = Ctx { k, l, phases, bind, solver, timeout_ms, queries: 0, solver_time: Default::default(), deadline: None, enumerated: 0, launch: None, points: Default::default(), written, after_loop };
+        let mut ctx = Ctx {
+            k,
+            l,
+            phases,
+            bind,
+            solver,
+            timeout_ms,
+            queries: 0,
+            solver_time: Default::default(),
+            deadline: None,
+            enumerated: 0,
+            launch: None,
+            points: Default::default(),
+            written,
+            after_loop,
+        };
         ctx.launch = crate::enumerate::Launch::of(&ctx);
         ctx
     }
@@ -114,11 +129,7 @@ impl<'a> Ctx<'a> {
 
     /// Facts about loops a site at `block` comes after (see `Lifted::exit_facts`).
     pub fn facts_for(&self, block: BlockId) -> Vec<ExprId> {
-        self.after_loop
-            .iter()
-            .filter(|(lp, _, reach)| !self.k.cfg.loops[*lp as usize].contains(block) && reach[block as usize])
-            .map(|(_, f, _)| *f)
-            .collect()
+        self.after_loop.iter().filter(|(lp, _, reach)| !self.k.cfg.loops[*lp as usize].contains(block) && reach[block as usize]).map(|(_, f, _)| *f).collect()
     }
 
     /// The exit facts that matter for expressions `roots` at `block`: those of loops whose
@@ -131,7 +142,8 @@ impl<'a> Ctx<'a> {
             .filter(|(lp, _, reach)| !self.k.cfg.loops[*lp as usize].contains(block) && reach[block as usize])
             .map(|(lp, f, _)| (*lp, *f))
             .collect();
-        let counters = |e: ExprId| -> Vec<LoopId> { self.l.exprs.symbols(e).into_iter().filter_map(|s| if let Sym::Counter(l) = s { Some(l) } else { None }).collect() };
+        let counters =
+            |e: ExprId| -> Vec<LoopId> { self.l.exprs.symbols(e).into_iter().filter_map(|s| if let Sym::Counter(l) = s { Some(l) } else { None }).collect() };
         let mut wanted: BTreeSet<LoopId> = roots.iter().flat_map(|&r| counters(r)).collect();
         let mut chosen: Vec<(LoopId, ExprId)> = Vec::new();
         loop {

@@ -21,7 +21,11 @@ pub struct Encoder<'a> {
 }
 
 pub fn sort(bits: u32) -> String {
-    if bits == BOOL { "Bool".into() } else { format!("(_ BitVec {bits})") }
+    if bits == BOOL {
+        "Bool".into()
+    } else {
+        format!("(_ BitVec {bits})")
+    }
 }
 
 pub fn bv(value: u64, bits: u32) -> String {
@@ -46,7 +50,11 @@ pub fn sym_name(s: Sym, t: u8) -> String {
         Sym::Header { lp, reg } => format!("hd{lp}_{reg}"),
         Sym::Value { block, inst, elem } => format!("v{block}_{inst}_{elem}"),
     };
-    if s.is_thread_local() { format!("{base}_{t}") } else { base }
+    if s.is_thread_local() {
+        format!("{base}_{t}")
+    } else {
+        base
+    }
 }
 
 impl<'a> Encoder<'a> {
@@ -191,8 +199,25 @@ mod tests {
     #[test]
     fn encoding_agrees_with_the_interpreter_semantics() {
         let ops = [
-            BinOp::Add, BinOp::Sub, BinOp::Mul, BinOp::MulHiU, BinOp::MulHiS, BinOp::DivU, BinOp::DivS, BinOp::RemU, BinOp::RemS,
-            BinOp::Shl, BinOp::LShr, BinOp::AShr, BinOp::And, BinOp::Or, BinOp::Xor, BinOp::MinU, BinOp::MinS, BinOp::MaxU, BinOp::MaxS,
+            BinOp::Add,
+            BinOp::Sub,
+            BinOp::Mul,
+            BinOp::MulHiU,
+            BinOp::MulHiS,
+            BinOp::DivU,
+            BinOp::DivS,
+            BinOp::RemU,
+            BinOp::RemS,
+            BinOp::Shl,
+            BinOp::LShr,
+            BinOp::AShr,
+            BinOp::And,
+            BinOp::Or,
+            BinOp::Xor,
+            BinOp::MinU,
+            BinOp::MinS,
+            BinOp::MaxU,
+            BinOp::MaxS,
         ];
         let samples: [(u64, u64); 6] = [(7, 2), (0xffff_fff9, 2), (5, 0), (0x8000_0000, 31), (3, 40), (0xffff_ffff, 0xffff_ffff)];
         let mut solver = Solver::z3();

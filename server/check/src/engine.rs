@@ -124,7 +124,11 @@ pub fn check_kernel(k: &Kernel, spec: Option<&KernelSpec>, src: &Sources, opts: 
         match o {
             RaceOutcome::Witness(w) => fx.race(w, &mut report),
             RaceOutcome::Unknown { a1, a2, reason } => report.uncertified.push(Uncertified {
-                reason: format!("race freedom between lines {} and {} not decided: {reason}", line_of(src, &lifted.accesses[a1]), line_of(src, &lifted.accesses[a2])),
+                reason: format!(
+                    "race freedom between lines {} and {} not decided: {reason}",
+                    line_of(src, &lifted.accesses[a1]),
+                    line_of(src, &lifted.accesses[a2])
+                ),
                 location: Some(src.location(lifted.accesses[a1].span, lifted.accesses[a1].line)),
             }),
         }
@@ -134,7 +138,9 @@ pub fn check_kernel(k: &Kernel, spec: Option<&KernelSpec>, src: &Sources, opts: 
             SyncOutcome::Witness(w) => fx.divergence(w, &mut report),
             SyncOutcome::Unknown { site, reason } => {
                 let inst = &k.cfg.blocks[site.0 as usize].insts[site.1];
-                report.uncertified.push(Uncertified { reason: format!("barrier uniformity not decided: {reason}"), location: Some(src.location(inst.span, inst.line)) });
+                report
+                    .uncertified
+                    .push(Uncertified { reason: format!("barrier uniformity not decided: {reason}"), location: Some(src.location(inst.span, inst.line)) });
             }
         }
     }
@@ -158,12 +164,8 @@ pub fn check_kernel(k: &Kernel, spec: Option<&KernelSpec>, src: &Sources, opts: 
     });
     let mut seen = std::collections::HashSet::new();
     report.uncertified.retain(|u| seen.insert((u.reason.clone(), u.location.as_ref().map(|l| l.line))));
-    report.verdict = report
-        .findings
-        .iter()
-        .map(|f| f.kind.verdict())
-        .min()
-        .unwrap_or(if report.uncertified.is_empty() { Verdict::Verified } else { Verdict::Uncertified });
+    report.verdict =
+        report.findings.iter().map(|f| f.kind.verdict()).min().unwrap_or(if report.uncertified.is_empty() { Verdict::Verified } else { Verdict::Uncertified });
     report.stats.millis = started.elapsed().as_secs_f64() * 1e3;
     report
 }
@@ -231,7 +233,8 @@ impl Explain<'_> {
         let loc1 = self.src.location(a1.span, a1.line);
         let min_bytes = self.min_bytes(&[(a1, off1), (a2, off2)]);
         let witness = replay::Witness { model: &w.model, blocks: vec![t1.block, t2.block], min_bytes: &min_bytes, seeds: &w.seeds };
-        let confirmed = replay::first_reproduction(self.k, self.l, self.bind, &witness, |_, trace, _| replay::confirm_race(trace, a1, t1, a2, t2).map(|_| ())).is_some();
+        let confirmed =
+            replay::first_reproduction(self.k, self.l, self.bind, &witness, |_, trace, _| replay::confirm_race(trace, a1, t1, a2, t2).map(|_| ())).is_some();
         if !confirmed && !w.input_dependent.is_empty() {
             report.uncertified.push(Uncertified {
                 reason: format!(
@@ -244,7 +247,11 @@ impl Explain<'_> {
         }
         if !confirmed {
             report.uncertified.push(Uncertified {
-                reason: format!("possible race between line {} and line {} that the interpreter did not reproduce; the engine over-approximates here", line_of(self.src, a1), line_of(self.src, a2)),
+                reason: format!(
+                    "possible race between line {} and line {} that the interpreter did not reproduce; the engine over-approximates here",
+                    line_of(self.src, a1),
+                    line_of(self.src, a2)
+                ),
                 location: Some(loc1),
             });
             return;
@@ -262,7 +269,11 @@ impl Explain<'_> {
             symbolic::AccessKind::Atomic(_) => "atomically updates",
         };
         let sep = if t1.block != t2.block { "in another block (blocks are unordered)" } else { "with no barrier between them" };
-        let mut message = format!("data race on {space} {target}[{element}]: thread {t1} {} {target}[{element}] at line {l1} while thread {t2} {} it at line {l2}, {sep}", verb(a1), verb(a2));
+        let mut message = format!(
+            "data race on {space} {target}[{element}]: thread {t1} {} {target}[{element}] at line {l1} while thread {t2} {} it at line {l2}, {sep}",
+            verb(a1),
+            verb(a2)
+        );
         let inputs = self.inputs(&w.seeds, &w.model);
         if !inputs.is_empty() {
             message.push_str(&format!(" (with input {})", inputs.join(", ")));
@@ -335,7 +346,10 @@ impl Explain<'_> {
             InterpError::WarpDivergence { block, warp, mask, missing, reason, .. } => {
                 let lane = missing.first().map(|(l, _)| *l).or(w.missing_lane.map(|l| l as u32)).unwrap_or(0);
                 let a = ThreadId { block, thread: t1.thread };
-                (format!("warp divergence at line {line}: member mask {mask:#010x} of warp {warp} names lane {lane}, which does not arrive ({reason})"), vec![a])
+                (
+                    format!("warp divergence at line {line}: member mask {mask:#010x} of warp {warp} names lane {lane}, which does not arrive ({reason})"),
+                    vec![a],
+                )
             }
             _ => unreachable!("confirmed above"),
         };
@@ -377,7 +391,11 @@ impl Explain<'_> {
         let target = self.target(a);
         if !confirmed {
             report.uncertified.push(Uncertified {
-                reason: format!("possible out-of-bounds {} of `{target}` at line {} that the interpreter did not reproduce", a.kind.name(), line_of(self.src, a)),
+                reason: format!(
+                    "possible out-of-bounds {} of `{target}` at line {} that the interpreter did not reproduce",
+                    a.kind.name(),
+                    line_of(self.src, a)
+                ),
                 location: Some(loc),
             });
             return;

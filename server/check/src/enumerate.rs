@@ -223,7 +223,8 @@ fn site_loops(ctx: &Ctx, block: BlockId, enclosing: &[LoopId], exprs: &[ExprId])
         roots.push(ctx.l.loops.get(l as usize)?.as_ref()?.guard);
     }
     let facts = ctx.relevant_facts(block, &roots);
-    let mut mentioned: Vec<LoopId> = roots.iter().flat_map(|&e| ctx.l.exprs.symbols(e)).filter_map(|s| if let Sym::Counter(l) = s { Some(l) } else { None }).collect();
+    let mut mentioned: Vec<LoopId> =
+        roots.iter().flat_map(|&e| ctx.l.exprs.symbols(e)).filter_map(|s| if let Sym::Counter(l) = s { Some(l) } else { None }).collect();
     mentioned.extend(enclosing);
     mentioned.extend(facts.iter().map(|(l, _)| *l));
     for (_, f) in &facts {
@@ -253,7 +254,16 @@ fn enumerate_site(ctx: &Ctx, launch: &Launch, blocks: &[[u64; 3]], block: BlockI
 
 /// Like `enumerate_site`, also giving real values to the counters `extra` (expressions).
 #[allow(clippy::too_many_arguments)]
-fn enumerate_site_with(ctx: &Ctx, launch: &Launch, blocks: &[[u64; 3]], block: BlockId, enclosing: &[LoopId], pc: ExprId, value: ExprId, extra: &[ExprId]) -> Option<Vec<Point>> {
+fn enumerate_site_with(
+    ctx: &Ctx,
+    launch: &Launch,
+    blocks: &[[u64; 3]],
+    block: BlockId,
+    enclosing: &[LoopId],
+    pc: ExprId,
+    value: ExprId,
+    extra: &[ExprId],
+) -> Option<Vec<Point>> {
     let x = &ctx.l.exprs;
     let mut roots = vec![pc, value];
     roots.extend(extra);
@@ -539,7 +549,8 @@ pub fn warp(ctx: &Ctx, launch: &Launch, block: BlockId, loops: &[LoopId], pc: Ex
     for &b in &blocks {
         let points = enumerate_site(ctx, launch, &[b], block, loops, pc, mask_e)?;
         let linear = |t: [u64; 3]| t[0] + launch.ntid[0] * (t[1] + launch.ntid[1] * t[2]);
-        let arrived: std::collections::HashSet<(u64, Vec<u64>)> = points.iter().map(|p| (linear(p.tid), loops.iter().map(|&l| p.k[l as usize]).collect())).collect();
+        let arrived: std::collections::HashSet<(u64, Vec<u64>)> =
+            points.iter().map(|p| (linear(p.tid), loops.iter().map(|&l| p.k[l as usize]).collect())).collect();
         for p in &points {
             let iters: Vec<u64> = loops.iter().map(|&l| p.k[l as usize]).collect();
             let base = linear(p.tid) & !31;

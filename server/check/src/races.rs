@@ -9,11 +9,11 @@
 use crate::ctx::{Answer, Ctx};
 use crate::encode::bv;
 use crate::query::{distinct_tids, same_block, Query};
+use model::expr::ExprId;
 use model::expr::Sym;
 use model::ops::Space;
 use model::phases::IterRel;
 use model::symbolic::{Access, AccessKind};
-use model::expr::ExprId;
 use std::collections::HashMap;
 
 /// A satisfying assignment for a race between accesses `a1` (thread 1) and `a2` (thread 2).
@@ -90,7 +90,11 @@ fn seeds_for(ctx: &Ctx, q: &mut Query, roots: &[ExprId], t: u8) -> Vec<Seed> {
 pub enum RaceOutcome {
     Witness(RaceWitness),
     /// The pair could not be decided (timeout, unknown address); the reason says why.
-    Unknown { a1: usize, a2: usize, reason: String },
+    Unknown {
+        a1: usize,
+        a2: usize,
+        reason: String,
+    },
 }
 
 /// Caps the work per kernel: after this many races the rest are not searched.
@@ -149,7 +153,12 @@ pub fn phase_counters(ctx: &Ctx, phase: &[Vec<IterRel>]) -> Vec<ExprId> {
         .flatten()
         .map(|r| match *r {
             IterRel::Eq(lp) => lp,
-            IterRel::Succ { lp, .. } | IterRel::Gt { lp, .. } | IterRel::Ge { lp, .. } | IterRel::Zero { lp, .. } | IterRel::Pos { lp, .. } | IterRel::NotEntered { lp, .. } => lp,
+            IterRel::Succ { lp, .. }
+            | IterRel::Gt { lp, .. }
+            | IterRel::Ge { lp, .. }
+            | IterRel::Zero { lp, .. }
+            | IterRel::Pos { lp, .. }
+            | IterRel::NotEntered { lp, .. } => lp,
         })
         .collect();
     loops.sort();
@@ -160,7 +169,11 @@ pub fn phase_counters(ctx: &Ctx, phase: &[Vec<IterRel>]) -> Vec<ExprId> {
 /// SMT constraint for "in the same phase": one of the ways (a disjunction).
 fn phase_formula(q: &mut Query, l: &model::symbolic::Lifted, phase: &[Vec<IterRel>]) -> String {
     let disjuncts: Vec<String> = phase.iter().map(|rels| iter_term(q, l, rels)).collect();
-    if disjuncts.is_empty() { "false".to_string() } else { format!("(or {})", disjuncts.join(" ")) }
+    if disjuncts.is_empty() {
+        "false".to_string()
+    } else {
+        format!("(or {})", disjuncts.join(" "))
+    }
 }
 
 /// SMT constraint on loop counters for one way of being in the same phase.
@@ -179,7 +192,11 @@ fn iter_term(q: &mut Query, l: &model::symbolic::Lifted, rels: &[IterRel]) -> St
                 }
                 continue;
             }
-            IterRel::Succ { lp, second } | IterRel::Gt { lp, second } | IterRel::Ge { lp, second } | IterRel::Zero { lp, second } | IterRel::Pos { lp, second } => (lp, second),
+            IterRel::Succ { lp, second }
+            | IterRel::Gt { lp, second }
+            | IterRel::Ge { lp, second }
+            | IterRel::Zero { lp, second }
+            | IterRel::Pos { lp, second } => (lp, second),
         };
         let k1 = q.enc.sym(Sym::Counter(lp), model::symbolic::COUNTER_BITS, 1);
         let k2 = q.enc.sym(Sym::Counter(lp), model::symbolic::COUNTER_BITS, 2);
@@ -298,7 +315,14 @@ fn check_pair(ctx: &mut Ctx, i: usize, j: usize) -> Option<RaceOutcome> {
                     }
                 }
             }
-            Some(RaceOutcome::Witness(RaceWitness { a1: i, a2: j, model, offsets: [offsets[0].clone().or(Some("__offset0".into())), offsets[1].clone().or(Some("__offset1".into()))], input_dependent, seeds }))
+            Some(RaceOutcome::Witness(RaceWitness {
+                a1: i,
+                a2: j,
+                model,
+                offsets: [offsets[0].clone().or(Some("__offset0".into())), offsets[1].clone().or(Some("__offset1".into()))],
+                input_dependent,
+                seeds,
+            }))
         }
     }
 }

@@ -89,10 +89,14 @@ pub fn apply_seeds(r: &mut Replay, seeds: &[crate::races::Seed], model: &HashMap
 pub fn setup(k: &Kernel, l: &Lifted, bind: &Binding, model: &HashMap<String, u64>, blocks: Vec<[u32; 3]>, min_bytes: &HashMap<u32, u64>, fill: Fill) -> Replay {
     let grid = dims_of(model, "nctaid");
     let block = dims_of(model, "ntid");
-    let pointer_params: Vec<u32> = l.accesses.iter().filter_map(|a| match a.base {
-        Some(Base::Param(p)) => Some(p),
-        _ => None,
-    }).collect();
+    let pointer_params: Vec<u32> = l
+        .accesses
+        .iter()
+        .filter_map(|a| match a.base {
+            Some(Base::Param(p)) => Some(p),
+            _ => None,
+        })
+        .collect();
     let mut mem = Memory::new();
     let mut args = Vec::new();
     for (i, p) in k.params.iter().enumerate() {
@@ -102,7 +106,9 @@ pub fn setup(k: &Kernel, l: &Lifted, bind: &Binding, model: &HashMap<String, u64
         if is_buffer {
             let size = match bind.buffer_bytes(i) {
                 Some(ByteSize::Fixed(n)) => n,
-                Some(ByteSize::ParamTimes { param, elem_bytes }) => model.get(&sym_name(Sym::Param { index: param, offset: 0 }, 0)).map_or(DEFAULT_BUFFER_BYTES, |v| v.saturating_mul(elem_bytes)),
+                Some(ByteSize::ParamTimes { param, elem_bytes }) => {
+                    model.get(&sym_name(Sym::Param { index: param, offset: 0 }, 0)).map_or(DEFAULT_BUFFER_BYTES, |v| v.saturating_mul(elem_bytes))
+                }
                 None => DEFAULT_BUFFER_BYTES.max(min_bytes.get(&i).copied().unwrap_or(0)),
             };
             let dtype = match spec {

@@ -54,15 +54,12 @@ impl Solver {
 
     fn start(&mut self) -> Result<&mut Running, SolverError> {
         if self.child.is_none() {
-            let mut child = Command::new(&self.program)
-                .args(["-in", "-smt2"])
-                .stdin(Stdio::piped())
-                .stdout(Stdio::piped())
-                .stderr(Stdio::null())
-                .spawn()
-                .map_err(|e| match e.kind() {
-                    std::io::ErrorKind::NotFound => SolverError::Missing(self.program.clone()),
-                    _ => SolverError::Failed(format!("cannot start `{}`: {e}", self.program)),
+            let mut child =
+                Command::new(&self.program).args(["-in", "-smt2"]).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().map_err(|e| {
+                    match e.kind() {
+                        std::io::ErrorKind::NotFound => SolverError::Missing(self.program.clone()),
+                        _ => SolverError::Failed(format!("cannot start `{}`: {e}", self.program)),
+                    }
                 })?;
             let stdin = child.stdin.take().expect("piped stdin");
             let stdout = child.stdout.take().expect("piped stdout");
@@ -77,7 +74,8 @@ impl Solver {
             });
             self.child = Some(Running { child, stdin, lines: rx });
             let r = self.child.as_mut().unwrap();
-            writeln!(r.stdin, "(set-option :print-success false)\n(set-option :produce-models true)\n(set-logic QF_BV)").map_err(|e| SolverError::Failed(e.to_string()))?;
+            writeln!(r.stdin, "(set-option :print-success false)\n(set-option :produce-models true)\n(set-logic QF_BV)")
+                .map_err(|e| SolverError::Failed(e.to_string()))?;
         }
         Ok(self.child.as_mut().unwrap())
     }

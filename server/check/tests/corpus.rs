@@ -20,7 +20,8 @@ fn corpus_dir() -> PathBuf {
 
 fn expectations() -> Vec<Expect> {
     let mut out = Vec::new();
-    let mut metas: Vec<PathBuf> = std::fs::read_dir(corpus_dir()).unwrap().map(|e| e.unwrap().path()).filter(|p| p.to_string_lossy().ends_with(".meta.toml")).collect();
+    let mut metas: Vec<PathBuf> =
+        std::fs::read_dir(corpus_dir()).unwrap().map(|e| e.unwrap().path()).filter(|p| p.to_string_lossy().ends_with(".meta.toml")).collect();
     metas.sort();
     for m in metas {
         let stem = m.file_name().unwrap().to_string_lossy().trim_end_matches(".meta.toml").to_string();
@@ -89,7 +90,17 @@ fn corpus_scores() {
             kind_word(f.kind) == e.verdict && want == got
         });
         if !hit {
-            let got: Vec<String> = k.findings.iter().map(|f| format!("{} {:?}", kind_word(f.kind), f.accesses.iter().map(|a| a.location.line).chain(f.barrier.iter().map(|b| b.line)).collect::<Vec<_>>())).collect();
+            let got: Vec<String> = k
+                .findings
+                .iter()
+                .map(|f| {
+                    format!(
+                        "{} {:?}",
+                        kind_word(f.kind),
+                        f.accesses.iter().map(|a| a.location.line).chain(f.barrier.iter().map(|b| b.line)).collect::<Vec<_>>()
+                    )
+                })
+                .collect();
             failures.push(format!("{}: expected {} on lines {:?}, got {} with {:?}", e.kernel, e.verdict, e.lines, k.verdict.as_str(), got));
         }
     }
@@ -118,7 +129,13 @@ fn smt_agrees_with_enumeration() {
             compared += 1;
             let timed_out = [ka, kb].iter().any(|k| k.uncertified.iter().any(|u| u.reason.contains("not decided")));
             if ka.verdict != kb.verdict && !timed_out {
-                disagreements.push(format!("{}: enumeration says {}, SMT says {} ({:?})", ka.name, ka.verdict.as_str(), kb.verdict.as_str(), kb.uncertified.first().map(|u| &u.reason)));
+                disagreements.push(format!(
+                    "{}: enumeration says {}, SMT says {} ({:?})",
+                    ka.name,
+                    ka.verdict.as_str(),
+                    kb.verdict.as_str(),
+                    kb.uncertified.first().map(|u| &u.reason)
+                ));
             }
         }
     }
@@ -134,7 +151,8 @@ fn compiler_variants_keep_their_verdicts() {
     let iface = spec::parse_lark_toml("lark.toml", &std::fs::read_to_string(dir.join("lark.toml")).unwrap()).unwrap();
     let expected: BTreeMap<String, String> = expectations().into_iter().map(|e| (e.kernel, e.verdict)).collect();
     let mut solver = Solver::z3();
-    let mut variants: Vec<PathBuf> = std::fs::read_dir(dir.join("extra")).unwrap().map(|e| e.unwrap().path()).filter(|p| p.extension().is_some_and(|e| e == "ptx")).collect();
+    let mut variants: Vec<PathBuf> =
+        std::fs::read_dir(dir.join("extra")).unwrap().map(|e| e.unwrap().path()).filter(|p| p.extension().is_some_and(|e| e == "ptx")).collect();
     variants.sort();
     assert!(!variants.is_empty());
     let mut failures = Vec::new();

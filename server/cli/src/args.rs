@@ -43,7 +43,6 @@ impl Args {
     pub fn value(&self, name: &str) -> Option<&str> {
         self.flags.iter().rev().find(|(n, _)| n == name).and_then(|(_, v)| v.as_deref())
     }
-
 }
 
 impl Args {

@@ -36,10 +36,6 @@ fn bench_parse(file: &str, rounds: usize) -> ExitCode {
         instructions = parsed.module.functions.iter().map(|f| f.instructions().count()).sum::<usize>();
         errors = parsed.errors.len();
     }
-    println!(
-        "parse: {mb:.1} MB, {instructions} instructions, {errors} errors; best of {rounds}: {:.1} ms = {:.0} MB/s",
-        best * 1e3,
-        mb / best
-    );
+    println!("parse: {mb:.1} MB, {instructions} instructions, {errors} errors; best of {rounds}: {:.1} ms = {:.0} MB/s", best * 1e3, mb / best);
     ExitCode::SUCCESS
 }

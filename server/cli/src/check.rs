@@ -79,7 +79,13 @@ fn check_one(path: &Path, args: &Args, compile: &cuda::CompileOptions, opts: &Op
         let diagnostics = loaded
             .compile_errors
             .iter()
-            .map(|(line, column, severity, message)| check::Diagnostic { severity: if severity == "error" { "error" } else { "warning" }, line: *line, column: *column, message: message.clone(), span: [0, 0] })
+            .map(|(line, column, severity, message)| check::Diagnostic {
+                severity: if severity == "error" { "error" } else { "warning" },
+                line: *line,
+                column: *column,
+                message: message.clone(),
+                span: [0, 0],
+            })
             .collect();
         return Ok((FileReport { file, kernels: vec![], diagnostics }, None));
     }
@@ -89,7 +95,9 @@ fn check_one(path: &Path, args: &Args, compile: &cuda::CompileOptions, opts: &Op
     if let Some(offset) = loaded.invalid_utf8_at {
         let (line, col) = ptx::LineIndex::new(&loaded.ptx).line_col(offset as u32);
         let message = format!("invalid UTF-8 at byte {offset}");
-        report.diagnostics.insert(0, check::Diagnostic { severity: "error", line: line + 1, column: col + 1, message, span: [offset as u32, offset as u32 + 1] });
+        report
+            .diagnostics
+            .insert(0, check::Diagnostic { severity: "error", line: line + 1, column: col + 1, message, span: [offset as u32, offset as u32 + 1] });
     }
     resolve_sources(&mut report, path);
     let dump = args.has("dump-model").then(|| output::dump_models(&loaded.ptx, args.value("kernel")));

@@ -38,7 +38,6 @@ pub fn load(path: &Path, compile: &cuda::CompileOptions) -> Result<Loaded, Strin
     Ok(Loaded { ptx: text, cu_text, compile_errors: vec![], invalid_utf8_at })
 }
 
-
 /// The interface for a file: explicit, else the nearest `lark.toml` up the directory tree.
 pub fn interface_for(path: &Path, explicit: Option<&str>, sentryward: Option<&str>, kernel: Option<&str>) -> Result<Option<spec::Interface>, String> {
     let toml = lark_toml(path, explicit)?;

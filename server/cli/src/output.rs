@@ -24,13 +24,23 @@ pub fn text(r: &FileReport) -> String {
             let _ = writeln!(out, "  {where_}: error[{}]: {}", kind_word(f), f.message);
             if f.accesses.len() > 1 {
                 for a in &f.accesses {
-                    let iters = if a.iterations.is_empty() { String::new() } else { format!(" in iteration {}", a.iterations.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(", ")) };
+                    let iters = if a.iterations.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" in iteration {}", a.iterations.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(", "))
+                    };
                     let _ = writeln!(out, "    {}: {} of {} bytes by thread {}{iters}", place(&r.file, &a.location), a.kind, a.bytes, f.threads[a.thread]);
                 }
             }
             if !f.launch.params.is_empty() || f.launch.grid != [0, 0, 0] {
                 let params: Vec<String> = f.launch.params.iter().map(|(k, v)| format!("{k}={v}")).collect();
-                let _ = writeln!(out, "    launch: grid {:?} block {:?}{}", f.launch.grid, f.launch.block, if params.is_empty() { String::new() } else { format!(", {}", params.join(" ")) });
+                let _ = writeln!(
+                    out,
+                    "    launch: grid {:?} block {:?}{}",
+                    f.launch.grid,
+                    f.launch.block,
+                    if params.is_empty() { String::new() } else { format!(", {}", params.join(" ")) }
+                );
             }
         }
         for u in &k.uncertified {
@@ -108,12 +118,17 @@ pub fn sarif(reports: &[FileReport]) -> String {
                     locs.push(sarif_location(&r.file, b));
                 }
                 let primary = locs.first().cloned().unwrap_or_else(|| json!({ "physicalLocation": { "artifactLocation": { "uri": r.file } } }));
-                let related: Vec<Value> = locs.iter().skip(1).enumerate().map(|(i, l)| {
-                    let mut l = l.clone();
-                    l["id"] = json!(i + 1);
-                    l["message"] = json!({ "text": "the other access" });
-                    l
-                }).collect();
+                let related: Vec<Value> = locs
+                    .iter()
+                    .skip(1)
+                    .enumerate()
+                    .map(|(i, l)| {
+                        let mut l = l.clone();
+                        l["id"] = json!(i + 1);
+                        l["message"] = json!({ "text": "the other access" });
+                        l
+                    })
+                    .collect();
                 results.push(json!({
                     "ruleId": f.kind.verdict().as_str(),
                     "level": "error",
@@ -124,15 +139,17 @@ pub fn sarif(reports: &[FileReport]) -> String {
                 }));
             }
             for u in &k.uncertified {
-                let loc = u.location.as_ref().map_or_else(|| json!({ "physicalLocation": { "artifactLocation": { "uri": r.file } } }), |l| sarif_location(&r.file, l));
-                results.push(json!({ "ruleId": "uncertified", "level": "note", "message": { "text": format!("{}: {}", k.name, u.reason) }, "locations": [loc] }));
+                let loc = u
+                    .location
+                    .as_ref()
+                    .map_or_else(|| json!({ "physicalLocation": { "artifactLocation": { "uri": r.file } } }), |l| sarif_location(&r.file, l));
+                results
+                    .push(json!({ "ruleId": "uncertified", "level": "note", "message": { "text": format!("{}: {}", k.name, u.reason) }, "locations": [loc] }));
             }
         }
     }
-    let rules: Vec<Value> = RULES
-        .iter()
-        .map(|(id, text)| json!({ "id": id, "shortDescription": { "text": text }, "helpUri": format!("{}#{id}", ide::DOCS_URL) }))
-        .collect();
+    let rules: Vec<Value> =
+        RULES.iter().map(|(id, text)| json!({ "id": id, "shortDescription": { "text": text }, "helpUri": format!("{}#{id}", ide::DOCS_URL) })).collect();
     let doc = json!({
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
         "version": "2.1.0",

@@ -272,7 +272,15 @@ fn missing_assumption_makes_the_kernel_uncertified() {
 fn dump_model_prints_phases() {
     let r = run(&["check", &corpus("reduce_sum_shared.ptx"), "--dump-model"]);
     assert_eq!(r.code, 0, "{r:?}");
-    for needle in ["kernel reduce_sum_shared", "loop L0 (counter k0) at line 10", "phase from kernel entry:", "phase after barrier at line 9:", "phase after barrier at line 14:", "unsupported instructions: 0", "kernel reduce_sum_shared: verified"] {
+    for needle in [
+        "kernel reduce_sum_shared",
+        "loop L0 (counter k0) at line 10",
+        "phase from kernel entry:",
+        "phase after barrier at line 9:",
+        "phase after barrier at line 14:",
+        "unsupported instructions: 0",
+        "kernel reduce_sum_shared: verified",
+    ] {
         assert!(r.stdout.contains(needle), "no `{needle}` in {r:?}");
     }
 }
@@ -376,7 +384,11 @@ extern "C" __global__ void warp_tail_racy(float* out) {
 fn syncwarp_orders_lanes_of_one_warp() {
     let dir = temp_dir("syncwarp");
     std::fs::write(dir.join("warp.cu"), WARP_CU).unwrap();
-    std::fs::write(dir.join("lark.toml"), "[kernel.warp_tail]\ngrid = [4, 1, 1]\nblock = [32, 1, 1]\n[kernel.warp_tail_racy]\ngrid = [4, 1, 1]\nblock = [32, 1, 1]\n").unwrap();
+    std::fs::write(
+        dir.join("lark.toml"),
+        "[kernel.warp_tail]\ngrid = [4, 1, 1]\nblock = [32, 1, 1]\n[kernel.warp_tail_racy]\ngrid = [4, 1, 1]\nblock = [32, 1, 1]\n",
+    )
+    .unwrap();
     let file = dir.join("warp.cu").display().to_string();
     let (code, doc) = json(&["check", &file, "--format", "json"]);
     assert_eq!(code, 1, "{doc:#}");

@@ -79,7 +79,14 @@ fn apply(text: &str, edits: &[Value]) -> String {
             let l = out[start..].split('\n').next().unwrap();
             let mut units = 0;
             let want = p["character"].as_u64().unwrap() as usize;
-            start + l.char_indices().find(|(_, ch)| { let r = units >= want; units += ch.len_utf16(); r }).map_or(l.len(), |(i, _)| i)
+            start
+                + l.char_indices()
+                    .find(|(_, ch)| {
+                        let r = units >= want;
+                        units += ch.len_utf16();
+                        r
+                    })
+                    .map_or(l.len(), |(i, _)| i)
         };
         let (a, b) = (at(&e["range"]["start"]), at(&e["range"]["end"]));
         out.replace_range(a..b, e["newText"].as_str().unwrap());
@@ -161,10 +168,14 @@ fn races_in_cuda_and_ptx_are_diagnosed_explained_fixed_and_cleared() {
 
     // The barrier code action on the .ptx race, applied, re-checked: the race is gone.
     let r = race(&ptx_diags).clone();
-    let actions = c
-        .request("textDocument/codeAction", json!({ "textDocument": { "uri": ptx }, "range": r["range"], "context": { "diagnostics": [r] } }), LONG)
-        .unwrap();
-    let fix = actions.as_array().unwrap().iter().find(|a| a["title"].as_str().unwrap().contains("bar.sync 0;")).unwrap_or_else(|| panic!("no barrier fix in {actions:#}"));
+    let actions =
+        c.request("textDocument/codeAction", json!({ "textDocument": { "uri": ptx }, "range": r["range"], "context": { "diagnostics": [r] } }), LONG).unwrap();
+    let fix = actions
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["title"].as_str().unwrap().contains("bar.sync 0;"))
+        .unwrap_or_else(|| panic!("no barrier fix in {actions:#}"));
     assert_eq!(fix["kind"], "quickfix");
     assert_eq!(fix["isPreferred"], true);
     assert_eq!(fix["diagnostics"][0]["code"], "race");
@@ -188,7 +199,8 @@ fn the_cuda_barrier_code_action_is_rechecked_before_it_is_offered() {
     let text = std::fs::read_to_string(&path).unwrap();
     let u = open(&mut c, &path, "cuda-cpp", &text);
     let r = race(&diagnostics(&mut c, &u, 1)).clone();
-    let actions = c.request("textDocument/codeAction", json!({ "textDocument": { "uri": u }, "range": r["range"], "context": { "diagnostics": [r] } }), LONG).unwrap();
+    let actions =
+        c.request("textDocument/codeAction", json!({ "textDocument": { "uri": u }, "range": r["range"], "context": { "diagnostics": [r] } }), LONG).unwrap();
     let fix = actions.as_array().unwrap().iter().find(|a| a["title"].as_str().unwrap().contains("__syncthreads();")).unwrap_or_else(|| panic!("{actions:#}"));
     // Not before line 10 (inside the `if`: divergence), but after the `if`, inside the loop.
     assert!(fix["title"].as_str().unwrap().contains("before line 12"), "{}", fix["title"]);
@@ -344,7 +356,9 @@ fn an_interface_stub_is_offered_and_the_interface_is_reread_when_it_changes() {
 
     // A kernel without an interface entry: the stub goes to the end of the lark.toml.
     let toml_uri = uri(&dir.join("lark.toml"));
-    let actions = c.request("textDocument/codeAction", json!({ "textDocument": { "uri": u }, "range": range(2, 0, 2, 0), "context": { "diagnostics": [] } }), LONG).unwrap();
+    let actions = c
+        .request("textDocument/codeAction", json!({ "textDocument": { "uri": u }, "range": range(2, 0, 2, 0), "context": { "diagnostics": [] } }), LONG)
+        .unwrap();
     let stub = actions.as_array().unwrap().iter().find(|a| a["title"].as_str().unwrap().contains("interface stub")).unwrap_or_else(|| panic!("{actions:#}"));
     let e = &stub["edit"]["documentChanges"][0];
     assert_eq!(e["textDocument"]["uri"], toml_uri);

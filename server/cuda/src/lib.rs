@@ -67,7 +67,13 @@ fn runs(program: &str) -> bool {
 
 /// Finds the compiler: the configured one, else clang-19, clang, nvcc on PATH.
 pub fn find_compiler(configured: Option<&str>) -> Result<Compiler, CompileError> {
-    let kind_of = |p: &str| if Path::new(p).file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with("nvcc")) { CompilerKind::Nvcc } else { CompilerKind::Clang };
+    let kind_of = |p: &str| {
+        if Path::new(p).file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with("nvcc")) {
+            CompilerKind::Nvcc
+        } else {
+            CompilerKind::Clang
+        }
+    };
     if let Some(p) = configured.filter(|p| !p.is_empty()) {
         if runs(p) {
             return Ok(Compiler { kind: kind_of(p), program: p.to_string() });
@@ -170,7 +176,9 @@ pub fn parse_diagnostics(stderr: &str, file_name: &str) -> Vec<CuDiagnostic> {
             continue;
         };
         let (severity, message) = match msg.split_once(':') {
-            Some((s, m)) if matches!(s.trim(), "error" | "warning" | "note" | "fatal error") => (s.trim().replace("fatal error", "error"), m.trim().to_string()),
+            Some((s, m)) if matches!(s.trim(), "error" | "warning" | "note" | "fatal error") => {
+                (s.trim().replace("fatal error", "error"), m.trim().to_string())
+            }
             _ => ("error".to_string(), msg.to_string()),
         };
         out.push(CuDiagnostic { line: pos.0, column: pos.1, severity, message });

@@ -387,7 +387,13 @@ fn compile_path(file: &SourceFile) -> PathBuf {
     file.path.clone().unwrap_or_else(|| PathBuf::from(if file.kind == FileKind::Cu { "kernel.cu" } else { "kernel.ptx" }))
 }
 
-pub(crate) fn analyse_file(an: &Analysis, file: &SourceFile, solver: &mut check::Solver, cancelled: &dyn Fn() -> bool, progress: &dyn Fn(usize, usize)) -> Result<FileAnalysis, Cancelled> {
+pub(crate) fn analyse_file(
+    an: &Analysis,
+    file: &SourceFile,
+    solver: &mut check::Solver,
+    cancelled: &dyn Fn() -> bool,
+    progress: &dyn Fn(usize, usize),
+) -> Result<FileAnalysis, Cancelled> {
     let index = ptx::LineIndex::new(&file.text);
     let iface = an.db.inputs.interface_for(an.settings(), file.path.as_deref());
     let path = compile_path(file);
@@ -409,7 +415,11 @@ pub(crate) fn analyse_file(an: &Analysis, file: &SourceFile, solver: &mut check:
         timings: vec![],
     };
     if let Some(e) = &iface.error {
-        fa.problems.push(Problem { range: fa.line_range(0), severity: Severity::Warning, message: format!("the interface cannot be used, checking without it: {e}") });
+        fa.problems.push(Problem {
+            range: fa.line_range(0),
+            severity: Severity::Warning,
+            message: format!("the interface cannot be used, checking without it: {e}"),
+        });
     }
     let mut keys = FileKeys::default();
     let cu_text: Option<Arc<str>> = match file.kind {
@@ -536,7 +546,8 @@ pub(crate) fn check_module(
         let spec = iface.interface.as_deref().and_then(|i| i.kernel(&name));
         let (key, bases) = kernel_key(&KeyInput { ptx: &ptx_text, func, module: &parsed.module, map: &map, spec, param_names: &param_names, opts: &opts });
         let file_name = |main_file: Option<u32>| main_file.and_then(|f| map.file_name(ptx::SourceLoc { file: f, line: 1, col: 0 })).map(str::to_string);
-        let sources = |main_file: Option<u32>| Sources { ptx: &ptx_text, index: &fa.ptx_index, cu_file: file_name(main_file), param_names: param_names.clone() };
+        let sources =
+            |main_file: Option<u32>| Sources { ptx: &ptx_text, index: &fa.ptx_index, cu_file: file_name(main_file), param_names: param_names.clone() };
         let model = OnceLock::new();
         let cached = lock(&an.db.kernels).get(&key);
         let (report, checked) = match cached {
@@ -602,7 +613,14 @@ fn span_range(fa: &FileAnalysis, span: ptx::Span) -> Range<usize> {
 
 /// Checks one kernel of an edited version of an analysed file (for fixes), through the same
 /// caches as a real analysis, so that applying the fix finds its result ready.
-pub(crate) fn recheck_text(an: &Analysis, fa: &FileAnalysis, text: Arc<str>, only: &str, solver: &mut check::Solver, cancelled: &dyn Fn() -> bool) -> Option<FileAnalysis> {
+pub(crate) fn recheck_text(
+    an: &Analysis,
+    fa: &FileAnalysis,
+    text: Arc<str>,
+    only: &str,
+    solver: &mut check::Solver,
+    cancelled: &dyn Fn() -> bool,
+) -> Option<FileAnalysis> {
     let mut efa = FileAnalysis {
         key: fa.key.clone(),
         version: fa.version,

@@ -30,7 +30,15 @@ pub fn diagnostics(fa: &FileAnalysis) -> Vec<Diagnostic> {
     let mut out: Vec<Diagnostic> = fa
         .problems
         .iter()
-        .map(|p| Diagnostic { range: p.range.clone(), severity: p.severity, code: "error", message: p.message.clone(), related: vec![], data: None, kernel: None })
+        .map(|p| Diagnostic {
+            range: p.range.clone(),
+            severity: p.severity,
+            code: "error",
+            message: p.message.clone(),
+            related: vec![],
+            data: None,
+            kernel: None,
+        })
         .collect();
     for k in &fa.kernels {
         for f in &k.report.findings {
@@ -41,7 +49,15 @@ pub fn diagnostics(fa: &FileAnalysis) -> Vec<Diagnostic> {
                 continue; // already a problem of the file
             }
             let range = u.location.as_ref().and_then(|l| fa.loc_range(l)).unwrap_or_else(|| k.header.clone());
-            let d = Diagnostic { range, severity: Severity::Information, code: "uncertified", message: u.reason.clone(), related: vec![], data: None, kernel: Some(k.name.clone()) };
+            let d = Diagnostic {
+                range,
+                severity: Severity::Information,
+                code: "uncertified",
+                message: u.reason.clone(),
+                related: vec![],
+                data: None,
+                kernel: Some(k.name.clone()),
+            };
             if !out.iter().any(|o| o.range == d.range && o.message == d.message) {
                 out.push(d);
             }
@@ -76,9 +92,16 @@ fn finding(fa: &FileAnalysis, k: &KernelResult, f: &Finding) -> Diagnostic {
             for (i, a) in f.accesses.iter().enumerate().filter(|(i, _)| *i != p) {
                 if let Some(r) = fa.loc_range(&a.location) {
                     let thread = f.threads.get(a.thread).map_or_else(String::new, |t| format!(" by thread {t}"));
-                    let iters = if a.iterations.is_empty() { String::new() } else { format!(" in iteration {}", a.iterations.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(", ")) };
+                    let iters = if a.iterations.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" in iteration {}", a.iterations.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(", "))
+                    };
                     let _ = i;
-                    related.push(Related { range: r, message: format!("the other access: {} of {}{thread} at line {}{iters}", a.kind, a.target, a.location.line) });
+                    related.push(Related {
+                        range: r,
+                        message: format!("the other access: {} of {}{thread} at line {}{iters}", a.kind, a.target, a.location.line),
+                    });
                 }
             }
             fa.loc_range(&f.accesses[p].location)

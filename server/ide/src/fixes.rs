@@ -75,7 +75,14 @@ pub(crate) fn fixes(an: &Analysis, fa: &FileAnalysis, range: Range<usize>, solve
     out
 }
 
-fn barrier_fix_cached(an: &Analysis, fa: &FileAnalysis, kr: &KernelResult, f: &Finding, solver: &mut check::Solver, cancelled: &dyn Fn() -> bool) -> Option<Fix> {
+fn barrier_fix_cached(
+    an: &Analysis,
+    fa: &FileAnalysis,
+    kr: &KernelResult,
+    f: &Finding,
+    solver: &mut check::Solver,
+    cancelled: &dyn Fn() -> bool,
+) -> Option<Fix> {
     let mut h = DefaultHasher::new();
     fa.text.hash(&mut h);
     fa.key.hash(&mut h);
@@ -139,7 +146,13 @@ fn barrier_fix(an: &Analysis, fa: &FileAnalysis, kr: &KernelResult, f: &Finding,
         }
         return Some(Fix {
             title: format!("Insert `{stmt}` before line {} (re-checked: the race is gone)", place.line + 1),
-            edits: vec![FileEdit { key: Some(fa.key.clone()), path: fa.path.clone(), create: false, original: fa.text.clone(), edits: vec![TextEdit { range: at..at, new_text: insert }] }],
+            edits: vec![FileEdit {
+                key: Some(fa.key.clone()),
+                path: fa.path.clone(),
+                create: false,
+                original: fa.text.clone(),
+                edits: vec![TextEdit { range: at..at, new_text: insert }],
+            }],
             resolves: Some((diag_range, "race")),
             preferred: true,
         });

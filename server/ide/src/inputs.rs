@@ -43,7 +43,11 @@ impl InputCache {
         };
         let Some(path) = path else { return InterfaceInput::default() };
         let Some(st) = stamp(&path) else {
-            return InterfaceInput { error: settings.interface_file.as_ref().map(|_| format!("{}: interface file not found", path.display())), path: Some(path), interface: None };
+            return InterfaceInput {
+                error: settings.interface_file.as_ref().map(|_| format!("{}: interface file not found", path.display())),
+                path: Some(path),
+                interface: None,
+            };
         };
         let mut tomls = lock(&self.tomls);
         let parsed = match tomls.get(&path) {

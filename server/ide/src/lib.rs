@@ -22,7 +22,7 @@ mod phase;
 
 pub use analyse::{FileAnalysis, KernelResult, Problem};
 pub use diagnostics::{diagnostics, Diagnostic, Related};
-pub use fixes::{Fix, FileEdit, TextEdit};
+pub use fixes::{FileEdit, Fix, TextEdit};
 pub use hover::{hover, Hover};
 pub use lens::{lenses, Lens, LensCommand};
 
@@ -221,7 +221,13 @@ impl Analysis {
     }
 
     /// Like [`Analysis::analyse`], calling `progress(done, total)` before each kernel.
-    pub fn analyse_with_progress(&self, key: &str, solver: &mut check::Solver, cancelled: &dyn Fn() -> bool, progress: &dyn Fn(usize, usize)) -> Result<Arc<FileAnalysis>, Cancelled> {
+    pub fn analyse_with_progress(
+        &self,
+        key: &str,
+        solver: &mut check::Solver,
+        cancelled: &dyn Fn() -> bool,
+        progress: &dyn Fn(usize, usize),
+    ) -> Result<Arc<FileAnalysis>, Cancelled> {
         let file = self.files.get(key).ok_or(Cancelled)?;
         analyse::analyse_file(self, file, solver, cancelled, progress).map(Arc::new)
     }

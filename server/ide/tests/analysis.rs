@@ -188,7 +188,8 @@ fn compile_commands_json_in_the_workspace_root_gives_defines_and_include_dirs() 
     std::fs::create_dir_all(dir.join("inc")).unwrap();
     std::fs::write(dir.join("inc/scale.h"), "#define SCALE_BY 2.0f\n").unwrap();
     let path = dir.join("k.cu");
-    let text = "#include \"scale.h\"\n#ifndef ON\n#error ON must be defined\n#endif\nextern \"C\" __global__ void k(float* x) { x[threadIdx.x] *= SCALE_BY; }\n";
+    let text =
+        "#include \"scale.h\"\n#ifndef ON\n#error ON must be defined\n#endif\nextern \"C\" __global__ void k(float* x) { x[threadIdx.x] *= SCALE_BY; }\n";
     let db = serde_json::json!([{ "directory": dir, "file": "k.cu", "command": "clang++ -Iinc -DON=1 -c k.cu" }]);
     std::fs::write(dir.join("compile_commands.json"), db.to_string()).unwrap();
 

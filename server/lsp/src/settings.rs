@@ -74,7 +74,12 @@ impl ClientSettings {
     pub fn to_ide(&self, workspace_root: Option<PathBuf>) -> ide::Settings {
         let opt = |s: &str| (!s.is_empty()).then(|| s.to_string());
         ide::Settings {
-            compiler: ide::CompilerSettings { path: opt(&self.compiler_path), arch: opt(&self.compiler_arch), include_paths: self.include_paths.clone(), defines: self.defines.clone() },
+            compiler: ide::CompilerSettings {
+                path: opt(&self.compiler_path),
+                arch: opt(&self.compiler_arch),
+                include_paths: self.include_paths.clone(),
+                defines: self.defines.clone(),
+            },
             timeout_ms: self.timeout_ms,
             interface_file: opt(&self.interface_file).map(PathBuf::from),
             workspace_root,

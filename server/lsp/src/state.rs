@@ -244,7 +244,12 @@ impl State {
         match result {
             Ok(Ok(fa)) => {
                 let stages: Vec<String> = fa.timings.iter().map(|(s, t)| format!("{s} {t:.1}")).collect();
-                debug!("{key} v{version}: analysed in {:.1} ms ({} kernels checked; ms: {})", started.elapsed().as_secs_f64() * 1e3, fa.kernels.iter().filter(|k| k.checked).count(), stages.join(", "));
+                debug!(
+                    "{key} v{version}: analysed in {:.1} ms ({} kernels checked; ms: {})",
+                    started.elapsed().as_secs_f64() * 1e3,
+                    fa.kernels.iter().filter(|k| k.checked).count(),
+                    stages.join(", ")
+                );
                 self.publish(&uri, version, Some(fa)).await;
             }
             Ok(Err(ide::Cancelled)) => debug!("{key} v{version}: cancelled by a newer version"),

@@ -91,7 +91,8 @@ pub fn workspace_edit(edits: &[ide::FileEdit], caps: EditCaps) -> Option<lsp::Wo
             (None, None) => return None,
         };
         let index = ptx::LineIndex::new(&e.original);
-        let text_edits: Vec<lsp::TextEdit> = e.edits.iter().map(|t| lsp::TextEdit { range: range_in(&e.original, &index, &t.range), new_text: t.new_text.clone() }).collect();
+        let text_edits: Vec<lsp::TextEdit> =
+            e.edits.iter().map(|t| lsp::TextEdit { range: range_in(&e.original, &index, &t.range), new_text: t.new_text.clone() }).collect();
         if caps.document_changes {
             if e.create {
                 ops.push(lsp::DocumentChangeOperation::Op(lsp::ResourceOp::Create(lsp::CreateFile {
@@ -117,9 +118,10 @@ pub fn workspace_edit(edits: &[ide::FileEdit], caps: EditCaps) -> Option<lsp::Wo
 
 pub fn code_action(fa: &FileAnalysis, uri: &lsp::Uri, fix: &ide::Fix, caps: EditCaps) -> Option<lsp::CodeAction> {
     let edit = workspace_edit(&fix.edits, caps)?;
-    let diagnostics = fix.resolves.as_ref().map(|(r, code)| {
-        ide::diagnostics(fa).iter().filter(|d| d.code == *code && d.range == *r).map(|d| diagnostic(fa, uri, d)).collect::<Vec<_>>()
-    });
+    let diagnostics = fix
+        .resolves
+        .as_ref()
+        .map(|(r, code)| ide::diagnostics(fa).iter().filter(|d| d.code == *code && d.range == *r).map(|d| diagnostic(fa, uri, d)).collect::<Vec<_>>());
     Some(lsp::CodeAction {
         title: fix.title.clone(),
         kind: Some(lsp::CodeActionKind::QUICKFIX),

@@ -12,7 +12,12 @@ pub type LoopId = u32;
 pub enum Term {
     Goto(BlockId),
     /// `@%p bra taken` (or `@!%p`), falling through to `fallthrough` otherwise.
-    Branch { cond: RegId, negated: bool, taken: BlockId, fallthrough: BlockId },
+    Branch {
+        cond: RegId,
+        negated: bool,
+        taken: BlockId,
+        fallthrough: BlockId,
+    },
     /// `ret` or `exit`, or falling off the end of the body.
     Return,
 }
@@ -164,9 +169,7 @@ impl Cfg {
         let sizes: Vec<usize> = self.loops.iter().map(|l| l.blocks.iter().filter(|b| **b).count()).collect();
         for i in 0..self.loops.len() {
             let h = self.loops[i].header;
-            let parent = (0..self.loops.len())
-                .filter(|&j| j != i && self.loops[j].contains(h) && sizes[j] > sizes[i])
-                .min_by_key(|&j| sizes[j]);
+            let parent = (0..self.loops.len()).filter(|&j| j != i && self.loops[j].contains(h) && sizes[j] > sizes[i]).min_by_key(|&j| sizes[j]);
             self.loops[i].parent = parent.map(|p| p as LoopId);
         }
         for i in 0..self.loops.len() {

@@ -157,7 +157,9 @@ fn main_file(module: &ptx::Module, func: &ptx::Function) -> Option<u32> {
             n.ends_with(".h") || n.ends_with(".hpp") || n.ends_with(".cuh") || n.ends_with(".inc") || n.contains("/include/")
         })
     };
-    let best = |allow_headers: bool| counts.iter().filter(|(f, _)| allow_headers || !is_header(**f)).max_by_key(|(f, n)| (**n, std::cmp::Reverse(**f))).map(|(f, _)| *f);
+    let best = |allow_headers: bool| {
+        counts.iter().filter(|(f, _)| allow_headers || !is_header(**f)).max_by_key(|(f, n)| (**n, std::cmp::Reverse(**f))).map(|(f, _)| *f)
+    };
     best(false).or_else(|| best(true))
 }
 
@@ -184,9 +186,10 @@ impl Decoder<'_> {
         if let Some(&id) = self.reg_ids.get(name) {
             return id;
         }
-        let family = self.families.iter().find(|(prefix, count, _, _)| {
-            name.strip_prefix(prefix.as_str()).and_then(|i| i.parse::<u64>().ok()).is_some_and(|i| i < *count as u64)
-        });
+        let family = self
+            .families
+            .iter()
+            .find(|(prefix, count, _, _)| name.strip_prefix(prefix.as_str()).and_then(|i| i.parse::<u64>().ok()).is_some_and(|i| i < *count as u64));
         let (bits, float) = family.map_or((bits, float), |f| (f.2, f.3));
         self.declare_reg(name.into(), bits, float)
     }
@@ -350,7 +353,15 @@ impl Decoder<'_> {
                     a = self.extend(a, bits, out_bits, signed);
                     b = self.extend(b, bits, out_bits, signed);
                 }
-                let mul = if i.has_modifier(".hi") { if signed { BinOp::MulHiS } else { BinOp::MulHiU } } else { BinOp::Mul };
+                let mul = if i.has_modifier(".hi") {
+                    if signed {
+                        BinOp::MulHiS
+                    } else {
+                        BinOp::MulHiU
+                    }
+                } else {
+                    BinOp::Mul
+                };
                 let t = self.temp(out_bits);
                 self.emit(Op::Bin { dst: t, op: mul, a, b, bits: out_bits });
                 self.emit(Op::Bin { dst: d, op: BinOp::Add, a: Operand::Reg(t), b: c, bits: out_bits });
@@ -389,7 +400,8 @@ impl Decoder<'_> {
                     self.emit(Op::Un { dst: d, op, a, bits });
                 }
             }
-            "add" | "sub" | "mul" | "div" | "min" | "max" | "neg" | "abs" | "fma" | "mad" | "sqrt" | "rsqrt" | "rcp" | "ex2" | "lg2" | "sin" | "cos" | "tanh" | "copysign" => {
+            "add" | "sub" | "mul" | "div" | "min" | "max" | "neg" | "abs" | "fma" | "mad" | "sqrt" | "rsqrt" | "rcp" | "ex2" | "lg2" | "sin" | "cos"
+            | "tanh" | "copysign" => {
                 let op = match i.opcode.as_str() {
                     "add" => FloatOp::Add,
                     "sub" => FloatOp::Sub,
@@ -495,7 +507,11 @@ impl Decoder<'_> {
                     }
                     self.emit(Op::Ext { dst: d, a, from: fb, to: tb, signed: fc == Some(TypeClass::Signed) });
                 } else {
-                    let rnd = i.modifiers.iter().find(|m| matches!(m.as_str(), ".rn" | ".rz" | ".rm" | ".rp" | ".rna" | ".rs" | ".rni" | ".rzi" | ".rmi" | ".rpi")).cloned();
+                    let rnd = i
+                        .modifiers
+                        .iter()
+                        .find(|m| matches!(m.as_str(), ".rn" | ".rz" | ".rm" | ".rp" | ".rna" | ".rs" | ".rni" | ".rzi" | ".rmi" | ".rpi"))
+                        .cloned();
                     self.emit(Op::Cvt { dst: d, a, from: from.into(), to: to.into(), rnd, sat: i.has_modifier(".sat") });
                 }
             }
@@ -673,10 +689,9 @@ impl Decoder<'_> {
                 });
                 return Err(format!("call to `{}` is not inlined", callee.unwrap_or_else(|| "?".into())));
             }
-            "prefetch" | "prefetchu" | "discard" | "applypriority" | "createpolicy" | "nanosleep" | "pmevent" => {
-                self.emit(Op::Fence)
-            }
-            op @ ("cp" | "mbarrier" | "wmma" | "mma" | "wgmma" | "ldmatrix" | "stmatrix" | "tex" | "tld4" | "suld" | "sust" | "txq" | "match" | "redux" | "elect" | "griddepcontrol" | "setmaxnreg" | "tensormap") => {
+            "prefetch" | "prefetchu" | "discard" | "applypriority" | "createpolicy" | "nanosleep" | "pmevent" => self.emit(Op::Fence),
+            op @ ("cp" | "mbarrier" | "wmma" | "mma" | "wgmma" | "ldmatrix" | "stmatrix" | "tex" | "tld4" | "suld" | "sust" | "txq" | "match" | "redux"
+            | "elect" | "griddepcontrol" | "setmaxnreg" | "tensormap") => {
                 return Err(format!("`{op}` ({}) is not modelled yet", full_opcode(i)));
             }
             other => return Err(format!("unknown instruction `{other}`")),
@@ -759,17 +774,53 @@ fn int_op(i: &ptx::Instruction, signed: bool) -> R<BinOp> {
     Ok(match i.opcode.as_str() {
         "add" => BinOp::Add,
         "sub" => BinOp::Sub,
-        "mul" if i.has_modifier(".hi") => if signed { BinOp::MulHiS } else { BinOp::MulHiU },
+        "mul" if i.has_modifier(".hi") => {
+            if signed {
+                BinOp::MulHiS
+            } else {
+                BinOp::MulHiU
+            }
+        }
         "mul" => BinOp::Mul,
-        "div" => if signed { BinOp::DivS } else { BinOp::DivU },
-        "rem" => if signed { BinOp::RemS } else { BinOp::RemU },
-        "min" => if signed { BinOp::MinS } else { BinOp::MinU },
-        "max" => if signed { BinOp::MaxS } else { BinOp::MaxU },
+        "div" => {
+            if signed {
+                BinOp::DivS
+            } else {
+                BinOp::DivU
+            }
+        }
+        "rem" => {
+            if signed {
+                BinOp::RemS
+            } else {
+                BinOp::RemU
+            }
+        }
+        "min" => {
+            if signed {
+                BinOp::MinS
+            } else {
+                BinOp::MinU
+            }
+        }
+        "max" => {
+            if signed {
+                BinOp::MaxS
+            } else {
+                BinOp::MaxU
+            }
+        }
         "and" => BinOp::And,
         "or" => BinOp::Or,
         "xor" => BinOp::Xor,
         "shl" => BinOp::Shl,
-        "shr" => if signed { BinOp::AShr } else { BinOp::LShr },
+        "shr" => {
+            if signed {
+                BinOp::AShr
+            } else {
+                BinOp::LShr
+            }
+        }
         other => return Err(format!("integer `{other}`")),
     })
 }

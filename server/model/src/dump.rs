@@ -13,7 +13,11 @@ pub fn sym_name(k: &Kernel, s: Sym) -> String {
         Sym::Special(sp) => sp.name(),
         Sym::Param { index, offset } => {
             let base = k.params.get(index as usize).map_or_else(|| format!("param{index}"), |p| short_param(&k.name, &p.name));
-            if offset == 0 { base } else { format!("{base}+{offset}") }
+            if offset == 0 {
+                base
+            } else {
+                format!("{base}+{offset}")
+            }
         }
         Sym::VarBase(v) => format!("&{}", k.vars.get(v as usize).map_or("?", |v| v.name.as_str())),
         Sym::Counter(l) => format!("k{l}"),

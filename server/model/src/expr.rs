@@ -20,19 +20,32 @@ pub const BOOL: u32 = 0;
 pub enum Sym {
     Special(Special),
     /// Bytes `offset..` of kernel parameter `index`.
-    Param { index: u32, offset: u32 },
+    Param {
+        index: u32,
+        offset: u32,
+    },
     /// The base address of a variable (a `.shared` array, a `.global` variable).
     VarBase(VarId),
     /// The iteration number of a loop (0 for the first pass through the body). After the loop it
     /// denotes the iteration in which the loop was left.
     Counter(LoopId),
     /// A loop-carried register value the lifter could not summarise: any value, per iteration.
-    Havoc { lp: LoopId, reg: RegId },
+    Havoc {
+        lp: LoopId,
+        reg: RegId,
+    },
     /// A register's value at the loop header during the probe pass that finds induction variables.
-    Header { lp: LoopId, reg: RegId },
+    Header {
+        lp: LoopId,
+        reg: RegId,
+    },
     /// A value produced by an instruction the model does not track precisely: a load's result
     /// (element `elem` of a vector load), a float operation, a shuffle, a vote.
-    Value { block: BlockId, inst: u32, elem: u32 },
+    Value {
+        block: BlockId,
+        inst: u32,
+        elem: u32,
+    },
 }
 
 impl Sym {

@@ -73,10 +73,5 @@ impl Kernel {
 
 /// Lowers every kernel (`.entry` with a body) of a parsed module.
 pub fn lower_module(module: &ptx::Module) -> Vec<(ptx::Name, Result<Kernel, LowerError>)> {
-    module
-        .functions
-        .iter()
-        .filter(|f| f.kind == ptx::FunctionKind::Entry && f.body.is_some())
-        .map(|f| (f.name.clone(), Kernel::lower(module, f)))
-        .collect()
+    module.functions.iter().filter(|f| f.kind == ptx::FunctionKind::Entry && f.body.is_some()).map(|f| (f.name.clone(), Kernel::lower(module, f))).collect()
 }

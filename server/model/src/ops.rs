@@ -116,7 +116,10 @@ pub enum Operand {
     /// The address of a module or function variable (`mov.u64 %rd1, smem;`).
     VarAddr(VarId),
     /// `ld.param`'s source: bytes `offset..offset+bytes` of kernel parameter `index`.
-    Param { index: u32, offset: u32 },
+    Param {
+        index: u32,
+        offset: u32,
+    },
     /// A negated predicate (`!%p`).
     NotReg(RegId),
 }
@@ -271,37 +274,144 @@ pub enum BarrierKind {
 /// The model-level operation of one decoded instruction.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Op {
-    Mov { dst: RegId, src: Operand, bits: u32 },
-    Bin { dst: RegId, op: BinOp, a: Operand, b: Operand, bits: u32 },
-    Un { dst: RegId, op: UnOp, a: Operand, bits: u32 },
+    Mov {
+        dst: RegId,
+        src: Operand,
+        bits: u32,
+    },
+    Bin {
+        dst: RegId,
+        op: BinOp,
+        a: Operand,
+        b: Operand,
+        bits: u32,
+    },
+    Un {
+        dst: RegId,
+        op: UnOp,
+        a: Operand,
+        bits: u32,
+    },
     /// Integer width change: zero- or sign-extension, or truncation when `to < from`.
-    Ext { dst: RegId, a: Operand, from: u32, to: u32, signed: bool },
-    Setp { dst: RegId, dst_neg: Option<RegId>, cmp: CmpOp, a: Operand, b: Operand, bits: u32, combine: Option<(BoolOp, Operand)> },
-    FSetp { dst: RegId, dst_neg: Option<RegId>, cmp: FloatCmp, a: Operand, b: Operand, bits: u32, combine: Option<(BoolOp, Operand)> },
-    Selp { dst: RegId, a: Operand, b: Operand, cond: Operand, bits: u32 },
-    Pred { dst: RegId, op: BoolOp, a: Operand, b: Operand },
-    PredNot { dst: RegId, a: Operand },
-    Float { dst: RegId, op: FloatOp, args: Vec<Operand>, bits: u32 },
+    Ext {
+        dst: RegId,
+        a: Operand,
+        from: u32,
+        to: u32,
+        signed: bool,
+    },
+    Setp {
+        dst: RegId,
+        dst_neg: Option<RegId>,
+        cmp: CmpOp,
+        a: Operand,
+        b: Operand,
+        bits: u32,
+        combine: Option<(BoolOp, Operand)>,
+    },
+    FSetp {
+        dst: RegId,
+        dst_neg: Option<RegId>,
+        cmp: FloatCmp,
+        a: Operand,
+        b: Operand,
+        bits: u32,
+        combine: Option<(BoolOp, Operand)>,
+    },
+    Selp {
+        dst: RegId,
+        a: Operand,
+        b: Operand,
+        cond: Operand,
+        bits: u32,
+    },
+    Pred {
+        dst: RegId,
+        op: BoolOp,
+        a: Operand,
+        b: Operand,
+    },
+    PredNot {
+        dst: RegId,
+        a: Operand,
+    },
+    Float {
+        dst: RegId,
+        op: FloatOp,
+        args: Vec<Operand>,
+        bits: u32,
+    },
     /// Conversions involving a float type (`cvt.rn.f32.s32`, `cvt.rzi.s32.f32`, `cvt.f32.f16`).
     /// `rnd` is the rounding modifier as written (`.rn`, `.rz`, `.rm`, `.rp`, `.rni`, `.rzi`,
     /// `.rmi`, `.rpi`), `sat` whether `.sat` clamps a float result to [0, 1].
-    Cvt { dst: RegId, a: Operand, from: SmolStr, to: SmolStr, rnd: Option<SmolStr>, sat: bool },
-    Ld { dsts: Vec<RegId>, space: Space, addr: Address, elem_bytes: u32 },
-    St { srcs: Vec<Operand>, space: Space, addr: Address, elem_bytes: u32 },
-    Atom { dst: Option<RegId>, space: Space, op: AtomOp, addr: Address, args: Vec<Operand>, bytes: u32, float: bool, signed: bool },
-    Bar { kind: BarrierKind, id: Operand },
-    WarpSync { mask: Operand },
-    Shfl { dst: RegId, pred_dst: Option<RegId>, mode: ShflMode, src: Operand, lane: Operand, clamp: Operand, mask: Operand },
-    Vote { dst: RegId, mode: VoteMode, pred: Operand, mask: Operand },
-    ActiveMask { dst: RegId },
+    Cvt {
+        dst: RegId,
+        a: Operand,
+        from: SmolStr,
+        to: SmolStr,
+        rnd: Option<SmolStr>,
+        sat: bool,
+    },
+    Ld {
+        dsts: Vec<RegId>,
+        space: Space,
+        addr: Address,
+        elem_bytes: u32,
+    },
+    St {
+        srcs: Vec<Operand>,
+        space: Space,
+        addr: Address,
+        elem_bytes: u32,
+    },
+    Atom {
+        dst: Option<RegId>,
+        space: Space,
+        op: AtomOp,
+        addr: Address,
+        args: Vec<Operand>,
+        bytes: u32,
+        float: bool,
+        signed: bool,
+    },
+    Bar {
+        kind: BarrierKind,
+        id: Operand,
+    },
+    WarpSync {
+        mask: Operand,
+    },
+    Shfl {
+        dst: RegId,
+        pred_dst: Option<RegId>,
+        mode: ShflMode,
+        src: Operand,
+        lane: Operand,
+        clamp: Operand,
+        mask: Operand,
+    },
+    Vote {
+        dst: RegId,
+        mode: VoteMode,
+        pred: Operand,
+        mask: Operand,
+    },
+    ActiveMask {
+        dst: RegId,
+    },
     /// Memory fences: ordering only, no data effect in the model.
     Fence,
     /// `bra`, handled by the CFG; kept so spans stay aligned.
-    Bra { target: SmolStr },
+    Bra {
+        target: SmolStr,
+    },
     Ret,
     Exit,
     /// An instruction the model does not understand; later stages mark an uncertified region.
-    Unsupported { opcode: SmolStr, reason: String },
+    Unsupported {
+        opcode: SmolStr,
+        reason: String,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -352,7 +462,11 @@ pub fn eval_bin(op: BinOp, a: u64, b: u64, bits: u32) -> u64 {
         BinOp::DivU => a.checked_div(b).unwrap_or(m),
         BinOp::DivS => {
             if sb == 0 {
-                if sa < 0 { 1 } else { m }
+                if sa < 0 {
+                    1
+                } else {
+                    m
+                }
             } else {
                 sa.wrapping_div(sb) as u64
             }
@@ -365,8 +479,20 @@ pub fn eval_bin(op: BinOp, a: u64, b: u64, bits: u32) -> u64 {
                 sa.wrapping_rem(sb) as u64
             }
         }
-        BinOp::Shl => if b >= bits as u64 { 0 } else { a << b },
-        BinOp::LShr => if b >= bits as u64 { 0 } else { a >> b },
+        BinOp::Shl => {
+            if b >= bits as u64 {
+                0
+            } else {
+                a << b
+            }
+        }
+        BinOp::LShr => {
+            if b >= bits as u64 {
+                0
+            } else {
+                a >> b
+            }
+        }
         BinOp::AShr => (sa >> b.min(63)) as u64,
         BinOp::And => a & b,
         BinOp::Or => a | b,

@@ -498,7 +498,11 @@ impl Lifter<'_> {
 
     fn reg_bits(&self, r: RegId) -> u32 {
         let bits = self.k.regs[r as usize].bits;
-        if bits == 1 { BOOL } else { bits }
+        if bits == 1 {
+            BOOL
+        } else {
+            bits
+        }
     }
 
     fn classify(&mut self, l: LoopId, h: ExprId, next: ExprId) -> IvKind {
@@ -685,7 +689,11 @@ impl Lifter<'_> {
         let guard = inst.guard.map(|(r, neg)| {
             let v = st.regs[r as usize];
             let v = self.as_bool(v);
-            if neg { self.x.not(v) } else { v }
+            if neg {
+                self.x.not(v)
+            } else {
+                v
+            }
         });
         let pc = match guard {
             Some(g) => self.x.and(st.pc, g),
@@ -848,7 +856,18 @@ impl Lifter<'_> {
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn record_access(&mut self, b: BlockId, idx: usize, inst: &Inst, st: &State, pc: ExprId, space: Space, addr: &Address, bytes: u32, kind: AccessKind) -> usize {
+    fn record_access(
+        &mut self,
+        b: BlockId,
+        idx: usize,
+        inst: &Inst,
+        st: &State,
+        pc: ExprId,
+        space: Space,
+        addr: &Address,
+        bytes: u32,
+        kind: AccessKind,
+    ) -> usize {
         let base_val = self.operand(st, &addr.base, 64);
         let off = self.x.konst(addr.offset as u64, 64);
         let full = self.x.bin(BinOp::Add, base_val, off);

@@ -590,7 +590,8 @@ struct Expect {
 
 fn expectations() -> Vec<Expect> {
     let mut out = Vec::new();
-    let mut files: Vec<_> = std::fs::read_dir(corpus()).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).filter(|n| n.ends_with(".meta.toml")).collect();
+    let mut files: Vec<_> =
+        std::fs::read_dir(corpus()).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).filter(|n| n.ends_with(".meta.toml")).collect();
     files.sort();
     for f in files {
         let table: toml::Table = read(&f).parse().unwrap_or_else(|e| panic!("{f}: {e}"));
@@ -749,7 +750,10 @@ fn buggy_kernels_are_caught() {
                 let (a, b) = (&t.accesses[r.first], &t.accesses[r.second]);
                 assert!((a.block, a.thread) != (b.block, b.thread), "{what}: one thread");
                 assert!(a.block != b.block || a.phase == b.phase, "{what}: different phases");
-                assert!(a.kind == AccessKind::Write || b.kind == AccessKind::Write || (a.kind == AccessKind::Atomic) != (b.kind == AccessKind::Atomic), "{what}: no write");
+                assert!(
+                    a.kind == AccessKind::Write || b.kind == AccessKind::Write || (a.kind == AccessKind::Atomic) != (b.kind == AccessKind::Atomic),
+                    "{what}: no write"
+                );
                 eprintln!("{what}: {}", describe_race(&t, r));
             }
             "barrier_divergence" => match &result {

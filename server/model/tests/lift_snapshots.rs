@@ -3,7 +3,7 @@
 //! lift_snapshots` rewrites them); every corpus kernel lifts with no unsupported instruction; and
 //! the edges: an unknown opcode, a branch to a missing label, an infinite loop.
 
-use expect_test::{expect_file, expect};
+use expect_test::{expect, expect_file};
 use model::phases::Phases;
 use model::symbolic::{lift, Lifted};
 use model::{Kernel, Op};
@@ -148,7 +148,8 @@ fn unknown_opcode_lifts_to_an_unsupported_node_with_its_span() {
             (no memory accesses)
           unsupported instructions: 1
             line ?: unknown instruction `frobnicate`
-    "#]].assert_eq(&dump);
+    "#]]
+    .assert_eq(&dump);
 }
 
 #[test]
@@ -181,7 +182,8 @@ fn infinite_loop_lifts_without_hanging() {
           phase from kernel entry:
             (no memory accesses)
           unsupported instructions: 0
-    "#]].assert_eq(&dump);
+    "#]]
+    .assert_eq(&dump);
 }
 
 #[test]
@@ -201,7 +203,8 @@ fn infinite_loop_with_a_store_and_a_barrier_lifts_without_hanging() {
           phase after barrier at line ?:
             line    ?  write  global param_0[0] (4 bytes) [k0:Next]
           unsupported instructions: 0
-    "#]].assert_eq(&dump);
+    "#]]
+    .assert_eq(&dump);
 }
 
 #[test]

@@ -219,9 +219,7 @@ impl<'a> Lexer<'a> {
             }
             b'0'..=b'9' => {
                 self.eat_while(|c| c.is_ascii_digit());
-                if self.bytes.get(self.pos) == Some(&b'.')
-                    && self.bytes.get(self.pos + 1).is_some_and(|c| c.is_ascii_digit())
-                {
+                if self.bytes.get(self.pos) == Some(&b'.') && self.bytes.get(self.pos + 1).is_some_and(|c| c.is_ascii_digit()) {
                     self.pos += 1;
                     self.eat_while(|c| c.is_ascii_digit());
                     if matches!(self.bytes.get(self.pos), Some(b'e' | b'E')) {
@@ -260,7 +258,6 @@ impl<'a> Lexer<'a> {
         Token { kind, span: Span::new(start, self.pos), newline_before }
     }
 }
-
 
 #[cfg(test)]
 mod tests {

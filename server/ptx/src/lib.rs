@@ -56,10 +56,7 @@ pub const MAX_INPUT_BYTES: usize = u32::MAX as usize;
 /// Parses PTX text. Never fails: errors come back with the module that could be read.
 pub fn parse(text: &str) -> Parse {
     if text.len() > MAX_INPUT_BYTES {
-        return Parse {
-            module: Module::default(),
-            errors: vec![Diagnostic { span: Span::default(), message: "input larger than 4 GiB".into() }],
-        };
+        return Parse { module: Module::default(), errors: vec![Diagnostic { span: Span::default(), message: "input larger than 4 GiB".into() }] };
     }
     let (module, mut errors) = parser::Parser::new(text).parse_module();
     if text.trim().is_empty() {

@@ -349,8 +349,8 @@ impl<'a> Parser<'a> {
         let mut directives = Vec::new();
         loop {
             match self.cur() {
-                ".maxntid" | ".reqntid" | ".minnctapersm" | ".maxnctapersm" | ".maxnreg" | ".maxclusterrank"
-                | ".reqnctapercluster" | ".explicitcluster" | ".noreturn" | ".blocksareclusters"
+                ".maxntid" | ".reqntid" | ".minnctapersm" | ".maxnctapersm" | ".maxnreg" | ".maxclusterrank" | ".reqnctapercluster" | ".explicitcluster"
+                | ".noreturn" | ".blocksareclusters"
                     if self.at(TokenKind::DotIdent) =>
                 {
                     let d = self.bump();
@@ -848,8 +848,26 @@ fn int_overflows(text: &str) -> bool {
 fn is_module_directive(word: &str) -> bool {
     matches!(
         word,
-        ".version" | ".target" | ".address_size" | ".file" | ".section" | ".pragma" | ".alias" | ".visible" | ".extern" | ".weak"
-            | ".common" | ".entry" | ".func" | ".global" | ".shared" | ".const" | ".local" | ".tex" | ".surf" | ".sampler"
+        ".version"
+            | ".target"
+            | ".address_size"
+            | ".file"
+            | ".section"
+            | ".pragma"
+            | ".alias"
+            | ".visible"
+            | ".extern"
+            | ".weak"
+            | ".common"
+            | ".entry"
+            | ".func"
+            | ".global"
+            | ".shared"
+            | ".const"
+            | ".local"
+            | ".tex"
+            | ".surf"
+            | ".sampler"
     )
 }
 

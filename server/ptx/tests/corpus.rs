@@ -74,7 +74,9 @@ fn every_expected_kernel_has_its_entry_with_a_body() {
         let entries: Vec<_> = parsed.module.functions.iter().filter(|f| f.kind == FunctionKind::Entry).collect();
         for kernel in expected_kernels(&stem(&path)) {
             match entries.iter().find(|f| f.name == kernel.as_str()) {
-                None => failures.push(format!("{}: no `.entry {kernel}` (entries: {:?})", rel(&path), entries.iter().map(|f| f.name.as_str()).collect::<Vec<_>>())),
+                None => {
+                    failures.push(format!("{}: no `.entry {kernel}` (entries: {:?})", rel(&path), entries.iter().map(|f| f.name.as_str()).collect::<Vec<_>>()))
+                }
                 Some(f) => {
                     if f.body.is_none() || f.instructions().next().is_none() {
                         failures.push(format!("{}: `{kernel}` has no instructions", rel(&path)));

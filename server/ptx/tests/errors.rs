@@ -729,9 +729,12 @@ fn one_line_garbage_file() {
 
 #[test]
 fn byte_order_mark_is_skipped() {
-    check_bytes(format!("\u{feff}{HEADER}.visible .entry k()\n{{\n    ret;\n}}\n").as_bytes(), expect![[r#"
+    check_bytes(
+        format!("\u{feff}{HEADER}.visible .entry k()\n{{\n    ret;\n}}\n").as_bytes(),
+        expect![[r#"
         k: ret
-    "#]]);
+    "#]],
+    );
 }
 
 #[test]
@@ -864,7 +867,8 @@ impl Rng {
 
 #[test]
 fn truncated_corpus_files() {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(corpus()).unwrap().map(|e| e.unwrap().path()).filter(|p| p.extension().is_some_and(|x| x == "ptx")).collect();
+    let mut files: Vec<PathBuf> =
+        std::fs::read_dir(corpus()).unwrap().map(|e| e.unwrap().path()).filter(|p| p.extension().is_some_and(|x| x == "ptx")).collect();
     files.sort();
     let mut rng = Rng(0x1a2b);
     let mut cuts = 0;

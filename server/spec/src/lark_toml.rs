@@ -28,7 +28,9 @@ pub fn parse_lark_toml(file: &str, text: &str) -> Result<Interface, SpecError> {
             match key.as_str() {
                 "grid" => spec.grid = Some(dim3(v).map_err(|m| at(&m))?),
                 "block" => spec.block = Some(dim3(v).map_err(|m| at(&m))?),
-                "dynamic_shared_bytes" => spec.dynamic_shared_bytes = Some(v.as_integer().filter(|i| *i >= 0).ok_or_else(|| at("expected a non-negative integer"))? as u64),
+                "dynamic_shared_bytes" => {
+                    spec.dynamic_shared_bytes = Some(v.as_integer().filter(|i| *i >= 0).ok_or_else(|| at("expected a non-negative integer"))? as u64)
+                }
                 "params" => {
                     let t = v.as_table().ok_or_else(|| at("expected a table"))?;
                     for (p, pv) in t {
@@ -162,7 +164,10 @@ slots = { dtype = "i64", len = 16, assume = ["injective", "in_range(0, 4096)"] }
         assert_eq!(k.grid.unwrap()[1], DimRange { lo: 1, hi: 8 });
         assert_eq!(k.block.unwrap()[0].value(), Some(256));
         assert_eq!(k.params["n"], ParamSpec::Scalar { value: Some(Scalar::Int(16384)), range: None });
-        assert_eq!(k.params["slots"], ParamSpec::Buffer { dtype: Some(DType::I64), len: Some(Len::Elements(16)), assume: vec![Assumption::Injective, Assumption::InRange(0, 4096)] });
+        assert_eq!(
+            k.params["slots"],
+            ParamSpec::Buffer { dtype: Some(DType::I64), len: Some(Len::Elements(16)), assume: vec![Assumption::Injective, Assumption::InRange(0, 4096)] }
+        );
     }
 
     #[test]

@@ -163,12 +163,8 @@ pub fn find_lark_toml(file: &std::path::Path) -> Option<std::path::PathBuf> {
 pub fn find_cu_source(ptx_path: &std::path::Path, ptx_text: &str) -> Option<std::path::PathBuf> {
     let absolute = std::fs::canonicalize(ptx_path).unwrap_or_else(|_| ptx_path.to_path_buf());
     let dir = absolute.parent().unwrap_or(std::path::Path::new("."));
-    let names: Vec<&str> = ptx_text
-        .lines()
-        .filter(|l| l.trim_start().starts_with(".file"))
-        .filter_map(|l| l.split('"').nth(1))
-        .filter(|n| n.ends_with(".cu"))
-        .collect();
+    let names: Vec<&str> =
+        ptx_text.lines().filter(|l| l.trim_start().starts_with(".file")).filter_map(|l| l.split('"').nth(1)).filter(|n| n.ends_with(".cu")).collect();
     for name in &names {
         let p = std::path::Path::new(name);
         if p.is_absolute() && p.is_file() {

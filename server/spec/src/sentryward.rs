@@ -57,7 +57,11 @@ pub fn parse_sentryward_json(file: &str, text: &str, kernel: &str) -> Result<Int
     for (i, a) in v.get("arguments").and_then(|a| a.as_array()).into_iter().flatten().enumerate() {
         let key = match (a.get("parameter").and_then(param_key), a.get("field").and_then(|f| f.as_str())) {
             (Some(k), _) => k,
-            (None, Some(field)) => names.iter().find(|(n, _)| n == field).map(|(_, k)| k.clone()).ok_or_else(|| err(format!("arguments[{i}].field: no declaration named `{field}`")))?,
+            (None, Some(field)) => names
+                .iter()
+                .find(|(n, _)| n == field)
+                .map(|(_, k)| k.clone())
+                .ok_or_else(|| err(format!("arguments[{i}].field: no declaration named `{field}`")))?,
             _ => return Err(err(format!("arguments[{i}]: expected `parameter` or `field`"))),
         };
         let value = match a.get("value") {

@@ -190,7 +190,8 @@ fn bench(o: &Options) -> Result<(), String> {
     let uri = format!("file://{}", path.display());
     c.initialize(&root, json!({ "logLevel": o.log })).map_err(|e| format!("initialize: {e}"))?;
     let long = Duration::from_secs(600);
-    let published = |c: &mut StdioClient, version: i64| c.wait_for(long, |m| m["method"] == "textDocument/publishDiagnostics" && m["params"]["version"] == version);
+    let published =
+        |c: &mut StdioClient, version: i64| c.wait_for(long, |m| m["method"] == "textDocument/publishDiagnostics" && m["params"]["version"] == version);
 
     let t = Instant::now();
     c.notify("textDocument/didOpen", json!({ "textDocument": { "uri": uri, "languageId": "ptx", "version": 1, "text": ptx } }));
@@ -248,7 +249,11 @@ fn bench(o: &Options) -> Result<(), String> {
     let mut sorted = latencies.clone();
     sorted.sort_by(f64::total_cmp);
     engine_ms.sort_by(f64::total_cmp);
-    println!("edited kernel: {edited} ({} edits, one new line each; the {} kernels below it move down)", o.edits, o.kernels - 1 - edited[1..4].parse::<usize>().unwrap_or(0));
+    println!(
+        "edited kernel: {edited} ({} edits, one new line each; the {} kernels below it move down)",
+        o.edits,
+        o.kernels - 1 - edited[1..4].parse::<usize>().unwrap_or(0)
+    );
     println!(
         "didChange -> publishDiagnostics: p50 {:.1} ms, p95 {:.1} ms, max {:.1} ms (engine time of the edited kernel: p50 {:.1} ms)",
         percentile(&sorted, 0.5),

@@ -27,8 +27,12 @@ pub async fn handle(state: &Arc<State>, p: CodeActionParams) -> Result<Option<Co
     let flag = Arc::new(AtomicBool::new(false));
     let _cancel = CancelOnDrop(flag.clone());
     let fa2 = fa.clone();
-    let fixes = state.with_solver(move |solver| snapshot.fixes(&fa2, range, solver, &|| flag.load(Ordering::SeqCst))).await.map_err(|e| Error { message: format!("internal error in code actions: {e}").into(), ..Error::internal_error() })?;
+    let fixes = state
+        .with_solver(move |solver| snapshot.fixes(&fa2, range, solver, &|| flag.load(Ordering::SeqCst)))
+        .await
+        .map_err(|e| Error { message: format!("internal error in code actions: {e}").into(), ..Error::internal_error() })?;
     let caps = lock(&state.caps).edit;
-    let actions: Vec<CodeActionOrCommand> = fixes.iter().filter_map(|f| to_proto::code_action(&fa, &uri, f, caps)).map(CodeActionOrCommand::CodeAction).collect();
+    let actions: Vec<CodeActionOrCommand> =
+        fixes.iter().filter_map(|f| to_proto::code_action(&fa, &uri, f, caps)).map(CodeActionOrCommand::CodeAction).collect();
     Ok(Some(actions))
 }

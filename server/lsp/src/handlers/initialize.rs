@@ -47,7 +47,10 @@ pub fn handle(state: &Arc<State>, p: InitializeParams) -> Result<InitializeResul
                 resolve_provider: Some(false),
                 work_done_progress_options: Default::default(),
             })),
-            execute_command_provider: Some(ExecuteCommandOptions { commands: commands::ALL.iter().map(|c| c.to_string()).collect(), work_done_progress_options: Default::default() }),
+            execute_command_provider: Some(ExecuteCommandOptions {
+                commands: commands::ALL.iter().map(|c| c.to_string()).collect(),
+                work_done_progress_options: Default::default(),
+            }),
             ..Default::default()
         },
         server_info: Some(ServerInfo { name: "lark".into(), version: Some(env!("CARGO_PKG_VERSION").into()) }),

@@ -20,7 +20,9 @@ enum Status {
     /// At a `bar.sync`.
     Barrier,
     /// At a warp collective; `mask` is its member mask (`None` for `activemask`).
-    Collective { mask: Option<u32> },
+    Collective {
+        mask: Option<u32>,
+    },
     Exited,
 }
 
@@ -89,9 +91,18 @@ enum Flow {
 /// A resolved memory location.
 #[derive(Clone, Copy)]
 enum Target {
-    Global { buffer: usize, offset: u64 },
-    Shared { slot: usize, offset: u64 },
-    Local { slot: usize, offset: u64 },
+    Global {
+        buffer: usize,
+        offset: u64,
+    },
+    Shared {
+        slot: usize,
+        offset: u64,
+    },
+    Local {
+        slot: usize,
+        offset: u64,
+    },
     /// An out-of-bounds access the launch chose to survive: reads see zeros, writes vanish.
     Discard,
 }
@@ -182,7 +193,12 @@ impl<'a> Machine<'a> {
                         shared_slots[slot].names.push(v.name.to_string());
                     }
                     var_addr[i] = SHARED_BASE + slot as u64 * SLOT;
-                    trace.shared_vars.push(VarPlacement { var: i as VarId, name: v.name.to_string(), offset: slot as u64 * SLOT, size: shared_slots[slot].size });
+                    trace.shared_vars.push(VarPlacement {
+                        var: i as VarId,
+                        name: v.name.to_string(),
+                        offset: slot as u64 * SLOT,
+                        size: shared_slots[slot].size,
+                    });
                 }
                 Space::Local => {
                     let size = v.size.unwrap_or(0);
@@ -195,7 +211,10 @@ impl<'a> Machine<'a> {
                     let id = match mem.find(&v.name) {
                         Some(id) => id,
                         None if v.initialized => {
-                            return bad(format!("`{}` has an initializer the interpreter cannot read: add a buffer named `{}` with its contents", v.name, v.name));
+                            return bad(format!(
+                                "`{}` has an initializer the interpreter cannot read: add a buffer named `{}` with its contents",
+                                v.name, v.name
+                            ));
                         }
                         None => mem.add_zeroed(v.name.to_string(), v.size.unwrap_or(0)),
                     };

@@ -140,9 +140,14 @@ pub struct Memory {
 
 /// Where a global address falls.
 pub(crate) enum GlobalLoc {
-    In { buffer: usize, offset: u64 },
+    In {
+        buffer: usize,
+        offset: u64,
+    },
     /// Outside every buffer; the nearest buffer (index, its size, and the offset from its base).
-    Outside { nearest: Option<(usize, u64, i64)> },
+    Outside {
+        nearest: Option<(usize, u64, i64)>,
+    },
 }
 
 macro_rules! typed {
@@ -280,6 +285,5 @@ impl Memory {
             (near, self.buffers[near].region.len(), (rel - near as i128 * stride) as i64)
         });
         GlobalLoc::Outside { nearest }
-
     }
 }

@@ -120,7 +120,16 @@ pub struct Launch {
 impl Launch {
     /// A launch of every block, with the default step limit and no dynamic shared memory.
     pub fn new(grid: [u32; 3], block: [u32; 3], args: Vec<Arg>) -> Launch {
-        Launch { grid, block, args, blocks: None, step_limit: DEFAULT_STEP_LIMIT, dynamic_shared_bytes: 0, record_accesses: true, continue_past_out_of_bounds: false }
+        Launch {
+            grid,
+            block,
+            args,
+            blocks: None,
+            step_limit: DEFAULT_STEP_LIMIT,
+            dynamic_shared_bytes: 0,
+            record_accesses: true,
+            continue_past_out_of_bounds: false,
+        }
     }
 
     pub fn only_blocks(mut self, blocks: Vec<[u32; 3]>) -> Launch {
@@ -207,8 +216,17 @@ impl Trace {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Whereabouts {
     Exited,
-    AtBarrier { inst: InstRef, line: Option<u32>, iterations: Vec<(LoopId, u64)> },
-    AtCollective { inst: InstRef, line: Option<u32>, iterations: Vec<(LoopId, u64)>, mask: Option<u32> },
+    AtBarrier {
+        inst: InstRef,
+        line: Option<u32>,
+        iterations: Vec<(LoopId, u64)>,
+    },
+    AtCollective {
+        inst: InstRef,
+        line: Option<u32>,
+        iterations: Vec<(LoopId, u64)>,
+        mask: Option<u32>,
+    },
     /// The lane names no thread of the block (a partial last warp).
     NoSuchThread,
     Running,
@@ -222,10 +240,26 @@ pub enum InterpError {
     OutOfBounds { access: AccessEvent, region: String, region_size: u64, offset: i64 },
     /// The live threads of a block do not all wait at the same barrier, or some have exited.
     /// `inst` is the barrier where the first waiting thread is.
-    BarrierDivergence { block: [u32; 3], inst: InstRef, line: Option<u32>, iterations: Vec<(LoopId, u64)>, arrived: Vec<[u32; 3]>, missing: Vec<([u32; 3], Whereabouts)> },
+    BarrierDivergence {
+        block: [u32; 3],
+        inst: InstRef,
+        line: Option<u32>,
+        iterations: Vec<(LoopId, u64)>,
+        arrived: Vec<[u32; 3]>,
+        missing: Vec<([u32; 3], Whereabouts)>,
+    },
     /// A warp collective whose member mask names a lane that does not arrive at the same
     /// instruction (or another misuse, said in `reason`). Lanes are numbered within `warp`.
-    WarpDivergence { block: [u32; 3], warp: u32, inst: InstRef, line: Option<u32>, mask: u32, arrived: Vec<u32>, missing: Vec<(u32, Whereabouts)>, reason: String },
+    WarpDivergence {
+        block: [u32; 3],
+        warp: u32,
+        inst: InstRef,
+        line: Option<u32>,
+        mask: u32,
+        arrived: Vec<u32>,
+        missing: Vec<(u32, Whereabouts)>,
+        reason: String,
+    },
     /// More than `limit` instructions: the kernel probably does not terminate.
     StepLimit { limit: u64, block: [u32; 3], thread: [u32; 3], inst: InstRef, line: Option<u32> },
     /// An instruction the interpreter cannot execute.
