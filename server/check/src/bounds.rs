@@ -3,24 +3,25 @@
 //! unbounded, as the interface defaults promise.
 
 use crate::bind::ByteSize;
-use crate::ctx::{Answer, Ctx};
+use crate::ctx::{Answer, Ctx, Undecided};
 use crate::encode::bv;
 use crate::query::Query;
+use crate::witness::{Term, ThreadSpec, Witness};
 use model::expr::Sym;
 use model::ops::Space;
 use model::symbolic::{Base, COUNTER_BITS};
-use std::collections::HashMap;
 
 pub struct OobWitness {
     pub access: usize,
-    pub model: HashMap<String, u64>,
-    pub offset: Option<String>,
+    /// One thread, with the offset it accesses.
+    pub witness: Witness,
+    /// The size of the array or buffer in bytes (in the witness's launch).
     pub size: Option<u64>,
 }
 
 pub enum BoundsOutcome {
     Witness(OobWitness),
-    Unknown { access: usize, reason: String },
+    Unknown { access: usize, why: Undecided },
 }
 
 pub fn find(ctx: &mut Ctx) -> Vec<BoundsOutcome> {
@@ -48,8 +49,8 @@ pub fn find(ctx: &mut Ctx) -> Vec<BoundsOutcome> {
         if let (Some(launch), ByteSize::Fixed(n)) = (&ctx.launch, &size) {
             if let Some(decided) = crate::enumerate::bounds(ctx, launch, i, *n) {
                 ctx.enumerated += 1;
-                if let crate::enumerate::Decided::Witness(model) = decided {
-                    out.push(BoundsOutcome::Witness(OobWitness { access: i, model, offset: Some("__offset0".into()), size: Some(*n) }));
+                if let crate::enumerate::Decided::Witness(witness) = decided {
+                    out.push(BoundsOutcome::Witness(OobWitness { access: i, witness, size: Some(*n) }));
                 }
                 continue;
             }
@@ -70,26 +71,23 @@ pub fn find(ctx: &mut Ctx) -> Vec<BoundsOutcome> {
             let k = q.enc.sym(Sym::Counter(lp), COUNTER_BITS, 1);
             q.want(k);
         }
-        let offset = (!o.starts_with('(')).then(|| o.clone());
-        if let Some(name) = &offset {
-            q.want(name.clone());
-        }
+        q.enc.declare("off_1", 64);
+        q.asserts.push(format!("(= off_1 {o})"));
+        q.want("off_1".into());
         match ctx.run_witness(&mut q, 1) {
             Answer::Unsat => {}
-            Answer::Unknown(reason) => out.push(BoundsOutcome::Unknown { access: i, reason }),
-            Answer::Sat(mut model) => {
-                if offset.is_none() {
-                    if let Some(v) = crate::races::parse_const(&o) {
-                        model.insert("__offset0".into(), v);
-                    }
-                }
+            Answer::Unknown(why) => out.push(BoundsOutcome::Unknown { access: i, why }),
+            Answer::Sat(model) => {
                 let size = match size {
                     ByteSize::Fixed(n) => Some(n),
                     ByteSize::ParamTimes { param, elem_bytes } => {
                         model.get(&crate::encode::sym_name(Sym::Param { index: param, offset: 0 }, 0)).map(|v| v * elem_bytes)
                     }
                 };
-                out.push(BoundsOutcome::Witness(OobWitness { access: i, model, offset: offset.or(Some("__offset0".into())), size }));
+                let offset = Term::Name("off_1".into());
+                let threads = [ThreadSpec { copy: 1, loops: &a.loops, offset: Some(&offset) }];
+                let witness = Witness::from_model(&model, &threads, ctx.k.params.len() as u32, &[]);
+                out.push(BoundsOutcome::Witness(OobWitness { access: i, witness, size }));
             }
         }
     }

@@ -40,8 +40,30 @@ pub struct Ctx<'a> {
 pub enum Answer {
     Sat(HashMap<String, u64>),
     Unsat,
-    /// Timeout, solver failure or missing solver, with the reason.
-    Unknown(String),
+    Unknown(Undecided),
+}
+
+/// Why a query has no answer.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Undecided {
+    /// The solver gave up or did not answer in time.
+    Timeout { millis: u64 },
+    /// The kernel's budget ran out before the query was asked.
+    Budget,
+    /// The solver failed or is missing.
+    Failure(String),
+}
+
+impl Undecided {
+    /// The uncertified reason for an undecided `question`.
+    pub fn reason(self, question: crate::report::Question) -> crate::report::Reason {
+        use crate::report::Reason;
+        match self {
+            Undecided::Timeout { millis } => Reason::SolverTimeout { question, millis },
+            Undecided::Budget => Reason::BudgetExhausted { question },
+            Undecided::Failure(message) => Reason::SolverFailure { question, message },
+        }
+    }
 }
 
 impl<'a> Ctx<'a> {
@@ -77,7 +99,7 @@ impl<'a> Ctx<'a> {
 
     pub fn run(&mut self, q: &Query) -> Answer {
         if self.deadline.is_some_and(|d| std::time::Instant::now() > d) {
-            return Answer::Unknown("the time budget for this kernel ran out before this check".into());
+            return Answer::Unknown(Undecided::Budget);
         }
         self.queries += 1;
         let started = std::time::Instant::now();
@@ -86,8 +108,8 @@ impl<'a> Ctx<'a> {
         match answer {
             Ok(SatResult::Sat(m)) => Answer::Sat(m),
             Ok(SatResult::Unsat) => Answer::Unsat,
-            Ok(SatResult::Unknown(r)) => Answer::Unknown(r),
-            Err(e) => Answer::Unknown(e.to_string()),
+            Ok(SatResult::Unknown(_)) => Answer::Unknown(Undecided::Timeout { millis: self.timeout_ms }),
+            Err(e) => Answer::Unknown(Undecided::Failure(e.to_string())),
         }
     }
 

@@ -4,12 +4,13 @@
 use crate::bind::Binding;
 use crate::bounds::{self, BoundsOutcome};
 use crate::ctx::Ctx;
-use crate::query::{dims_of, thread_of, ThreadId};
+use crate::query::ThreadId;
 use crate::races::{self, RaceOutcome};
 use crate::replay;
 use crate::report::*;
 use crate::smt::Solver;
 use crate::sync::{self, SyncOutcome};
+use crate::witness::Witness;
 use model::expr::Sym;
 use model::interp::InterpError;
 use model::phases::Phases;
@@ -77,8 +78,8 @@ pub fn check_kernel_guarded(k: &Kernel, spec: Option<&KernelSpec>, src: &Sources
     let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| check_kernel(k, spec, src, opts, solver)));
     r.unwrap_or_else(|p| {
         *solver = Solver::z3();
-        let msg = p.downcast_ref::<String>().cloned().or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string())).unwrap_or_default();
-        KernelReport::error(&k.name, format!("internal error in the engine: {msg}"), started.elapsed().as_secs_f64() * 1e3)
+        let message = p.downcast_ref::<String>().cloned().or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string())).unwrap_or_default();
+        KernelReport::error(&k.name, Reason::EngineError { message }, started.elapsed().as_secs_f64() * 1e3)
     })
 }
 
@@ -93,18 +94,17 @@ pub fn check_kernel(k: &Kernel, spec: Option<&KernelSpec>, src: &Sources, opts: 
         verdict: Verdict::Verified,
         findings: Vec::new(),
         uncertified: Vec::new(),
-        notes: bind.unmatched.iter().map(|n| format!("the interface names `{n}`, which is not a parameter of this kernel")).collect(),
+        notes: bind.unmatched.iter().map(|n| Note::UnmatchedParameter { name: n.clone() }).collect(),
         stats: Stats { accesses: lifted.accesses.len(), barriers: lifted.barriers.len(), ..Stats::default() },
     };
     for u in &lifted.unsupported {
-        report.uncertified.push(Uncertified { reason: format!("unsupported: {}", u.reason), location: Some(src.location(u.span, u.line)) });
+        report
+            .uncertified
+            .push(Uncertified::at(Reason::UnsupportedInstruction { opcode: u.opcode.to_string(), why: u.reason.clone() }, src.location(u.span, u.line)));
     }
     for a in &lifted.accesses {
         if a.base.is_none() && !matches!(a.space, model::ops::Space::Local | model::ops::Space::Param | model::ops::Space::Const) {
-            report.uncertified.push(Uncertified {
-                reason: format!("the address of this {} is not derived from a kernel parameter or a declared variable, so it is not checked", a.kind.name()),
-                location: Some(src.location(a.span, a.line)),
-            });
+            report.uncertified.push(Uncertified::at(Reason::UntrackedAddress { access: a.kind.name() }, src.location(a.span, a.line)));
         }
     }
     let mut ctx = Ctx::new(k, &lifted, &phases, &bind, solver, opts.timeout_ms);
@@ -123,33 +123,32 @@ pub fn check_kernel(k: &Kernel, spec: Option<&KernelSpec>, src: &Sources, opts: 
     for o in race_outcomes {
         match o {
             RaceOutcome::Witness(w) => fx.race(w, &mut report),
-            RaceOutcome::Unknown { a1, a2, reason } => report.uncertified.push(Uncertified {
-                reason: format!(
-                    "race freedom between lines {} and {} not decided: {reason}",
-                    line_of(src, &lifted.accesses[a1]),
-                    line_of(src, &lifted.accesses[a2])
-                ),
-                location: Some(src.location(lifted.accesses[a1].span, lifted.accesses[a1].line)),
-            }),
+            RaceOutcome::Unknown { a1, a2, why } => {
+                let (x, y) = (&lifted.accesses[a1], &lifted.accesses[a2]);
+                report.uncertified.push(Uncertified {
+                    reason: why.reason(Question::Race),
+                    location: Some(src.location(x.span, x.line)),
+                    related: vec![src.location(y.span, y.line)],
+                });
+            }
         }
     }
     for o in sync_outcomes {
         match o {
             SyncOutcome::Witness(w) => fx.divergence(w, &mut report),
-            SyncOutcome::Unknown { site, reason } => {
+            SyncOutcome::Unknown { site, warp, why } => {
                 let inst = &k.cfg.blocks[site.0 as usize].insts[site.1];
-                report
-                    .uncertified
-                    .push(Uncertified { reason: format!("barrier uniformity not decided: {reason}"), location: Some(src.location(inst.span, inst.line)) });
+                let question = if warp { Question::WarpCollective } else { Question::Barrier };
+                report.uncertified.push(Uncertified::at(why.reason(question), src.location(inst.span, inst.line)));
             }
         }
     }
     for o in bounds_outcomes {
         match o {
             BoundsOutcome::Witness(w) => fx.out_of_bounds(w, &mut report),
-            BoundsOutcome::Unknown { access, reason } => {
+            BoundsOutcome::Unknown { access, why } => {
                 let a = &lifted.accesses[access];
-                report.uncertified.push(Uncertified { reason: format!("bounds not decided: {reason}"), location: Some(src.location(a.span, a.line)) });
+                report.uncertified.push(Uncertified::at(why.reason(Question::Bounds), src.location(a.span, a.line)));
             }
         }
     }
@@ -163,17 +162,14 @@ pub fn check_kernel(k: &Kernel, spec: Option<&KernelSpec>, src: &Sources, opts: 
         seen_findings.insert((f.kind.verdict(), lines))
     });
     let mut seen = std::collections::HashSet::new();
-    report.uncertified.retain(|u| seen.insert((u.reason.clone(), u.location.as_ref().map(|l| l.line))));
+    report.uncertified.retain(|u| {
+        let lines: Vec<u32> = u.location.iter().chain(&u.related).map(|l| l.line).collect();
+        seen.insert((u.reason.clone(), lines))
+    });
     report.verdict =
         report.findings.iter().map(|f| f.kind.verdict()).min().unwrap_or(if report.uncertified.is_empty() { Verdict::Verified } else { Verdict::Uncertified });
     report.stats.millis = started.elapsed().as_secs_f64() * 1e3;
     report
-}
-
-/// The line an access is reported on: its CUDA line, or its PTX line when the PTX has no
-/// `.loc` for it.
-fn line_of(src: &Sources, a: &Access) -> String {
-    src.location(a.span, a.line).line.to_string()
 }
 
 /// Turns witnesses into findings (after replay) or uncertified regions.
@@ -185,19 +181,18 @@ struct Explain<'a> {
 }
 
 impl Explain<'_> {
-    fn launch(&self, model: &HashMap<String, u64>) -> LaunchReport {
+    fn launch(&self, w: &Witness) -> LaunchReport {
         let mut params = BTreeMap::new();
-        for i in 0..self.k.params.len() as u32 {
-            let s = Sym::Param { index: i, offset: 0 };
-            if let (Some(v), Some((_, bits))) = (model.get(&crate::encode::sym_name(s, 0)), self.l.exprs.find_var(s)) {
-                params.insert(self.bind.name(i).to_string(), model::ops::sext(*v, bits.max(1)));
+        for (&i, &v) in &w.params {
+            if let Some((_, bits)) = self.l.exprs.find_var(Sym::Param { index: i, offset: 0 }) {
+                params.insert(self.bind.name(i).to_string(), model::ops::sext(v, bits.max(1)));
             }
         }
-        LaunchReport { grid: dims_of(model, "nctaid"), block: dims_of(model, "ntid"), params }
+        LaunchReport { grid: w.grid, block: w.block, params }
     }
 
-    fn iterations(&self, a: &Access, model: &HashMap<String, u64>, t: u8) -> BTreeMap<String, u64> {
-        a.loops.iter().filter_map(|&lp| model.get(&format!("k{lp}_{t}")).map(|v| (format!("k{lp}"), *v))).collect()
+    fn location(&self, a: &Access) -> Location {
+        self.src.location(a.span, a.line)
     }
 
     fn target(&self, a: &Access) -> String {
@@ -213,95 +208,57 @@ impl Explain<'_> {
         a.bytes.clamp(1, 8) as u64
     }
 
-    fn access_report(&self, a: &Access, thread: usize, model: &HashMap<String, u64>) -> AccessReport {
-        AccessReport {
-            kind: a.kind.name(),
-            space: a.space.name(),
-            target: self.target(a),
-            bytes: a.bytes,
-            thread,
-            location: self.src.location(a.span, a.line),
-            iterations: self.iterations(a, model, thread as u8 + 1),
-        }
+    fn access_report(&self, a: &Access, thread: usize, w: &Witness) -> AccessReport {
+        let iterations =
+            w.threads.get(thread).map(|t| a.loops.iter().filter_map(|lp| t.iterations.get(lp).map(|v| (format!("k{lp}"), *v))).collect()).unwrap_or_default();
+        AccessReport { kind: a.kind.name(), space: a.space.name(), target: self.target(a), bytes: a.bytes, thread, location: self.location(a), iterations }
     }
 
-    fn race(&self, w: races::RaceWitness, report: &mut KernelReport) {
-        let (a1, a2) = (&self.l.accesses[w.a1], &self.l.accesses[w.a2]);
-        let (t1, t2) = (thread_of(&w.model, 1), thread_of(&w.model, 2));
-        let off1 = w.offsets[0].as_ref().and_then(|n| w.model.get(n)).copied();
-        let off2 = w.offsets[1].as_ref().and_then(|n| w.model.get(n)).copied();
-        let loc1 = self.src.location(a1.span, a1.line);
+    /// The loaded values a witness relies on, by buffer name and element.
+    fn inputs(&self, w: &Witness) -> Vec<InputValue> {
+        w.memory
+            .iter()
+            .map(|c| InputValue {
+                buffer: self.bind.name(c.param).to_string(),
+                element: c.byte_offset / c.bytes.max(1) as u64,
+                value: model::ops::sext(c.value, c.bytes * 8),
+            })
+            .collect()
+    }
+
+    fn race(&self, rw: races::RaceWitness, report: &mut KernelReport) {
+        let (a1, a2) = (&self.l.accesses[rw.a1], &self.l.accesses[rw.a2]);
+        let mut w = rw.witness;
+        let (t1, t2) = (w.thread(0), w.thread(1));
+        let (off1, off2) = (w.offset(0), w.offset(1));
         let min_bytes = self.min_bytes(&[(a1, off1), (a2, off2)]);
-        let witness = replay::Witness { model: &w.model, blocks: vec![t1.block, t2.block], min_bytes: &min_bytes, seeds: &w.seeds };
-        let confirmed =
-            replay::first_reproduction(self.k, self.l, self.bind, &witness, |_, trace, _| replay::confirm_race(trace, a1, t1, a2, t2).map(|_| ())).is_some();
-        if !confirmed && !w.input_dependent.is_empty() {
-            report.uncertified.push(Uncertified {
-                reason: format!(
-                    "race freedom depends on the values read from {}: declare them in lark.toml, e.g. assume = [\"injective\"] or [\"in_range(lo, hi)\"]",
-                    w.input_dependent.iter().map(|s| format!("`{s}`")).collect::<Vec<_>>().join(", ")
-                ),
-                location: Some(loc1),
-            });
-            return;
-        }
-        if !confirmed {
-            report.uncertified.push(Uncertified {
-                reason: format!(
-                    "possible race between line {} and line {} that the interpreter did not reproduce; the engine over-approximates here",
-                    line_of(self.src, a1),
-                    line_of(self.src, a2)
-                ),
-                location: Some(loc1),
-            });
+        let fill = replay::first_reproduction(self.k, self.l, self.bind, &w, &min_bytes, |_, trace, _| replay::confirm_race(trace, a1, t1, a2, t2).map(|_| ()))
+            .map(|(_, fill)| fill);
+        let Some(fill) = fill else {
+            let reason = if rw.input_dependent.is_empty() {
+                Reason::Unreproduced { question: Question::Race }
+            } else {
+                Reason::LoadedValues { question: Question::Race, buffers: rw.input_dependent }
+            };
+            report.uncertified.push(Uncertified { reason, location: Some(self.location(a1)), related: vec![self.location(a2)] });
             return;
         };
+        w.fill = Some(fill);
         let elem = self.elem_bytes(a1).min(self.elem_bytes(a2));
         // The byte both touch, as an offset into the target.
         let offset = off1.unwrap_or(0).max(off2.unwrap_or(0));
-        let target = self.target(a1);
-        let space = a1.space.name();
-        let element = offset / elem;
-        let (l1, l2) = (line_of(self.src, a1), line_of(self.src, a2));
-        let verb = |a: &Access| match a.kind {
-            symbolic::AccessKind::Read => "reads",
-            symbolic::AccessKind::Write => "writes",
-            symbolic::AccessKind::Atomic(_) => "atomically updates",
-        };
-        let sep = if t1.block != t2.block { "in another block (blocks are unordered)" } else { "with no barrier between them" };
-        let mut message = format!(
-            "data race on {space} {target}[{element}]: thread {t1} {} {target}[{element}] at line {l1} while thread {t2} {} it at line {l2}, {sep}",
-            verb(a1),
-            verb(a2)
-        );
-        let inputs = self.inputs(&w.seeds, &w.model);
-        if !inputs.is_empty() {
-            message.push_str(&format!(" (with input {})", inputs.join(", ")));
-        }
         report.findings.push(Finding {
             kind: FindingKind::Race,
-            message,
-            accesses: vec![self.access_report(a1, 0, &w.model), self.access_report(a2, 1, &w.model)],
+            accesses: vec![self.access_report(a1, 0, &w), self.access_report(a2, 1, &w)],
             threads: vec![t1, t2],
-            address: Some(AddressReport { space, target, offset, element: Some(element), size: None }),
+            address: Some(AddressReport { space: a1.space.name(), target: self.target(a1), offset, element: Some(offset / elem), size: None }),
             barrier: None,
-            launch: self.launch(&w.model),
+            divergence: None,
+            inputs: self.inputs(&w),
+            launch: self.launch(&w),
+            witness: w,
             replayed: true,
         });
-    }
-
-    /// The loaded values a witness relies on, as `buffer[index] = value`.
-    fn inputs(&self, seeds: &[races::Seed], model: &HashMap<String, u64>) -> Vec<String> {
-        let mut out = Vec::new();
-        for s in seeds {
-            if let (Some(off), Some(v)) = (s.offset.value(model), s.value.value(model)) {
-                let text = format!("{}[{}] = {}", self.bind.name(s.param), off / s.bytes.max(1) as u64, model::ops::sext(v, s.bytes * 8));
-                if !out.contains(&text) {
-                    out.push(text);
-                }
-            }
-        }
-        out
     }
 
     /// Bytes a buffer of unknown size needs so the witnessed offsets are inside it.
@@ -316,64 +273,80 @@ impl Explain<'_> {
         out
     }
 
-    fn divergence(&self, w: sync::DivergenceWitness, report: &mut KernelReport) {
-        let inst = &self.k.cfg.blocks[w.site.0 as usize].insts[w.site.1];
+    /// The place of an instruction of the kernel, by its CFG position.
+    fn inst_location(&self, (block, inst): (model::BlockId, usize)) -> Option<Location> {
+        let i = self.k.cfg.blocks.get(block as usize)?.insts.get(inst)?;
+        Some(self.src.location(i.span, i.line))
+    }
+
+    fn whereabouts(&self, w: &model::interp::Whereabouts) -> Whereabouts {
+        use model::interp::Whereabouts as W;
+        match w {
+            W::Exited => Whereabouts::Exited,
+            W::AtBarrier { inst, .. } => self.inst_location(*inst).map_or(Whereabouts::DoesNotArrive, |location| Whereabouts::AtBarrier { location }),
+            W::AtCollective { inst, .. } => self.inst_location(*inst).map_or(Whereabouts::DoesNotArrive, |location| Whereabouts::AtCollective { location }),
+            W::NoSuchThread => Whereabouts::NoSuchThread,
+            W::Running => Whereabouts::DoesNotArrive,
+        }
+    }
+
+    fn divergence(&self, dw: sync::DivergenceWitness, report: &mut KernelReport) {
+        let inst = &self.k.cfg.blocks[dw.site.0 as usize].insts[dw.site.1];
         let loc = self.src.location(inst.span, inst.line);
-        let t1 = thread_of(&w.model, 1);
-        let line = loc.line.to_string();
+        let mut w = dw.witness;
+        let t1 = w.thread(0);
+        let warp = dw.warp;
         let no_sizes = HashMap::new();
-        let witness = replay::Witness { model: &w.model, blocks: vec![t1.block], min_bytes: &no_sizes, seeds: &[] };
-        let error = replay::first_reproduction(self.k, self.l, self.bind, &witness, |_, _, result| match (result, w.warp) {
+        let reproduced = replay::first_reproduction(self.k, self.l, self.bind, &w, &no_sizes, |_, _, result| match (result, warp) {
             (Err(e @ InterpError::BarrierDivergence { .. }), false) | (Err(e @ InterpError::WarpDivergence { .. }), true) => Some(e.clone()),
             _ => None,
         });
-        let Some(error) = error else {
-            let what = if w.warp { "warp collective" } else { "barrier" };
-            report.uncertified.push(Uncertified {
-                reason: format!("the {what} at line {line} may not be reached by all threads; the interpreter did not reproduce it"),
-                location: Some(loc),
-            });
+        let Some((error, fill)) = reproduced else {
+            let question = if warp { Question::WarpCollective } else { Question::Barrier };
+            report.uncertified.push(Uncertified::at(Reason::Unreproduced { question }, loc));
             return;
         };
-        let (message, threads) = match error {
+        w.fill = Some(fill);
+        let (threads, divergence) = match error {
             InterpError::BarrierDivergence { block, arrived, missing, .. } => {
                 let reached = arrived.first().copied().unwrap_or(t1.thread);
-                let (other, how) = missing.first().map(|(t, wh)| (*t, wh.to_string())).unwrap_or((thread_of(&w.model, 2).thread, "does not".into()));
-                let a = ThreadId { block, thread: reached };
-                let b = ThreadId { block, thread: other };
-                (format!("barrier divergence at line {line}: thread {a} waits at the barrier while thread {b} {how}"), vec![a, b])
+                let (other, state) = match missing.first() {
+                    Some((t, wh)) => (*t, self.whereabouts(wh)),
+                    None => (w.thread(1).thread, Whereabouts::DoesNotArrive),
+                };
+                (vec![ThreadId { block, thread: reached }, ThreadId { block, thread: other }], Divergence::Barrier { other: state })
             }
-            InterpError::WarpDivergence { block, warp, mask, missing, reason, .. } => {
-                let lane = missing.first().map(|(l, _)| *l).or(w.missing_lane.map(|l| l as u32)).unwrap_or(0);
-                let a = ThreadId { block, thread: t1.thread };
-                (
-                    format!("warp divergence at line {line}: member mask {mask:#010x} of warp {warp} names lane {lane}, which does not arrive ({reason})"),
-                    vec![a],
-                )
+            InterpError::WarpDivergence { block, warp, mask, missing, .. } => {
+                let (lane, state) = match missing.first() {
+                    Some((l, wh)) => (*l, self.whereabouts(wh)),
+                    None => (w.missing_lane.unwrap_or(0), Whereabouts::DoesNotArrive),
+                };
+                (vec![ThreadId { block, thread: t1.thread }], Divergence::Warp { warp, mask, lane, other: state })
             }
-            _ => unreachable!("confirmed above"),
+            _ => unreachable!("the judge accepts only divergence errors"),
         };
         report.findings.push(Finding {
             kind: FindingKind::BarrierDivergence,
-            message,
             accesses: vec![],
             threads,
             address: None,
             barrier: Some(loc),
-            launch: self.launch(&w.model),
+            divergence: Some(divergence),
+            inputs: vec![],
+            launch: self.launch(&w),
+            witness: w,
             replayed: true,
         });
     }
 
-    fn out_of_bounds(&self, w: bounds::OobWitness, report: &mut KernelReport) {
-        let a = &self.l.accesses[w.access];
-        let t = thread_of(&w.model, 1);
-        let off = w.offset.as_ref().and_then(|n| w.model.get(n)).copied().unwrap_or(0);
-        let loc = self.src.location(a.span, a.line);
+    fn out_of_bounds(&self, ow: bounds::OobWitness, report: &mut KernelReport) {
+        let a = &self.l.accesses[ow.access];
+        let mut w = ow.witness;
+        let t = w.thread(0);
+        let off = w.offset(0).unwrap_or(0);
         // The interpreter survives out-of-bounds accesses in replays and lists them.
         let no_sizes = HashMap::new();
-        let witness = replay::Witness { model: &w.model, blocks: vec![t.block], min_bytes: &no_sizes, seeds: &[] };
-        let event = replay::first_reproduction(self.k, self.l, self.bind, &witness, |r, trace, _| {
+        let reproduced = replay::first_reproduction(self.k, self.l, self.bind, &w, &no_sizes, |r, trace, _| {
             let mine: Vec<_> = trace.out_of_bounds.iter().filter(|e| e.inst == (a.block, a.inst)).cloned().collect();
             let e = mine.iter().find(|e| e.thread == t.thread && e.block == t.block).or(mine.first()).cloned()?;
             // The offset into the target, as the interpreter saw it.
@@ -387,40 +360,30 @@ impl Explain<'_> {
             };
             Some((e, offset))
         });
-        let confirmed = event.is_some();
-        let target = self.target(a);
-        if !confirmed {
-            report.uncertified.push(Uncertified {
-                reason: format!(
-                    "possible out-of-bounds {} of `{target}` at line {} that the interpreter did not reproduce",
-                    a.kind.name(),
-                    line_of(self.src, a)
-                ),
-                location: Some(loc),
-            });
+        let Some(((event, seen_offset), fill)) = reproduced else {
+            report.uncertified.push(Uncertified::at(Reason::Unreproduced { question: Question::Bounds }, self.location(a)));
             return;
-        }
-        let (event, seen_offset) = event.expect("confirmed");
+        };
+        w.fill = Some(fill);
         let thread = ThreadId { block: event.block, thread: event.thread };
         let offset = if thread == t { off as i64 } else { seen_offset };
         let elem = self.elem_bytes(a) as i64;
-        let size = w.size;
-        let message = format!(
-            "out-of-bounds {} of {target}[{}] ({} bytes at byte offset {offset}{}) by thread {thread} at line {}",
-            a.kind.name(),
-            offset.div_euclid(elem),
-            a.bytes,
-            size.map_or(String::new(), |s| format!("; `{target}` has {s} bytes")),
-            line_of(self.src, a)
-        );
         report.findings.push(Finding {
             kind: FindingKind::OutOfBounds,
-            message,
-            accesses: vec![self.access_report(a, 0, &w.model)],
+            accesses: vec![self.access_report(a, 0, &w)],
             threads: vec![thread],
-            address: Some(AddressReport { space: a.space.name(), target, offset: offset as u64, element: Some(offset.div_euclid(elem) as u64), size }),
+            address: Some(AddressReport {
+                space: a.space.name(),
+                target: self.target(a),
+                offset: offset as u64,
+                element: Some(offset.div_euclid(elem) as u64),
+                size: ow.size,
+            }),
             barrier: None,
-            launch: self.launch(&w.model),
+            divergence: None,
+            inputs: vec![],
+            launch: self.launch(&w),
+            witness: w,
             replayed: true,
         });
     }

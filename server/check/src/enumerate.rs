@@ -8,6 +8,8 @@
 //! register, an unbounded loop) makes the enumerator decline, and the SMT path takes over.
 
 use crate::ctx::Ctx;
+use crate::query::ThreadId;
+use crate::witness::{Witness, WitnessThread};
 use model::cfg::{BlockId, LoopId};
 use model::expr::{ExprId, Exprs, Node, Sym, BOOL};
 use model::ops::*;
@@ -350,35 +352,31 @@ fn mentions_ctaid(x: &Exprs, exprs: &[ExprId]) -> bool {
     exprs.iter().any(|&e| x.symbols(e).iter().any(|s| matches!(s, Sym::Special(Special::Ctaid(_)))))
 }
 
-/// The witness model in the solver's naming, so replay and reports treat both paths alike.
-fn model_of(launch: &Launch, p1: &Point, p2: Option<&Point>) -> HashMap<String, u64> {
-    let mut m = HashMap::new();
-    for (d, n) in ["x", "y", "z"].iter().enumerate() {
-        m.insert(format!("ntid_{n}"), launch.ntid[d]);
-        m.insert(format!("nctaid_{n}"), launch.nctaid[d]);
-        for (t, p) in [(1, Some(p1)), (2, p2)] {
-            if let Some(p) = p {
-                m.insert(format!("tid_{n}_{t}"), p.tid[d]);
-                m.insert(format!("ctaid_{n}_{t}"), p.ctaid[d]);
-            }
-        }
+/// The witness of one or two points.
+fn witness_of(launch: &Launch, points: &[&Point]) -> Witness {
+    let threads = points
+        .iter()
+        .map(|p| WitnessThread {
+            id: ThreadId { block: p.ctaid.map(|v| v as u32), thread: p.tid.map(|v| v as u32) },
+            iterations: p.k.iter().enumerate().map(|(l, k)| (l as LoopId, *k)).collect(),
+            offset: Some(p.offset),
+        })
+        .collect();
+    Witness {
+        grid: launch.nctaid.map(|v| v as u32),
+        block: launch.ntid.map(|v| v as u32),
+        params: Default::default(),
+        threads,
+        memory: vec![],
+        missing_lane: None,
+        fill: None,
     }
-    for (t, p) in [(1, Some(p1)), (2, p2)] {
-        if let Some(p) = p {
-            for (l, k) in p.k.iter().enumerate() {
-                m.insert(format!("k{l}_{t}"), *k);
-            }
-            m.insert(format!("__offset{}", t - 1), p.offset);
-        }
-    }
-    m
 }
 
 pub enum Decided {
     /// No instance: the property holds (for this pair / site).
     Holds,
-    /// A witness, as a solver-style model.
-    Witness(HashMap<String, u64>),
+    Witness(Witness),
 }
 
 /// Races between accesses `i` and `j`, by enumeration. `None`: not enumerable.
@@ -453,7 +451,7 @@ pub fn race(ctx: &Ctx, launch: &Launch, i: usize, j: usize) -> Option<Decided> {
                 _ => &phase,
             };
             if !same_block || same_phase(ctx, launch, rels, &entry_progs, p, q)? {
-                return Some(Decided::Witness(model_of(launch, p, Some(q))));
+                return Some(Decided::Witness(witness_of(launch, &[p, q])));
             }
         }
     }
@@ -506,7 +504,7 @@ pub fn bounds(ctx: &Ctx, launch: &Launch, i: usize, size: u64) -> Option<Decided
     for p in &points {
         let end = p.offset.wrapping_add(a.bytes as u64);
         if end > size || end < p.offset {
-            return Some(Decided::Witness(model_of(launch, p, None)));
+            return Some(Decided::Witness(witness_of(launch, &[p])));
         }
     }
     Some(Decided::Holds)
@@ -532,7 +530,7 @@ pub fn barrier(ctx: &Ctx, launch: &Launch, block: BlockId, loops: &[LoopId], pc:
                 let p = arrived[0];
                 let missing = launch.threads().find(|t| !arrived.iter().any(|q| q.tid == *t))?;
                 let q = Point { ctaid: b, tid: missing, k: p.k.clone(), offset: 0 };
-                return Some(Decided::Witness(model_of(launch, p, Some(&q))));
+                return Some(Decided::Witness(witness_of(launch, &[p, &q])));
             }
         }
     }
@@ -560,14 +558,11 @@ pub fn warp(ctx: &Ctx, launch: &Launch, block: BlockId, loops: &[LoopId], pc: Ex
                 }
                 let other = base + lane;
                 if other >= nthreads || !arrived.contains(&(other, iters.clone())) {
-                    let mut m = model_of(launch, p, None);
-                    m.insert("lane_missing".into(), lane);
                     let t2 = [other % launch.ntid[0], (other / launch.ntid[0]) % launch.ntid[1], other / (launch.ntid[0] * launch.ntid[1])];
-                    for (d, n) in ["x", "y", "z"].iter().enumerate() {
-                        m.insert(format!("tid_{n}_2"), t2[d]);
-                        m.insert(format!("ctaid_{n}_2"), b[d]);
-                    }
-                    return Some(Decided::Witness(m));
+                    let q = Point { ctaid: b, tid: t2, k: p.k.clone(), offset: 0 };
+                    let mut w = witness_of(launch, &[p, &q]);
+                    w.missing_lane = Some(lane as u32);
+                    return Some(Decided::Witness(w));
                 }
             }
         }

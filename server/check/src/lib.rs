@@ -11,10 +11,12 @@ pub mod engine;
 pub mod enumerate;
 pub mod query;
 pub mod races;
+pub mod render;
 pub mod replay;
 pub mod report;
 pub mod smt;
 pub mod sync;
+pub mod witness;
 
 pub use engine::{check_kernel, check_kernel_guarded, Options, Sources};
 pub use report::*;
@@ -68,15 +70,13 @@ pub fn check_ptx(file: &str, text: &str, cx: &Context, opts: &Options, solver: &
                 let spec = cx.interface.and_then(|i| i.kernel(&name));
                 let mut report = check_kernel_guarded(&k, spec, &src, opts, solver);
                 if spec.is_none() {
-                    report.notes.push(format!(
-                        "no interface for `{source_name}` (lark.toml): checked for every launch within hardware limits with unbounded buffers; declaring the launch makes the check exact and fast"
-                    ));
+                    report.notes.push(Note::NoInterface { kernel: source_name.clone() });
                 }
                 kernels.push(report);
             }
             Err(e) => {
                 diagnostics.push(diagnostic(&index, e.span, &e.message));
-                kernels.push(KernelReport::error(&name, e.message, 0.0));
+                kernels.push(KernelReport::error(&name, Reason::NotLowered { message: e.message }, 0.0));
             }
         }
     }

@@ -7,7 +7,6 @@ use crate::smt::{SatResult, Solver, SolverError};
 use model::expr::{ExprId, Exprs, Sym};
 use model::ops::Special;
 use spec::{ParamSpec, Scalar};
-use std::collections::HashMap;
 
 pub struct Query<'a> {
     pub enc: Encoder<'a>,
@@ -154,17 +153,4 @@ pub fn same_block() -> String {
 /// The two thread ids differ.
 pub fn distinct_tids() -> String {
     format!("(or {})", DIMS.iter().map(|d| format!("(distinct tid_{d}_1 tid_{d}_2)")).collect::<Vec<_>>().join(" "))
-}
-
-pub fn thread_of(model: &HashMap<String, u64>, t: u8) -> ThreadId {
-    let get = |n: String| model.get(&n).copied().unwrap_or(0) as u32;
-    ThreadId {
-        block: [get(format!("ctaid_x_{t}")), get(format!("ctaid_y_{t}")), get(format!("ctaid_z_{t}"))],
-        thread: [get(format!("tid_x_{t}")), get(format!("tid_y_{t}")), get(format!("tid_z_{t}"))],
-    }
-}
-
-pub fn dims_of(model: &HashMap<String, u64>, prefix: &str) -> [u32; 3] {
-    let get = |d: &str| model.get(&format!("{prefix}_{d}")).copied().unwrap_or(1) as u32;
-    [get("x"), get("y"), get("z")]
 }

@@ -6,60 +6,23 @@
 //! loop iterations put both accesses in one barrier interval, and whose byte ranges overlap.
 //! Cheap cases never reach the solver: different bases, two reads, two atomics, read-only spaces.
 
-use crate::ctx::{Answer, Ctx};
+use crate::ctx::{Answer, Ctx, Undecided};
 use crate::encode::bv;
 use crate::query::{distinct_tids, same_block, Query};
+use crate::witness::{Seed, Term, ThreadSpec, Witness};
 use model::expr::ExprId;
 use model::expr::Sym;
 use model::ops::Space;
 use model::phases::IterRel;
 use model::symbolic::{Access, AccessKind};
-use std::collections::HashMap;
 
-/// A satisfying assignment for a race between accesses `a1` (thread 1) and `a2` (thread 2).
+/// A race between accesses `a1` (thread 0 of the witness) and `a2` (thread 1).
 pub struct RaceWitness {
     pub a1: usize,
     pub a2: usize,
-    pub model: HashMap<String, u64>,
-    /// Solver names of the two byte offsets.
-    pub offsets: [Option<String>; 2],
-    /// The race exists only for some values read from memory.
+    pub witness: Witness,
+    /// The race exists only for some values read from these buffers.
     pub input_dependent: Vec<String>,
-    /// Memory contents the witness relies on, to write before replaying it.
-    pub seeds: Vec<Seed>,
-}
-
-/// A loaded value of the witness: buffer parameter, byte offset and value (solver names or
-/// constants, resolved through the model).
-#[derive(Clone, Debug)]
-pub struct Seed {
-    pub param: u32,
-    pub offset: Term,
-    pub value: Term,
-    pub bytes: u32,
-}
-
-/// A term of a witness: a name to look up in the model, or a constant.
-#[derive(Clone, Debug)]
-pub enum Term {
-    Name(String),
-    Const(u64),
-}
-
-impl Term {
-    fn of(text: String) -> Term {
-        match parse_const(&text) {
-            Some(v) => Term::Const(v),
-            None => Term::Name(text),
-        }
-    }
-
-    pub fn value(&self, model: &HashMap<String, u64>) -> Option<u64> {
-        match self {
-            Term::Name(n) => model.get(n).copied(),
-            Term::Const(v) => Some(*v),
-        }
-    }
 }
 
 /// The loads an expression depends on, as seeds for thread `t`; their names are wanted.
@@ -89,11 +52,11 @@ fn seeds_for(ctx: &Ctx, q: &mut Query, roots: &[ExprId], t: u8) -> Vec<Seed> {
 
 pub enum RaceOutcome {
     Witness(RaceWitness),
-    /// The pair could not be decided (timeout, unknown address); the reason says why.
+    /// The pair could not be decided.
     Unknown {
         a1: usize,
         a2: usize,
-        reason: String,
+        why: Undecided,
     },
 }
 
@@ -231,14 +194,7 @@ fn check_pair(ctx: &mut Ctx, i: usize, j: usize) -> Option<RaceOutcome> {
             ctx.enumerated += 1;
             return match decided {
                 crate::enumerate::Decided::Holds => None,
-                crate::enumerate::Decided::Witness(model) => Some(RaceOutcome::Witness(RaceWitness {
-                    a1: i,
-                    a2: j,
-                    model,
-                    offsets: [Some("__offset0".into()), Some("__offset1".into())],
-                    input_dependent: vec![],
-                    seeds: vec![],
-                })),
+                crate::enumerate::Decided::Witness(witness) => Some(RaceOutcome::Witness(RaceWitness { a1: i, a2: j, witness, input_dependent: vec![] })),
             };
         }
     }
@@ -290,22 +246,17 @@ fn check_pair(ctx: &mut Ctx, i: usize, j: usize) -> Option<RaceOutcome> {
     }
     let mut seeds = seeds_for(ctx, &mut q, &[a.pc, o1], 1);
     seeds.extend(seeds_for(ctx, &mut q, &[b.pc, o2], 2));
-    let offsets = [named(&t1), named(&t2)];
-    for o in offsets.iter().flatten() {
-        q.want(o.clone());
+    // Named offsets, so the model always has their values.
+    for (name, term) in [("off_1", &t1), ("off_2", &t2)] {
+        q.enc.declare(name, 64);
+        q.asserts.push(format!("(= {name} {term})"));
+        q.want(name.into());
     }
+    let offsets = [Term::Name("off_1".into()), Term::Name("off_2".into())];
     match ctx.run_witness(&mut q, 2) {
         Answer::Unsat => None,
-        Answer::Unknown(reason) => Some(RaceOutcome::Unknown { a1: i, a2: j, reason }),
-        Answer::Sat(mut model) => {
-            // Constant offsets are not model entries: fill them in.
-            for (k, t) in [(0, &t1), (1, &t2)] {
-                if offsets[k].is_none() {
-                    if let Some(v) = parse_const(t) {
-                        model.insert(format!("__offset{k}"), v);
-                    }
-                }
-            }
+        Answer::Unknown(why) => Some(RaceOutcome::Unknown { a1: i, a2: j, why }),
+        Answer::Sat(model) => {
             let mut input_dependent: Vec<String> = Vec::new();
             for e in [o1, o2] {
                 for (_, acc) in ctx.loads_in(e) {
@@ -315,21 +266,12 @@ fn check_pair(ctx: &mut Ctx, i: usize, j: usize) -> Option<RaceOutcome> {
                     }
                 }
             }
-            Some(RaceOutcome::Witness(RaceWitness {
-                a1: i,
-                a2: j,
-                model,
-                offsets: [offsets[0].clone().or(Some("__offset0".into())), offsets[1].clone().or(Some("__offset1".into()))],
-                input_dependent,
-                seeds,
-            }))
+            let threads =
+                [ThreadSpec { copy: 1, loops: &a.loops, offset: Some(&offsets[0]) }, ThreadSpec { copy: 2, loops: &b.loops, offset: Some(&offsets[1]) }];
+            let witness = Witness::from_model(&model, &threads, ctx.k.params.len() as u32, &seeds);
+            Some(RaceOutcome::Witness(RaceWitness { a1: i, a2: j, witness, input_dependent }))
         }
     }
-}
-
-/// A term that is a name (not a literal or compound) can be asked for in `get-value`.
-fn named(term: &str) -> Option<String> {
-    (!term.starts_with('(')).then(|| term.to_string())
 }
 
 pub fn parse_const(term: &str) -> Option<u64> {

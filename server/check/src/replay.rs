@@ -6,9 +6,8 @@
 //! replay is never reported as a bug: it becomes an uncertified region.
 
 use crate::bind::{Binding, ByteSize};
-use crate::encode::sym_name;
-use crate::query::{dims_of, ThreadId};
-use model::expr::Sym;
+use crate::query::ThreadId;
+use crate::witness::{Fill, Witness};
 use model::interp::{self, AccessEvent, Arg, InterpError, Launch, Memory, Trace};
 use model::symbolic::{Access, AccessKind, Base, Lifted};
 use model::Kernel;
@@ -19,16 +18,6 @@ use std::collections::HashMap;
 const DEFAULT_BUFFER_BYTES: u64 = 1 << 20;
 const MAX_BUFFER_BYTES: u64 = 1 << 28;
 const STEP_LIMIT: u64 = 20_000_000;
-
-/// How buffers are filled: the witness says nothing about memory, so a few fills are tried.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Fill {
-    Zero,
-    /// Every element 1 (or 1.0).
-    One,
-    /// Small pseudo-random elements (0..8), seeded.
-    Random(u64),
-}
 
 pub const FILLS: [Fill; 4] = [Fill::Zero, Fill::One, Fill::Random(1), Fill::Random(2)];
 
@@ -72,23 +61,20 @@ pub struct Replay {
     pub mem: Memory,
 }
 
-/// Sets up a launch from a solver model: geometry, scalars, and zeroed buffers.
 /// Writes the loaded values a witness relies on into the replay's buffers.
-pub fn apply_seeds(r: &mut Replay, seeds: &[crate::races::Seed], model: &HashMap<String, u64>) {
-    for s in seeds {
-        let (Some(off), Some(v)) = (s.offset.value(model), s.value.value(model)) else { continue };
-        let Some(Arg::Buffer(id)) = r.launch.args.get(s.param as usize) else { continue };
+pub fn apply_memory(r: &mut Replay, w: &Witness) {
+    for c in &w.memory {
+        let Some(Arg::Buffer(id)) = r.launch.args.get(c.param as usize) else { continue };
         let bytes = r.mem.bytes_mut(*id);
-        let end = off.saturating_add(s.bytes as u64);
+        let end = c.byte_offset.saturating_add(c.bytes as u64);
         if end <= bytes.len() as u64 {
-            bytes[off as usize..end as usize].copy_from_slice(&v.to_le_bytes()[..s.bytes as usize]);
+            bytes[c.byte_offset as usize..end as usize].copy_from_slice(&c.value.to_le_bytes()[..c.bytes as usize]);
         }
     }
 }
 
-pub fn setup(k: &Kernel, l: &Lifted, bind: &Binding, model: &HashMap<String, u64>, blocks: Vec<[u32; 3]>, min_bytes: &HashMap<u32, u64>, fill: Fill) -> Replay {
-    let grid = dims_of(model, "nctaid");
-    let block = dims_of(model, "ntid");
+/// Sets up a launch for a witness: its geometry and scalars, buffers filled with `fill`.
+pub fn setup(k: &Kernel, l: &Lifted, bind: &Binding, w: &Witness, min_bytes: &HashMap<u32, u64>, fill: Fill) -> Replay {
     let pointer_params: Vec<u32> = l
         .accesses
         .iter()
@@ -106,9 +92,7 @@ pub fn setup(k: &Kernel, l: &Lifted, bind: &Binding, model: &HashMap<String, u64
         if is_buffer {
             let size = match bind.buffer_bytes(i) {
                 Some(ByteSize::Fixed(n)) => n,
-                Some(ByteSize::ParamTimes { param, elem_bytes }) => {
-                    model.get(&sym_name(Sym::Param { index: param, offset: 0 }, 0)).map_or(DEFAULT_BUFFER_BYTES, |v| v.saturating_mul(elem_bytes))
-                }
+                Some(ByteSize::ParamTimes { param, elem_bytes }) => w.params.get(&param).map_or(DEFAULT_BUFFER_BYTES, |v| v.saturating_mul(elem_bytes)),
                 None => DEFAULT_BUFFER_BYTES.max(min_bytes.get(&i).copied().unwrap_or(0)),
             };
             let dtype = match spec {
@@ -120,23 +104,18 @@ pub fn setup(k: &Kernel, l: &Lifted, bind: &Binding, model: &HashMap<String, u64
         } else if p.bytes * 8 != p.bits {
             args.push(Arg::Bytes(vec![0; p.bytes as usize]));
         } else {
-            let from_model = model.get(&sym_name(Sym::Param { index: i, offset: 0 }, 0)).copied();
+            let from_witness = w.params.get(&i).copied();
             let from_spec = match spec {
                 Some(ParamSpec::Scalar { value: Some(Scalar::Int(v)), .. }) => Some(*v as u64),
                 Some(ParamSpec::Scalar { value: Some(Scalar::Float(f)), .. }) => Some(if p.bits == 32 { (*f as f32).to_bits() as u64 } else { f.to_bits() }),
                 Some(ParamSpec::Scalar { range: Some((lo, _)), .. }) => Some(*lo as u64),
                 _ => None,
             };
-            args.push(Arg::Scalar(from_model.or(from_spec).unwrap_or(0)));
+            args.push(Arg::Scalar(from_witness.or(from_spec).unwrap_or(0)));
         }
     }
-    let mut uniq = Vec::new();
-    for b in blocks {
-        if !uniq.contains(&b) {
-            uniq.push(b);
-        }
-    }
-    let mut launch = Launch::new(grid, block, args).only_blocks(uniq).step_limit(STEP_LIMIT).dynamic_shared(bind.dynamic_shared_bytes.unwrap_or(0));
+    let (grid, block, blocks) = (w.grid, w.block, w.blocks());
+    let mut launch = Launch::new(grid, block, args).only_blocks(blocks).step_limit(STEP_LIMIT).dynamic_shared(bind.dynamic_shared_bytes.unwrap_or(0));
     // One bug must not hide another: an out-of-bounds access earlier in the kernel is recorded
     // and survived rather than ending the run before the witness's accesses happen.
     launch.continue_past_out_of_bounds = true;
@@ -147,30 +126,23 @@ pub fn run(k: &Kernel, r: &mut Replay) -> (Trace, Result<(), InterpError>) {
     interp::run_traced(k, &r.launch, &mut r.mem)
 }
 
-/// What a replay needs besides the kernel: the witness and the blocks it involves.
-pub struct Witness<'a> {
-    pub model: &'a HashMap<String, u64>,
-    pub blocks: Vec<[u32; 3]>,
-    /// Least buffer sizes (for buffers the interface does not size).
-    pub min_bytes: &'a HashMap<u32, u64>,
-    /// Loaded values the witness relies on.
-    pub seeds: &'a [crate::races::Seed],
-}
-
 /// Replays a witness under each memory fill in turn until `judge` recognises the bug in a run
-/// (its launch, trace and outcome); `None` if no fill reproduces it.
+/// (its launch, trace and outcome); returns the judgement and the fill that reproduced it, or
+/// `None` if no fill does. `min_bytes` are least buffer sizes for buffers the interface does not
+/// size.
 pub fn first_reproduction<T>(
     k: &Kernel,
     l: &Lifted,
     bind: &Binding,
     w: &Witness,
+    min_bytes: &HashMap<u32, u64>,
     judge: impl Fn(&Replay, &Trace, &Result<(), InterpError>) -> Option<T>,
-) -> Option<T> {
+) -> Option<(T, Fill)> {
     FILLS.iter().find_map(|&fill| {
-        let mut r = setup(k, l, bind, w.model, w.blocks.clone(), w.min_bytes, fill);
-        apply_seeds(&mut r, w.seeds, w.model);
+        let mut r = setup(k, l, bind, w, min_bytes, fill);
+        apply_memory(&mut r, w);
         let (trace, result) = run(k, &mut r);
-        judge(&r, &trace, &result)
+        judge(&r, &trace, &result).map(|t| (t, fill))
     })
 }
 

@@ -2,6 +2,7 @@
 //! tests assert. Field names are part of the JSON contract.
 
 use crate::query::ThreadId;
+use crate::witness::Witness;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -106,8 +107,6 @@ pub struct AddressReport {
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Finding {
     pub kind: FindingKind,
-    /// One sentence with the counterexample in it.
-    pub message: String,
     /// For races both accesses; for out-of-bounds the access; for divergence empty.
     pub accesses: Vec<AccessReport>,
     pub threads: Vec<ThreadId>,
@@ -116,10 +115,54 @@ pub struct Finding {
     /// For barrier divergence: the barrier (or warp collective).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub barrier: Option<Location>,
-    /// Launch geometry and scalar parameter values of the counterexample.
+    /// For barrier divergence: what the threads that do not arrive do instead.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub divergence: Option<Divergence>,
+    /// Values read from memory that the counterexample relies on (`slot_mapping[0] = 1023`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub inputs: Vec<InputValue>,
+    /// Launch geometry and scalar parameter values of the counterexample, by name.
     pub launch: LaunchReport,
+    /// The counterexample as the engine found it and the replay confirmed it.
+    pub witness: Witness,
     /// Whether the reference interpreter reproduced it.
     pub replayed: bool,
+}
+
+/// A loaded value a counterexample relies on.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct InputValue {
+    pub buffer: String,
+    pub element: u64,
+    pub value: i64,
+}
+
+/// How the threads of a divergence disagree.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Divergence {
+    /// `threads[0]` waits at the barrier; `threads[1]` does something else.
+    Barrier { other: Whereabouts },
+    /// The member mask of a warp collective names `lane` of `warp`, which does not arrive.
+    Warp { warp: u32, mask: u32, lane: u32, other: Whereabouts },
+}
+
+/// Where a thread is instead of at the barrier or collective.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "state", rename_all = "snake_case")]
+pub enum Whereabouts {
+    Exited,
+    /// Waiting at another barrier (or the same one in another iteration).
+    AtBarrier {
+        location: Location,
+    },
+    AtCollective {
+        location: Location,
+    },
+    /// The lane names no thread of the block (a partial last warp).
+    NoSuchThread,
+    /// Never reaches it.
+    DoesNotArrive,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Default)]
@@ -129,11 +172,107 @@ pub struct LaunchReport {
     pub params: BTreeMap<String, i64>,
 }
 
+/// Which question a check could not settle.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Question {
+    Race,
+    Barrier,
+    WarpCollective,
+    Bounds,
+}
+
+/// Why part of a kernel is uncertified. Each variant carries what the message needs, so
+/// messages are rendered at the output edge ([`crate::render`]) and tests match the variant.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Reason {
+    /// An instruction the model does not understand.
+    UnsupportedInstruction {
+        opcode: String,
+        why: String,
+    },
+    /// An access whose address is not derived from a parameter or a declared variable.
+    UntrackedAddress {
+        access: &'static str,
+    },
+    /// The answer depends on values read from these buffers, and the interface says nothing
+    /// about them.
+    LoadedValues {
+        question: Question,
+        buffers: Vec<String>,
+    },
+    SolverTimeout {
+        question: Question,
+        millis: u64,
+    },
+    /// The solver failed or is missing.
+    SolverFailure {
+        question: Question,
+        message: String,
+    },
+    /// The kernel's time budget ran out before this check.
+    BudgetExhausted {
+        question: Question,
+    },
+    /// The engine found a candidate the interpreter could not reproduce (the engine
+    /// over-approximates here).
+    Unreproduced {
+        question: Question,
+    },
+    /// The kernel's body did not parse completely, so what was checked is not the kernel.
+    IncompleteParse {
+        message: String,
+    },
+    /// The kernel could not be lowered into the model.
+    NotLowered {
+        message: String,
+    },
+    /// A bug in LARK, caught.
+    EngineError {
+        message: String,
+    },
+}
+
+impl Reason {
+    /// The question an undecided check was about, if the reason is about one.
+    pub fn question(&self) -> Option<Question> {
+        match self {
+            Reason::LoadedValues { question, .. }
+            | Reason::SolverTimeout { question, .. }
+            | Reason::SolverFailure { question, .. }
+            | Reason::BudgetExhausted { question }
+            | Reason::Unreproduced { question } => Some(*question),
+            _ => None,
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Uncertified {
-    pub reason: String,
+    #[serde(flatten)]
+    pub reason: Reason,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub location: Option<Location>,
+    /// Other places the question involves (the second access of an undecided race).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub related: Vec<Location>,
+}
+
+impl Uncertified {
+    pub fn at(reason: Reason, location: Location) -> Uncertified {
+        Uncertified { reason, location: Some(location), related: vec![] }
+    }
+}
+
+/// Something the user should know that does not change the verdict.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Note {
+    /// No interface entry: checked for every launch within hardware limits.
+    NoInterface { kernel: String },
+    /// The interface names something that is not a parameter of the kernel.
+    UnmatchedParameter { name: String },
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -144,7 +283,7 @@ pub struct KernelReport {
     pub uncertified: Vec<Uncertified>,
     /// Things the user should know that do not change the verdict (unused interface entries...).
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub notes: Vec<String>,
+    pub notes: Vec<Note>,
     pub stats: Stats,
 }
 
@@ -164,12 +303,12 @@ pub struct Stats {
 impl KernelReport {
     /// The report of a kernel that could not be checked at all (not lowered, or the engine
     /// failed): verdict `error`, with the reason.
-    pub fn error(name: &str, reason: String, millis: f64) -> KernelReport {
+    pub fn error(name: &str, reason: Reason, millis: f64) -> KernelReport {
         KernelReport {
             name: name.to_string(),
             verdict: Verdict::Error,
             findings: vec![],
-            uncertified: vec![Uncertified { reason, location: None }],
+            uncertified: vec![Uncertified { reason, location: None, related: vec![] }],
             notes: vec![],
             stats: Stats { millis, ..Stats::default() },
         }

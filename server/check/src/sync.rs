@@ -2,26 +2,26 @@
 //! iteration of every enclosing loop, does not; and warp collectives (`shfl.sync`, `vote.sync`,
 //! `bar.warp.sync`) whose member mask names a lane that does not arrive.
 
-use crate::ctx::{Answer, Ctx};
+use crate::ctx::{Answer, Ctx, Undecided};
 use crate::encode::bv;
 use crate::query::{linear_tid, same_block, Query};
+use crate::witness::{ThreadSpec, Witness};
 use model::cfg::{BlockId, LoopId};
 use model::expr::{ExprId, Sym};
 use model::symbolic::COUNTER_BITS;
-use std::collections::HashMap;
 
 pub struct DivergenceWitness {
     /// The barrier or collective: (block, instruction index).
     pub site: (BlockId, usize),
     pub warp: bool,
-    pub model: HashMap<String, u64>,
-    /// For warp collectives: the lane that does not arrive (and whether it exists at all).
-    pub missing_lane: Option<u64>,
+    /// Thread 0 reaches the site; thread 1 does not (for a warp collective, thread 1 is the
+    /// lane `witness.missing_lane` of thread 0's warp, when that lane exists).
+    pub witness: Witness,
 }
 
 pub enum SyncOutcome {
     Witness(DivergenceWitness),
-    Unknown { site: (BlockId, usize), reason: String },
+    Unknown { site: (BlockId, usize), warp: bool, why: Undecided },
 }
 
 pub fn find(ctx: &mut Ctx) -> Vec<SyncOutcome> {
@@ -31,8 +31,8 @@ pub fn find(ctx: &mut Ctx) -> Vec<SyncOutcome> {
         if let Some(launch) = &ctx.launch {
             if let Some(decided) = crate::enumerate::barrier(ctx, launch, block, &loops, pc) {
                 ctx.enumerated += 1;
-                if let crate::enumerate::Decided::Witness(model) = decided {
-                    out.push(SyncOutcome::Witness(DivergenceWitness { site: (block, inst), warp: false, model, missing_lane: None }));
+                if let crate::enumerate::Decided::Witness(witness) = decided {
+                    out.push(SyncOutcome::Witness(DivergenceWitness { site: (block, inst), warp: false, witness }));
                 }
                 continue;
             }
@@ -51,8 +51,11 @@ pub fn find(ctx: &mut Ctx) -> Vec<SyncOutcome> {
         q.add_param_facts(&ctx.l.exprs, ctx.bind, &roots);
         match ctx.run_witness(&mut q, 2) {
             Answer::Unsat => {}
-            Answer::Sat(model) => out.push(SyncOutcome::Witness(DivergenceWitness { site: (block, inst), warp: false, model, missing_lane: None })),
-            Answer::Unknown(reason) => out.push(SyncOutcome::Unknown { site: (block, inst), reason }),
+            Answer::Sat(model) => {
+                let witness = witness_of(ctx, &model, &loops);
+                out.push(SyncOutcome::Witness(DivergenceWitness { site: (block, inst), warp: false, witness }))
+            }
+            Answer::Unknown(why) => out.push(SyncOutcome::Unknown { site: (block, inst), warp: false, why }),
         }
     }
     let warp_sites: Vec<_> = ctx.l.warp_ops.iter().map(|w| (w.block, w.inst, w.pc, w.mask, w.loops.clone())).collect();
@@ -60,9 +63,8 @@ pub fn find(ctx: &mut Ctx) -> Vec<SyncOutcome> {
         if let Some(launch) = &ctx.launch {
             if let Some(decided) = crate::enumerate::warp(ctx, launch, block, &loops, pc, mask) {
                 ctx.enumerated += 1;
-                if let crate::enumerate::Decided::Witness(model) = decided {
-                    let lane = model.get("lane_missing").copied();
-                    out.push(SyncOutcome::Witness(DivergenceWitness { site: (block, inst), warp: true, model, missing_lane: lane }));
+                if let crate::enumerate::Decided::Witness(witness) = decided {
+                    out.push(SyncOutcome::Witness(DivergenceWitness { site: (block, inst), warp: true, witness }));
                 }
                 continue;
             }
@@ -92,13 +94,18 @@ pub fn find(ctx: &mut Ctx) -> Vec<SyncOutcome> {
         match ctx.run_witness(&mut q, 2) {
             Answer::Unsat => {}
             Answer::Sat(model) => {
-                let lane = model.get("lane_missing").copied();
-                out.push(SyncOutcome::Witness(DivergenceWitness { site: (block, inst), warp: true, model, missing_lane: lane }));
+                let witness = witness_of(ctx, &model, &loops);
+                out.push(SyncOutcome::Witness(DivergenceWitness { site: (block, inst), warp: true, witness }));
             }
-            Answer::Unknown(reason) => out.push(SyncOutcome::Unknown { site: (block, inst), reason }),
+            Answer::Unknown(why) => out.push(SyncOutcome::Unknown { site: (block, inst), warp: true, why }),
         }
     }
     out
+}
+
+fn witness_of(ctx: &Ctx, model: &std::collections::HashMap<String, u64>, loops: &[LoopId]) -> Witness {
+    let threads = [ThreadSpec { copy: 1, loops, offset: None }, ThreadSpec { copy: 2, loops, offset: None }];
+    Witness::from_model(model, &threads, ctx.k.params.len() as u32, &[])
 }
 
 /// Both threads are in the same iteration of every loop around the site.

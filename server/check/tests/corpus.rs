@@ -3,7 +3,7 @@
 //! (or `uncertified` with a reason — never a finding), and every finding must have been replayed
 //! by the interpreter. Prints the confusion table.
 
-use check::{check_ptx, Context, FileReport, FindingKind, Options, Solver, Verdict};
+use check::{check_ptx, Context, FileReport, FindingKind, Options, Reason, Solver, Verdict};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -65,12 +65,12 @@ fn corpus_scores() {
         *table.entry((e.verdict.clone(), k.verdict.as_str().to_string())).or_default() += 1;
         for f in &k.findings {
             if !f.replayed {
-                failures.push(format!("{}: finding not replayed: {}", e.kernel, f.message));
+                failures.push(format!("{}: finding not replayed: {}", e.kernel, check::render::finding_message(f)));
             }
         }
         if e.verdict == "verified" {
             if !k.findings.is_empty() {
-                failures.push(format!("{}: false alarm: {}", e.kernel, k.findings[0].message));
+                failures.push(format!("{}: false alarm: {}", e.kernel, check::render::finding_message(&k.findings[0])));
             } else if k.verdict == Verdict::Uncertified && k.uncertified.is_empty() {
                 failures.push(format!("{}: uncertified without a reason", e.kernel));
             }
@@ -127,14 +127,15 @@ fn smt_agrees_with_enumeration() {
         let b = run(&f, &smt, &mut solver);
         for (ka, kb) in a.kernels.iter().zip(&b.kernels) {
             compared += 1;
-            let timed_out = [ka, kb].iter().any(|k| k.uncertified.iter().any(|u| u.reason.contains("not decided")));
+            let timed_out =
+                [ka, kb].iter().any(|k| k.uncertified.iter().any(|u| matches!(u.reason, Reason::SolverTimeout { .. } | Reason::BudgetExhausted { .. })));
             if ka.verdict != kb.verdict && !timed_out {
                 disagreements.push(format!(
                     "{}: enumeration says {}, SMT says {} ({:?})",
                     ka.name,
                     ka.verdict.as_str(),
                     kb.verdict.as_str(),
-                    kb.uncertified.first().map(|u| &u.reason)
+                    kb.uncertified.first().map(check::render::uncertified_message)
                 ));
             }
         }
@@ -166,7 +167,12 @@ fn compiler_variants_keep_their_verdicts() {
         for k in &report.kernels {
             let want = &expected[&k.name];
             if k.verdict.as_str() != want {
-                failures.push(format!("{name}: {} expected {want}, got {} ({:?})", k.name, k.verdict.as_str(), k.uncertified.first().map(|u| &u.reason)));
+                failures.push(format!(
+                    "{name}: {} expected {want}, got {} ({:?})",
+                    k.name,
+                    k.verdict.as_str(),
+                    k.uncertified.first().map(check::render::uncertified_message)
+                ));
             }
         }
     }

@@ -1,6 +1,6 @@
 //! Rendering reports: text for people, JSON for tools, SARIF 2.1.0 for code-scanning pipelines.
 
-use check::{FileReport, Finding, Location};
+use check::{render, FileReport, Finding, Location};
 use serde_json::{json, Value};
 use std::fmt::Write;
 
@@ -21,7 +21,7 @@ pub fn text(r: &FileReport) -> String {
         for f in &k.findings {
             let at = f.accesses.first().map(|a| &a.location).or(f.barrier.as_ref());
             let where_ = at.map_or_else(|| r.file.clone(), |l| place(&r.file, l));
-            let _ = writeln!(out, "  {where_}: error[{}]: {}", kind_word(f), f.message);
+            let _ = writeln!(out, "  {where_}: error[{}]: {}", kind_word(f), render::finding_message(f));
             if f.accesses.len() > 1 {
                 for a in &f.accesses {
                     let iters = if a.iterations.is_empty() {
@@ -45,10 +45,10 @@ pub fn text(r: &FileReport) -> String {
         }
         for u in &k.uncertified {
             let where_ = u.location.as_ref().map_or_else(|| r.file.clone(), |l| place(&r.file, l));
-            let _ = writeln!(out, "  {where_}: uncertified: {}", u.reason);
+            let _ = writeln!(out, "  {where_}: uncertified: {}", render::uncertified_message(u));
         }
         for n in &k.notes {
-            let _ = writeln!(out, "  note: {n}");
+            let _ = writeln!(out, "  note: {}", render::note_message(n));
         }
     }
     if r.kernels.is_empty() && r.diagnostics.is_empty() {
@@ -68,6 +68,7 @@ pub fn json(reports: &[FileReport]) -> String {
             r.kernels.iter().map(move |k| {
                 let mut v = serde_json::to_value(k).expect("serialisable");
                 v["file"] = json!(r.file);
+                with_messages(&mut v, k);
                 v
             })
         })
@@ -84,6 +85,20 @@ pub fn json(reports: &[FileReport]) -> String {
         .collect();
     let doc = json!({ "lark_version": env!("CARGO_PKG_VERSION"), "kernels": kernels, "diagnostics": diagnostics });
     serde_json::to_string_pretty(&doc).expect("serialisable")
+}
+
+/// Adds the rendered `message` of each finding, uncertified region and note to a kernel's JSON
+/// (the typed fields stay beside it).
+fn with_messages(v: &mut Value, k: &check::KernelReport) {
+    for (i, f) in k.findings.iter().enumerate() {
+        v["findings"][i]["message"] = json!(render::finding_message(f));
+    }
+    for (i, u) in k.uncertified.iter().enumerate() {
+        v["uncertified"][i]["message"] = json!(render::uncertified_message(u));
+    }
+    for (i, n) in k.notes.iter().enumerate() {
+        v["notes"][i]["message"] = json!(render::note_message(n));
+    }
 }
 
 const RULES: [(&str, &str); 5] = [
@@ -132,7 +147,7 @@ pub fn sarif(reports: &[FileReport]) -> String {
                 results.push(json!({
                     "ruleId": f.kind.verdict().as_str(),
                     "level": "error",
-                    "message": { "text": format!("{}: {}", k.name, f.message) },
+                    "message": { "text": format!("{}: {}", k.name, render::finding_message(f)) },
                     "locations": [primary],
                     "relatedLocations": related,
                     "properties": { "kernel": k.name, "threads": f.threads, "launch": f.launch, "replayed": f.replayed }
@@ -144,7 +159,7 @@ pub fn sarif(reports: &[FileReport]) -> String {
                     .as_ref()
                     .map_or_else(|| json!({ "physicalLocation": { "artifactLocation": { "uri": r.file } } }), |l| sarif_location(&r.file, l));
                 results
-                    .push(json!({ "ruleId": "uncertified", "level": "note", "message": { "text": format!("{}: {}", k.name, u.reason) }, "locations": [loc] }));
+                    .push(json!({ "ruleId": "uncertified", "level": "note", "message": { "text": format!("{}: {}", k.name, render::uncertified_message(u)) }, "locations": [loc] }));
             }
         }
     }

@@ -173,11 +173,22 @@ pub(crate) struct CachedKernel {
     bases: Vec<(u32, u32)>,
 }
 
+/// Every source position a report holds, so a cached report can be moved onto a new version
+/// of the text; messages are rendered from these, so nothing else needs moving.
 fn locations_mut(r: &mut KernelReport) -> impl Iterator<Item = &mut Location> {
     r.findings
         .iter_mut()
-        .flat_map(|f| f.accesses.iter_mut().map(|a| &mut a.location).chain(f.barrier.iter_mut()))
-        .chain(r.uncertified.iter_mut().filter_map(|u| u.location.as_mut()))
+        .flat_map(|f| {
+            let other = match &mut f.divergence {
+                Some(check::Divergence::Barrier { other } | check::Divergence::Warp { other, .. }) => match other {
+                    check::Whereabouts::AtBarrier { location } | check::Whereabouts::AtCollective { location } => Some(location),
+                    _ => None,
+                },
+                None => None,
+            };
+            f.accesses.iter_mut().map(|a| &mut a.location).chain(f.barrier.iter_mut()).chain(other)
+        })
+        .chain(r.uncertified.iter_mut().flat_map(|u| u.location.iter_mut().chain(u.related.iter_mut())))
 }
 
 impl CachedKernel {
@@ -220,45 +231,8 @@ impl CachedKernel {
                 }
             }
         }
-        if dcu != 0 {
-            for f in &mut r.findings {
-                f.message = shift_lines(&f.message, dcu);
-            }
-            for u in &mut r.uncertified {
-                u.reason = shift_lines(&u.reason, dcu);
-            }
-        }
         r
     }
-}
-
-/// Adds `delta` to the numbers in `line N` and `lines N and M`.
-pub(crate) fn shift_lines(msg: &str, delta: i64) -> String {
-    let mut out = String::with_capacity(msg.len());
-    let mut rest = msg;
-    let mut in_lines = false;
-    while !rest.is_empty() {
-        let word_end = rest.find(|c: char| !c.is_ascii_alphanumeric()).unwrap_or(rest.len()).max(1);
-        let word = &rest[..word_end];
-        rest = &rest[word_end..];
-        out.push_str(word);
-        let expects_number = matches!(word, "line" | "lines") || (in_lines && word == "and");
-        if word == "lines" {
-            in_lines = true;
-        } else if !matches!(word, "and" | " ") && !word.chars().all(|c| c.is_ascii_digit()) {
-            in_lines = false;
-        }
-        if expects_number && rest.starts_with(' ') {
-            let digits = rest[1..].find(|c: char| !c.is_ascii_digit()).unwrap_or(rest.len() - 1);
-            if digits > 0 {
-                let n: i64 = rest[1..1 + digits].parse().unwrap_or(0);
-                out.push(' ');
-                out.push_str(&(n + delta).max(1).to_string());
-                rest = &rest[1 + digits..];
-            }
-        }
-    }
-    out
 }
 
 /// Hashes a kernel's text with the lines of its `.loc`s relative to the first `.loc` line of
@@ -572,7 +546,7 @@ pub(crate) fn check_module(
                     let range = if fa.kind == FileKind::Ptx { span_range(fa, e.span) } else { header.clone() };
                     fa.problems.push(Problem { range, severity: Severity::Error, message: e.message.clone() });
                     let _ = model.set(None);
-                    let report = KernelReport::error(&name, e.message, 0.0);
+                    let report = KernelReport::error(&name, check::Reason::NotLowered { message: e.message.clone() }, 0.0);
                     (report, false)
                 }
             },
@@ -653,33 +627,4 @@ pub(crate) fn recheck_text(
     let iface = InterfaceInput { path: fa.interface_path.clone(), interface: fa.interface.clone(), error: None };
     check_module(an, &mut efa, &iface, cu_text.as_deref(), Some(only), solver, cancelled, &|_, _| {}, &mut FileKeys::default()).ok()?;
     Some(efa)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn shifts_line_numbers_in_messages() {
-        let m = "data race on shared s[4]: thread (0,0,0)/(0,0,0) reads s[4] at line 10 while thread (0,0,0)/(4,0,0) writes it at line 12, with no barrier between them";
-        assert_eq!(shift_lines(m, 3), m.replace("line 10", "line 13").replace("line 12", "line 15"));
-        assert_eq!(shift_lines("race freedom between lines 4 and 9 not decided: timeout", -2), "race freedom between lines 2 and 7 not decided: timeout");
-        assert_eq!(shift_lines("barrier divergence at line 7: thread x", 1), "barrier divergence at line 8: thread x");
-        assert_eq!(shift_lines("online 5 and 6", 1), "online 5 and 6");
-    }
-
-    #[test]
-    fn loc_lines_hash_relative_to_the_first_of_their_file() {
-        let a = ".loc 2 53 1\n.loc 1 5 3 // k.cu:5:3\nld.u32 %r1, [x];\n.loc 1 6 2\n.loc 2 53 1\n";
-        let b = ".loc 2 60 1\n.loc 1 9 3 // k.cu:9:3\nld.u32 %r1, [x];\n.loc 1 10 2\n.loc 2 60 1\n";
-        let c = ".loc 2 53 1\n.loc 1 9 3\nld.u32 %r1, [x];\n.loc 1 11 2\n.loc 2 53 1\n";
-        let h = |t: &str| {
-            let mut h = DefaultHasher::new();
-            let bases = hash_kernel_text(t, &mut h);
-            (h.finish(), bases)
-        };
-        assert_eq!(h(a).0, h(b).0);
-        assert_eq!((h(a).1, h(b).1), (vec![(2, 53), (1, 5)], vec![(2, 60), (1, 9)]));
-        assert_ne!(h(b).0, h(c).0);
-    }
 }

@@ -49,12 +49,14 @@ pub fn diagnostics(fa: &FileAnalysis) -> Vec<Diagnostic> {
                 continue; // already a problem of the file
             }
             let range = u.location.as_ref().and_then(|l| fa.loc_range(l)).unwrap_or_else(|| k.header.clone());
+            let related =
+                u.related.iter().filter_map(|l| Some(Related { range: fa.loc_range(l)?, message: format!("the other access, at line {}", l.line) })).collect();
             let d = Diagnostic {
                 range,
                 severity: Severity::Information,
                 code: "uncertified",
-                message: u.reason.clone(),
-                related: vec![],
+                message: check::render::uncertified_message(u),
+                related,
                 data: None,
                 kernel: Some(k.name.clone()),
             };
@@ -116,7 +118,7 @@ fn finding(fa: &FileAnalysis, k: &KernelResult, f: &Finding) -> Diagnostic {
         range: range.unwrap_or_else(|| k.header.clone()),
         severity: Severity::Error,
         code,
-        message: f.message.clone(),
+        message: check::render::finding_message(f),
         related,
         data: Some(data),
         kernel: Some(k.name.clone()),

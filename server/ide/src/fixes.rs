@@ -87,7 +87,7 @@ fn barrier_fix_cached(
     fa.text.hash(&mut h);
     fa.key.hash(&mut h);
     kr.name.hash(&mut h);
-    f.message.hash(&mut h);
+    serde_json::to_string(f).unwrap_or_default().hash(&mut h);
     format!("{:?}", an.settings()).hash(&mut h);
     let key = h.finish();
     if let Some(hit) = lock(&an.db.fixes).get(&key) {

@@ -87,11 +87,11 @@ pub fn hover(fa: &FileAnalysis, offset: usize) -> Option<Hover> {
     if !findings.is_empty() {
         md.push('\n');
         for f in findings {
-            let _ = writeln!(md, "- **{}**: {}", f.kind.verdict().as_str(), f.message);
+            let _ = writeln!(md, "- **{}**: {}", f.kind.verdict().as_str(), check::render::finding_message(f));
         }
     }
     for u in r.uncertified.iter().filter(|u| u.location.as_ref().is_some_and(on_line)) {
-        let _ = writeln!(md, "- uncertified: {}", u.reason);
+        let _ = writeln!(md, "- uncertified: {}", check::render::uncertified_message(u));
     }
     Some(Hover { range, markdown: md })
 }
@@ -113,7 +113,7 @@ pub(crate) fn show_model(fa: &FileAnalysis) -> String {
                 out.push_str(&model::dump::dump(k, &a.lifted, &a.phases));
             }
             _ => {
-                let why = kr.report.uncertified.first().map_or("it could not be lowered", |u| u.reason.as_str());
+                let why = kr.report.uncertified.first().map_or_else(|| "it could not be lowered".to_string(), check::render::uncertified_message);
                 let _ = writeln!(out, "kernel {}: no model: {why}", kr.name);
             }
         }

@@ -120,6 +120,7 @@ pub struct UnsupportedSite {
     pub inst: usize,
     pub span: Span,
     pub line: Option<u32>,
+    pub opcode: smol_str::SmolStr,
     pub reason: String,
 }
 
@@ -820,9 +821,16 @@ impl Lifter<'_> {
                 self.set(st, guard, *dst, v);
             }
             Op::Fence | Op::Bra { .. } | Op::Ret | Op::Exit => {}
-            Op::Unsupported { reason, .. } => {
+            Op::Unsupported { opcode, reason } => {
                 if self.recording {
-                    self.out_unsupported.push(UnsupportedSite { block: b, inst: idx, span: inst.span, line: inst.line, reason: reason.clone() });
+                    self.out_unsupported.push(UnsupportedSite {
+                        block: b,
+                        inst: idx,
+                        span: inst.span,
+                        line: inst.line,
+                        opcode: opcode.clone(),
+                        reason: reason.clone(),
+                    });
                 }
             }
         }

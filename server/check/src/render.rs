@@ -1,0 +1,151 @@
+//! Messages, rendered from the typed results at the output edge (CLI text, JSON, SARIF, the
+//! editor). Nothing upstream stores English: a report moved onto a new version of the text
+//! (lines shifted) renders its messages with the new lines.
+
+use crate::report::*;
+
+/// One sentence with the counterexample in it.
+pub fn finding_message(f: &Finding) -> String {
+    match f.kind {
+        FindingKind::Race => race_message(f),
+        FindingKind::BarrierDivergence => divergence_message(f),
+        FindingKind::OutOfBounds => out_of_bounds_message(f),
+    }
+}
+
+fn verb(kind: &str) -> &'static str {
+    match kind {
+        "read" => "reads",
+        "write" => "writes",
+        _ => "atomically updates",
+    }
+}
+
+fn race_message(f: &Finding) -> String {
+    let (Some(a1), Some(a2), Some(addr)) = (f.accesses.first(), f.accesses.get(1), &f.address) else { return "data race".into() };
+    let (t1, t2) = (thread(f, a1.thread), thread(f, a2.thread));
+    let element = addr.element.unwrap_or(addr.offset);
+    let target = &addr.target;
+    let sep = if f.threads.first().map(|t| t.block) != f.threads.get(1).map(|t| t.block) {
+        "in another block (blocks are unordered)"
+    } else {
+        "with no barrier between them"
+    };
+    let mut message = format!(
+        "data race on {} {target}[{element}]: thread {t1} {} {target}[{element}] at line {} while thread {t2} {} it at line {}, {sep}",
+        addr.space,
+        verb(a1.kind),
+        a1.location.line,
+        verb(a2.kind),
+        a2.location.line
+    );
+    if !f.inputs.is_empty() {
+        message.push_str(&format!(" (with input {})", inputs(f)));
+    }
+    message
+}
+
+fn divergence_message(f: &Finding) -> String {
+    let line = f.barrier.as_ref().map_or(0, |b| b.line);
+    match &f.divergence {
+        Some(Divergence::Barrier { other }) => {
+            format!("barrier divergence at line {line}: thread {} waits at the barrier while thread {} {}", thread(f, 0), thread(f, 1), whereabouts(other))
+        }
+        Some(Divergence::Warp { warp, mask, lane, other }) => {
+            format!("warp divergence at line {line}: member mask {mask:#010x} of warp {warp} names lane {lane}, which {}", whereabouts(other))
+        }
+        None => format!("barrier divergence at line {line}"),
+    }
+}
+
+fn whereabouts(w: &Whereabouts) -> String {
+    match w {
+        Whereabouts::Exited => "has exited".into(),
+        Whereabouts::AtBarrier { location } => format!("waits at the barrier at line {}", location.line),
+        Whereabouts::AtCollective { location } => format!("waits at the warp collective at line {}", location.line),
+        Whereabouts::NoSuchThread => "is not a thread of the block".into(),
+        Whereabouts::DoesNotArrive => "does not arrive".into(),
+    }
+}
+
+fn out_of_bounds_message(f: &Finding) -> String {
+    let (Some(a), Some(addr)) = (f.accesses.first(), &f.address) else { return "out-of-bounds access".into() };
+    let offset = addr.offset as i64;
+    let element = addr.element.map_or(offset, |e| e as i64);
+    let size = addr.size.map_or(String::new(), |s| format!("; `{}` has {s} bytes", addr.target));
+    format!(
+        "out-of-bounds {} of {}[{element}] ({} bytes at byte offset {offset}{size}) by thread {} at line {}",
+        a.kind,
+        addr.target,
+        a.bytes,
+        thread(f, a.thread),
+        a.location.line
+    )
+}
+
+fn thread(f: &Finding, i: usize) -> String {
+    f.threads.get(i).map_or_else(|| "?".into(), |t| t.to_string())
+}
+
+/// `slot_mapping[0] = 1023, slot_mapping[1] = 1023`.
+pub fn inputs(f: &Finding) -> String {
+    f.inputs.iter().map(|i| format!("{}[{}] = {}", i.buffer, i.element, i.value)).collect::<Vec<_>>().join(", ")
+}
+
+/// Loop iterations of an access: `k0=7, k1=0`.
+pub fn iterations(a: &AccessReport) -> String {
+    a.iterations.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(", ")
+}
+
+fn question(q: Question) -> &'static str {
+    match q {
+        Question::Race => "race freedom",
+        Question::Barrier => "barrier uniformity",
+        Question::WarpCollective => "warp-collective uniformity",
+        Question::Bounds => "bounds",
+    }
+}
+
+/// The reason an uncertified region is left open.
+pub fn uncertified_message(u: &Uncertified) -> String {
+    let here = u.location.as_ref().map(|l| l.line);
+    let pair = match (here, u.related.first()) {
+        (Some(a), Some(b)) => format!(" between lines {a} and {}", b.line),
+        (Some(a), None) => format!(" at line {a}"),
+        _ => String::new(),
+    };
+    match &u.reason {
+        Reason::UnsupportedInstruction { opcode, why } => format!("unsupported: `{opcode}`: {why}"),
+        Reason::UntrackedAddress { access } => {
+            format!("the address of this {access} is not derived from a kernel parameter or a declared variable, so it is not checked")
+        }
+        Reason::LoadedValues { question: q, buffers } => format!(
+            "{}{pair} depends on the values read from {}: declare them in lark.toml, e.g. assume = [\"injective\"] or [\"in_range(lo, hi)\"], or their values",
+            question(*q),
+            buffers.iter().map(|b| format!("`{b}`")).collect::<Vec<_>>().join(", ")
+        ),
+        Reason::SolverTimeout { question: q, millis } => format!("{}{pair} not decided: the solver did not answer within {millis} ms", question(*q)),
+        Reason::SolverFailure { question: q, message } => format!("{}{pair} not decided: {message}", question(*q)),
+        Reason::BudgetExhausted { question: q } => format!("{}{pair} not decided: the time budget for this kernel ran out before this check", question(*q)),
+        Reason::Unreproduced { question: q } => match q {
+            Question::Race => format!("possible race{pair} that the interpreter did not reproduce; the engine over-approximates here"),
+            Question::Barrier => format!("the barrier{pair} may not be reached by all threads; the interpreter did not reproduce it"),
+            Question::WarpCollective => {
+                format!("the warp collective{pair} may not be reached by every lane its mask names; the interpreter did not reproduce it")
+            }
+            Question::Bounds => format!("possible out-of-bounds access{pair} that the interpreter did not reproduce"),
+        },
+        Reason::IncompleteParse { message } => format!("the kernel's body did not parse completely ({message}), so it is not checked"),
+        Reason::NotLowered { message } => message.clone(),
+        Reason::EngineError { message } => format!("internal error in the engine: {message}"),
+    }
+}
+
+pub fn note_message(n: &Note) -> String {
+    match n {
+        Note::NoInterface { kernel } => format!(
+            "no interface for `{kernel}` (lark.toml): checked for every launch within hardware limits with unbounded buffers; declaring the launch makes the check exact and fast"
+        ),
+        Note::UnmatchedParameter { name } => format!("the interface names `{name}`, which is not a parameter of this kernel"),
+    }
+}
