@@ -22,8 +22,10 @@ pub struct Ctx<'a> {
     pub queries: u64,
     /// Time spent waiting for the solver.
     pub solver_time: std::time::Duration,
-    /// After this, remaining solver checks are answered `Unknown` (uncertified).
-    pub deadline: Option<std::time::Instant>,
+    /// Polled before every query and during enumeration: when it runs out, the remaining
+    /// checks are answered `Unknown` (uncertified); when it is cancelled, the result is
+    /// discarded by the caller.
+    pub budget: model::budget::Budget,
     /// Checks decided by exhaustive enumeration instead of the solver.
     pub enumerated: u64,
     /// The launch, when the interface fixes it (enables enumeration).
@@ -52,6 +54,17 @@ pub enum Undecided {
     Budget,
     /// The solver failed or is missing.
     Failure(String),
+    /// The caller no longer wants the result.
+    Cancelled,
+}
+
+impl From<model::budget::Stop> for Undecided {
+    fn from(stop: model::budget::Stop) -> Undecided {
+        match stop {
+            model::budget::Stop::Cancelled => Undecided::Cancelled,
+            model::budget::Stop::Deadline => Undecided::Budget,
+        }
+    }
 }
 
 impl Undecided {
@@ -60,7 +73,8 @@ impl Undecided {
         use crate::report::Reason;
         match self {
             Undecided::Timeout { millis } => Reason::SolverTimeout { question, millis },
-            Undecided::Budget => Reason::BudgetExhausted { question },
+            // A cancelled check's report is discarded; if it is shown anyway, it is unfinished.
+            Undecided::Budget | Undecided::Cancelled => Reason::BudgetExhausted { question },
             Undecided::Failure(message) => Reason::SolverFailure { question, message },
         }
     }
@@ -86,7 +100,7 @@ impl<'a> Ctx<'a> {
             timeout_ms,
             queries: 0,
             solver_time: Default::default(),
-            deadline: None,
+            budget: model::budget::Budget::unlimited(),
             enumerated: 0,
             launch: None,
             points: Default::default(),
@@ -98,8 +112,8 @@ impl<'a> Ctx<'a> {
     }
 
     pub fn run(&mut self, q: &Query) -> Answer {
-        if self.deadline.is_some_and(|d| std::time::Instant::now() > d) {
-            return Answer::Unknown(Undecided::Budget);
+        if let Err(stop) = self.budget.check() {
+            return Answer::Unknown(Undecided::from(stop));
         }
         self.queries += 1;
         let started = std::time::Instant::now();

@@ -3,7 +3,7 @@
 
 use crate::bind::Binding;
 use crate::bounds::{self, BoundsOutcome};
-use crate::ctx::Ctx;
+use crate::ctx::{Ctx, Undecided};
 use crate::query::ThreadId;
 use crate::races::{self, RaceOutcome};
 use crate::replay;
@@ -13,8 +13,7 @@ use crate::sync::{self, SyncOutcome};
 use crate::witness::Witness;
 use model::expr::Sym;
 use model::interp::InterpError;
-use model::phases::Phases;
-use model::symbolic::{self, Access, Base, Lifted};
+use model::symbolic::{Access, Base, Lifted};
 use model::Kernel;
 use ptx::{LineIndex, Span};
 use spec::KernelSpec;
@@ -28,14 +27,17 @@ pub struct Options {
     /// Decide checks by enumerating concrete launches when the interface fixes them (on by
     /// default; off to exercise the SMT encoding alone).
     pub enumerate: bool,
-    /// Wall-clock budget for one kernel's solver checks; what is left when it runs out is
-    /// reported uncertified.
+    /// Wall-clock budget for one kernel's checks (solver, enumeration and replay); what is left
+    /// when it runs out is reported uncertified.
     pub budget_ms: u64,
+    /// Set by the caller when the result is no longer wanted; the check then stops within
+    /// milliseconds and its report must be discarded.
+    pub cancel: model::budget::CancelToken,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Options { timeout_ms: 2000, enumerate: true, budget_ms: 20_000 }
+        Options { timeout_ms: 2000, enumerate: true, budget_ms: 20_000, cancel: model::budget::CancelToken::new() }
     }
 }
 
@@ -59,18 +61,6 @@ impl Sources<'_> {
     }
 }
 
-/// The lifted model of a kernel with its phases, for dumps and hovers.
-pub struct Analysis {
-    pub lifted: Lifted,
-    pub phases: Phases,
-}
-
-pub fn analyse(k: &Kernel) -> Analysis {
-    let lifted = symbolic::lift(k);
-    let phases = Phases::compute(k, &lifted);
-    Analysis { lifted, phases }
-}
-
 /// `check_kernel`, with a panic in the engine turned into an `error` verdict (and a fresh solver,
 /// since the old one may be mid-query): a bug in LARK must not take the CLI or the editor down.
 pub fn check_kernel_guarded(k: &Kernel, spec: Option<&KernelSpec>, src: &Sources, opts: &Options, solver: &mut Solver) -> KernelReport {
@@ -85,7 +75,7 @@ pub fn check_kernel_guarded(k: &Kernel, spec: Option<&KernelSpec>, src: &Sources
 
 pub fn check_kernel(k: &Kernel, spec: Option<&KernelSpec>, src: &Sources, opts: &Options, solver: &mut Solver) -> KernelReport {
     let started = Instant::now();
-    let Analysis { mut lifted, phases } = analyse(k);
+    let model::Analysis { mut lifted, phases } = model::analyse(k);
     let bind = Binding::new(k, spec, src.param_names.as_deref());
     let known = bind.known_values(k, &mut lifted.exprs);
     lifted.specialize(&known);
@@ -111,7 +101,8 @@ pub fn check_kernel(k: &Kernel, spec: Option<&KernelSpec>, src: &Sources, opts: 
     if !opts.enumerate {
         ctx.launch = None;
     }
-    ctx.deadline = Some(started + std::time::Duration::from_millis(opts.budget_ms));
+    let budget = model::budget::Budget { deadline: started.checked_add(std::time::Duration::from_millis(opts.budget_ms)), cancel: opts.cancel.clone() };
+    ctx.budget = budget.clone();
     let race_outcomes = races::find(&mut ctx);
     let sync_outcomes = sync::find(&mut ctx);
     let bounds_outcomes = bounds::find(&mut ctx);
@@ -119,7 +110,7 @@ pub fn check_kernel(k: &Kernel, spec: Option<&KernelSpec>, src: &Sources, opts: 
     report.stats.enumerated = ctx.enumerated;
     report.stats.solver_millis = ctx.solver_time.as_secs_f64() * 1e3;
     let replay_started = Instant::now();
-    let fx = Explain { k, l: &lifted, bind: &bind, src };
+    let fx = Explain { k, l: &lifted, bind: &bind, src, budget: &budget };
     for o in race_outcomes {
         match o {
             RaceOutcome::Witness(w) => fx.race(w, &mut report),
@@ -178,6 +169,8 @@ struct Explain<'a> {
     l: &'a Lifted,
     bind: &'a Binding,
     src: &'a Sources<'a>,
+    /// Replays stop when it runs out.
+    budget: &'a model::budget::Budget,
 }
 
 impl Explain<'_> {
@@ -232,8 +225,17 @@ impl Explain<'_> {
         let (t1, t2) = (w.thread(0), w.thread(1));
         let (off1, off2) = (w.offset(0), w.offset(1));
         let min_bytes = self.min_bytes(&[(a1, off1), (a2, off2)]);
-        let fill = replay::first_reproduction(self.k, self.l, self.bind, &w, &min_bytes, |_, trace, _| replay::confirm_race(trace, a1, t1, a2, t2).map(|_| ()))
-            .map(|(_, fill)| fill);
+        let reproduced = replay::first_reproduction(self.k, self.l, self.bind, &w, &min_bytes, self.budget, |_, trace, _| {
+            replay::confirm_race(trace, a1, t1, a2, t2).map(|_| ())
+        });
+        let fill = match reproduced {
+            Ok(r) => r.map(|(_, fill)| fill),
+            Err(stop) => {
+                let reason = Undecided::from(stop).reason(Question::Race);
+                report.uncertified.push(Uncertified { reason, location: Some(self.location(a1)), related: vec![self.location(a2)] });
+                return;
+            }
+        };
         let Some(fill) = fill else {
             let reason = if rw.input_dependent.is_empty() {
                 Reason::Unreproduced { question: Question::Race }
@@ -297,14 +299,21 @@ impl Explain<'_> {
         let t1 = w.thread(0);
         let warp = dw.warp;
         let no_sizes = HashMap::new();
-        let reproduced = replay::first_reproduction(self.k, self.l, self.bind, &w, &no_sizes, |_, _, result| match (result, warp) {
+        let reproduced = replay::first_reproduction(self.k, self.l, self.bind, &w, &no_sizes, self.budget, |_, _, result| match (result, warp) {
             (Err(e @ InterpError::BarrierDivergence { .. }), false) | (Err(e @ InterpError::WarpDivergence { .. }), true) => Some(e.clone()),
             _ => None,
         });
-        let Some((error, fill)) = reproduced else {
-            let question = if warp { Question::WarpCollective } else { Question::Barrier };
-            report.uncertified.push(Uncertified::at(Reason::Unreproduced { question }, loc));
-            return;
+        let question = if warp { Question::WarpCollective } else { Question::Barrier };
+        let (error, fill) = match reproduced {
+            Ok(Some(r)) => r,
+            Ok(None) => {
+                report.uncertified.push(Uncertified::at(Reason::Unreproduced { question }, loc));
+                return;
+            }
+            Err(stop) => {
+                report.uncertified.push(Uncertified::at(Undecided::from(stop).reason(question), loc));
+                return;
+            }
         };
         w.fill = Some(fill);
         let (threads, divergence) = match error {
@@ -346,7 +355,7 @@ impl Explain<'_> {
         let off = w.offset(0).unwrap_or(0);
         // The interpreter survives out-of-bounds accesses in replays and lists them.
         let no_sizes = HashMap::new();
-        let reproduced = replay::first_reproduction(self.k, self.l, self.bind, &w, &no_sizes, |r, trace, _| {
+        let reproduced = replay::first_reproduction(self.k, self.l, self.bind, &w, &no_sizes, self.budget, |r, trace, _| {
             let mine: Vec<_> = trace.out_of_bounds.iter().filter(|e| e.inst == (a.block, a.inst)).cloned().collect();
             let e = mine.iter().find(|e| e.thread == t.thread && e.block == t.block).or(mine.first()).cloned()?;
             // The offset into the target, as the interpreter saw it.
@@ -360,9 +369,16 @@ impl Explain<'_> {
             };
             Some((e, offset))
         });
-        let Some(((event, seen_offset), fill)) = reproduced else {
-            report.uncertified.push(Uncertified::at(Reason::Unreproduced { question: Question::Bounds }, self.location(a)));
-            return;
+        let ((event, seen_offset), fill) = match reproduced {
+            Ok(Some(r)) => r,
+            Ok(None) => {
+                report.uncertified.push(Uncertified::at(Reason::Unreproduced { question: Question::Bounds }, self.location(a)));
+                return;
+            }
+            Err(stop) => {
+                report.uncertified.push(Uncertified::at(Undecided::from(stop).reason(Question::Bounds), self.location(a)));
+                return;
+            }
         };
         w.fill = Some(fill);
         let thread = ThreadId { block: event.block, thread: event.thread };

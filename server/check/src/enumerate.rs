@@ -192,6 +192,20 @@ impl Launch {
         self.ntid.iter().product()
     }
 
+    /// The blocks to enumerate: all of them, or block 0 alone (when nothing depends on the
+    /// block index); `None` when that is more threads than enumeration handles (the count is
+    /// checked before anything is allocated: a legal grid can have 2^31 blocks).
+    fn blocks_to_enumerate(&self, all: bool) -> Option<Vec<[u64; 3]>> {
+        if !all {
+            return (self.threads_per_block() <= MAX_THREADS).then(|| vec![[0, 0, 0]]);
+        }
+        let blocks = self.nctaid.iter().try_fold(1u64, |acc, &n| acc.checked_mul(n))?;
+        if blocks.checked_mul(self.threads_per_block())? > MAX_THREADS {
+            return None;
+        }
+        Some(self.blocks().collect())
+    }
+
     fn blocks(&self) -> impl Iterator<Item = [u64; 3]> + '_ {
         let n = self.nctaid;
         (0..n[2]).flat_map(move |z| (0..n[1]).flat_map(move |y| (0..n[0]).map(move |x| [x, y, z])))
@@ -284,6 +298,10 @@ fn enumerate_site_with(
     let mut out = Vec::new();
     let mut vals = Vec::new();
     for &b in blocks {
+        // A stopped budget makes the enumerator decline; the caller's next query reports why.
+        if ctx.budget.check().is_err() {
+            return None;
+        }
         for t in launch.threads() {
             let mut env = Env { ntid: launch.ntid, nctaid: launch.nctaid, tid: t, ctaid: b, k: vec![0; nloops] };
             let mut walk = Walk { main: &main, pc: main.slot_of(pc), value: main.slot_of(value), vals: &mut vals, out: &mut out };
@@ -386,10 +404,7 @@ pub fn race(ctx: &Ctx, launch: &Launch, i: usize, j: usize) -> Option<Decided> {
     let x = &ctx.l.exprs;
     let shared = a.space == Space::Shared;
     let per_block = shared && !mentions_ctaid(x, &[a.pc, b.pc, o1, o2]);
-    let blocks: Vec<[u64; 3]> = if per_block { vec![[0, 0, 0]] } else { launch.blocks().collect() };
-    if blocks.len() as u64 * launch.threads_per_block() > MAX_THREADS {
-        return None;
-    }
+    let blocks = launch.blocks_to_enumerate(!per_block)?;
     // Counters the phase relation compares must have their real values in the points, also
     // for loops an access comes after (their exit iteration).
     let counters: Vec<ExprId> = crate::races::phase_counters(ctx, &ctx.phases.same_phase(i, j))
@@ -428,7 +443,10 @@ pub fn race(ctx: &Ctx, launch: &Launch, i: usize, j: usize) -> Option<Decided> {
     let block_key = |c: [u64; 3]| if shared { c[0] + launch.nctaid[0] * (c[1] + launch.nctaid[1] * c[2]) } else { 0 };
     let mut sorted: Vec<(u64, u64, u32)> = p1.iter().enumerate().map(|(n, p)| (block_key(p.ctaid), p.offset, n as u32)).collect();
     sorted.sort_unstable();
-    for q in p2.iter() {
+    for (n, q) in p2.iter().enumerate() {
+        if n % 4096 == 4095 && ctx.budget.check().is_err() {
+            return None;
+        }
         let bk = block_key(q.ctaid);
         let lo = q.offset.saturating_sub(a.bytes as u64 - 1);
         let hi = q.offset.saturating_add(b.bytes as u64 - 1);
@@ -496,10 +514,7 @@ fn same_phase(ctx: &Ctx, launch: &Launch, phase: &[Vec<IterRel>], entry: &HashMa
 pub fn bounds(ctx: &Ctx, launch: &Launch, i: usize, size: u64) -> Option<Decided> {
     let a: &Access = &ctx.l.accesses[i];
     let off = a.offset?;
-    let blocks: Vec<[u64; 3]> = if mentions_ctaid(&ctx.l.exprs, &[a.pc, off]) { launch.blocks().collect() } else { vec![[0, 0, 0]] };
-    if blocks.len() as u64 * launch.threads_per_block() > MAX_THREADS {
-        return None;
-    }
+    let blocks = launch.blocks_to_enumerate(mentions_ctaid(&ctx.l.exprs, &[a.pc, off]))?;
     let points = enumerate_site(ctx, launch, &blocks, a.block, &a.loops, a.pc, off)?;
     for p in &points {
         let end = p.offset.wrapping_add(a.bytes as u64);
@@ -512,10 +527,7 @@ pub fn bounds(ctx: &Ctx, launch: &Launch, i: usize, size: u64) -> Option<Decided
 
 /// Barrier divergence at a barrier with path condition `pc` inside `loops`.
 pub fn barrier(ctx: &Ctx, launch: &Launch, block: BlockId, loops: &[LoopId], pc: ExprId) -> Option<Decided> {
-    let blocks: Vec<[u64; 3]> = if mentions_ctaid(&ctx.l.exprs, &[pc]) { launch.blocks().collect() } else { vec![[0, 0, 0]] };
-    if blocks.len() as u64 * launch.threads_per_block() > MAX_THREADS {
-        return None;
-    }
+    let blocks = launch.blocks_to_enumerate(mentions_ctaid(&ctx.l.exprs, &[pc]))?;
     let zero = pc; // any expression works as the value; we only need the points
     for &b in &blocks {
         let points = enumerate_site(ctx, launch, &[b], block, loops, pc, zero)?;
@@ -539,10 +551,7 @@ pub fn barrier(ctx: &Ctx, launch: &Launch, block: BlockId, loops: &[LoopId], pc:
 
 /// A warp collective whose mask names a lane that does not arrive.
 pub fn warp(ctx: &Ctx, launch: &Launch, block: BlockId, loops: &[LoopId], pc: ExprId, mask_e: ExprId) -> Option<Decided> {
-    let blocks: Vec<[u64; 3]> = if mentions_ctaid(&ctx.l.exprs, &[pc, mask_e]) { launch.blocks().collect() } else { vec![[0, 0, 0]] };
-    if blocks.len() as u64 * launch.threads_per_block() > MAX_THREADS {
-        return None;
-    }
+    let blocks = launch.blocks_to_enumerate(mentions_ctaid(&ctx.l.exprs, &[pc, mask_e]))?;
     let nthreads = launch.threads_per_block();
     for &b in &blocks {
         let points = enumerate_site(ctx, launch, &[b], block, loops, pc, mask_e)?;

@@ -130,20 +130,30 @@ pub fn run(k: &Kernel, r: &mut Replay) -> (Trace, Result<(), InterpError>) {
 /// (its launch, trace and outcome); returns the judgement and the fill that reproduced it, or
 /// `None` if no fill does. `min_bytes` are least buffer sizes for buffers the interface does not
 /// size.
+/// A replay that ran out of `budget` (or was cancelled) is `Err`.
 pub fn first_reproduction<T>(
     k: &Kernel,
     l: &Lifted,
     bind: &Binding,
     w: &Witness,
     min_bytes: &HashMap<u32, u64>,
+    budget: &model::budget::Budget,
     judge: impl Fn(&Replay, &Trace, &Result<(), InterpError>) -> Option<T>,
-) -> Option<(T, Fill)> {
-    FILLS.iter().find_map(|&fill| {
+) -> Result<Option<(T, Fill)>, model::budget::Stop> {
+    for &fill in &FILLS {
+        budget.check()?;
         let mut r = setup(k, l, bind, w, min_bytes, fill);
+        r.launch.budget = budget.clone();
         apply_memory(&mut r, w);
         let (trace, result) = run(k, &mut r);
-        judge(&r, &trace, &result).map(|t| (t, fill))
-    })
+        if let Some(t) = judge(&r, &trace, &result) {
+            return Ok(Some((t, fill)));
+        }
+        if let Err(InterpError::Stopped(stop)) = result {
+            return Err(stop);
+        }
+    }
+    Ok(None)
 }
 
 fn kind_matches(event: interp::AccessKind, kind: AccessKind) -> bool {

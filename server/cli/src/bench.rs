@@ -2,17 +2,26 @@
 
 mod lsp_latency;
 
+use clap::Subcommand;
 use std::process::ExitCode;
 use std::time::Instant;
 
-pub fn run(argv: &[String]) -> ExitCode {
-    match argv {
-        [what, file, rest @ ..] if what == "parse" => bench_parse(file, rest.first().and_then(|s| s.parse().ok()).unwrap_or(5)),
-        [what, rest @ ..] if what == "lsp" => lsp_latency::run(rest),
-        _ => {
-            eprintln!("usage: lark bench parse FILE [ROUNDS]\n       lark bench lsp [--kernels N] [--edits N] [--corpus DIR] [--keep] [--log LEVEL]");
-            ExitCode::from(2)
-        }
+#[derive(Subcommand)]
+pub enum BenchCommand {
+    /// Parser throughput on a (large) PTX file: best of ROUNDS.
+    Parse {
+        file: String,
+        #[arg(default_value_t = 5)]
+        rounds: usize,
+    },
+    /// Edit-to-diagnostics latency of the language server on a generated module of many kernels.
+    Lsp(lsp_latency::Options),
+}
+
+pub fn run(cmd: BenchCommand) -> ExitCode {
+    match cmd {
+        BenchCommand::Parse { file, rounds } => bench_parse(&file, rounds),
+        BenchCommand::Lsp(o) => lsp_latency::run(o),
     }
 }
 

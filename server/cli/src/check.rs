@@ -1,61 +1,93 @@
 //! `lark check`: verify kernels and print a report (text, JSON or SARIF).
+//!
+//! The files go through the same analysis host as the language server (`ide::AnalysisHost`), so
+//! a kernel gets the same verdict, findings, notes and timing from both; this module only turns
+//! command-line options into host settings and analyses into output.
 
-use crate::args::Args;
-use crate::inputs;
 use crate::output;
-use check::{Context, FileReport, Options, Solver, Verdict};
-use std::path::Path;
+use check::{Diagnostic, FileReport, Verdict};
+use clap::{Args, ValueEnum};
+use ide::{AnalysisHost, FileAnalysis, Severity, SourceFile};
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-const USAGE: &str = "usage: lark check FILE... [--format text|json|sarif] [--kernel NAME] [--interface lark.toml] [--input sentryward.json] [--dump-model] [--timeout-ms N] [--compiler PATH] [--arch sm_80] [-I DIR]";
+#[derive(Args)]
+pub struct CheckArgs {
+    /// The .ptx, .cu or .cuh files to check.
+    #[arg(required = true, value_name = "FILE")]
+    files: Vec<PathBuf>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    format: Format,
+    /// Check only this kernel (PTX name, or source name for C++ kernels).
+    #[arg(long, value_name = "NAME")]
+    kernel: Option<String>,
+    /// The interface file (default: the nearest lark.toml in the file's directory or above).
+    #[arg(long, value_name = "FILE")]
+    interface: Option<PathBuf>,
+    /// A SentryWard kernel-input JSON as the interface (merged over lark.toml).
+    #[arg(long, value_name = "FILE")]
+    input: Option<PathBuf>,
+    /// Print the lifted model of each kernel, phase by phase.
+    #[arg(long)]
+    dump_model: bool,
+    /// Time limit per SMT query, in milliseconds.
+    #[arg(long, value_name = "N", default_value_t = 2000, value_parser = clap::value_parser!(u64).range(1..))]
+    timeout_ms: u64,
+    /// The CUDA compiler for .cu files (default: clang-19, clang or nvcc on PATH).
+    #[arg(long, value_name = "PATH")]
+    compiler: Option<String>,
+    /// The GPU architecture .cu files are compiled for.
+    #[arg(long, value_name = "sm_XX")]
+    arch: Option<String>,
+    /// An include directory for .cu files (repeatable).
+    #[arg(short = 'I', value_name = "DIR")]
+    include: Vec<String>,
+    /// A preprocessor definition for .cu files, NAME or NAME=VALUE (repeatable).
+    #[arg(short = 'D', value_name = "NAME[=VALUE]")]
+    define: Vec<String>,
+}
 
-pub fn run(argv: &[String]) -> ExitCode {
-    let args = match Args::parse(argv, &["format", "kernel", "interface", "input", "timeout-ms", "compiler", "arch", "include"], &["dump-model"]) {
-        Ok(a) => a,
-        Err(e) => return usage_error(&e),
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Format {
+    Text,
+    Json,
+    Sarif,
+}
+
+/// Why a file could not be checked at all (exit code 2).
+struct Unusable(String);
+
+pub fn run(args: CheckArgs) -> ExitCode {
+    let settings = ide::Settings {
+        compiler: ide::CompilerSettings {
+            path: args.compiler.clone(),
+            arch: args.arch.clone(),
+            include_paths: args.include.clone(),
+            defines: args.define.clone(),
+        },
+        timeout_ms: args.timeout_ms,
+        interface_file: args.interface.clone(),
+        workspace_root: std::env::current_dir().ok(),
+        sentryward_input: args.input.clone(),
+        only_kernel: args.kernel.clone(),
     };
-    let format = args.value("format").unwrap_or("text");
-    if !matches!(format, "text" | "json" | "sarif") {
-        return usage_error(&format!("unknown format `{format}` (expected text, json or sarif)"));
-    }
-    if args.positionals.is_empty() {
-        return usage_error("no input file");
-    }
-    let timeout_ms = match args.value("timeout-ms").map(str::parse::<u64>) {
-        None => 2000,
-        Some(Ok(t)) if t > 0 => t,
-        Some(_) => return usage_error("--timeout-ms needs a positive number"),
-    };
-    let compile = cuda::CompileOptions {
-        compiler: args.value("compiler").map(str::to_string),
-        arch: args.value("arch").map(str::to_string),
-        include_paths: args.values("include"),
-        ..Default::default()
-    };
-    // LARK_NO_ENUMERATE=1 forces the SMT path (to compare it with enumeration when debugging).
-    let opts = Options { timeout_ms, enumerate: std::env::var_os("LARK_NO_ENUMERATE").is_none(), ..Options::default() };
-    let mut solver = Solver::z3();
+    let mut host = AnalysisHost::new(settings);
     let mut reports = Vec::new();
     let mut unusable = false;
-    for path in &args.positionals {
-        match check_one(Path::new(path), &args, &compile, &opts, &mut solver) {
-            Ok((r, dump)) => {
-                if let Some(d) = dump {
-                    print!("{d}");
-                }
-                unusable |= r.kernels.is_empty() || !r.diagnostics.is_empty() && r.kernels.iter().all(|k| k.verdict == Verdict::Error);
-                reports.push(r);
-            }
-            Err(e) => {
-                eprintln!("lark: {path}: {e}");
+    for path in &args.files {
+        match check_file(&mut host, path, &args) {
+            Ok(report) => reports.push(report),
+            Err(Unusable(why)) => {
+                eprintln!("lark: {}: {why}", path.display());
                 unusable = true;
             }
         }
     }
-    match format {
-        "json" => println!("{}", output::json(&reports)),
-        "sarif" => println!("{}", output::sarif(&reports)),
-        _ => reports.iter().for_each(|r| print!("{}", output::text(r))),
+    match args.format {
+        Format::Json => println!("{}", output::json(&reports)),
+        Format::Sarif => println!("{}", output::sarif(&reports)),
+        Format::Text => reports.iter().for_each(|r| print!("{}", output::text(r))),
     }
     let findings = reports.iter().any(|r| !r.diagnostics.is_empty() || r.kernels.iter().any(|k| !matches!(k.verdict, Verdict::Verified | Verdict::Certified)));
     if unusable {
@@ -67,41 +99,57 @@ pub fn run(argv: &[String]) -> ExitCode {
     }
 }
 
-fn usage_error(message: &str) -> ExitCode {
-    eprintln!("lark check: {message}\n{USAGE}");
-    ExitCode::from(2)
-}
-
-fn check_one(path: &Path, args: &Args, compile: &cuda::CompileOptions, opts: &Options, solver: &mut Solver) -> Result<(FileReport, Option<String>), String> {
-    let loaded = inputs::load(path, compile)?;
-    let file = path.display().to_string();
-    if !loaded.compile_errors.is_empty() {
-        let diagnostics = loaded
-            .compile_errors
-            .iter()
-            .map(|(line, column, severity, message)| check::Diagnostic {
-                severity: if severity == "error" { "error" } else { "warning" },
-                line: *line,
-                column: *column,
-                message: message.clone(),
-                span: [0, 0],
-            })
-            .collect();
-        return Ok((FileReport { file, kernels: vec![], diagnostics }, None));
+fn check_file(host: &mut AnalysisHost, path: &Path, args: &CheckArgs) -> Result<FileReport, Unusable> {
+    let file = SourceFile::read(path).map_err(Unusable)?;
+    let key = file.key.clone();
+    host.set_file(file);
+    // Nothing else changes the host while this runs, so the analysis is never cancelled.
+    let fa = host.snapshot().analyse(&key).map_err(|_| Unusable("the analysis was cancelled".into()))?;
+    if let Some(e) = &fa.interface_error {
+        return Err(Unusable(format!("the interface cannot be used: {e}")));
     }
-    let interface = inputs::interface_for(path, args.value("interface"), args.value("input"), args.value("kernel"))?;
-    let cx = Context { interface: interface.as_ref(), cu_text: loaded.cu_text.as_deref(), only: args.value("kernel") };
-    let mut report = check::check_ptx(&file, &loaded.ptx, &cx, opts, solver);
-    if let Some(offset) = loaded.invalid_utf8_at {
-        let (line, col) = ptx::LineIndex::new(&loaded.ptx).line_col(offset as u32);
-        let message = format!("invalid UTF-8 at byte {offset}");
-        report
-            .diagnostics
-            .insert(0, check::Diagnostic { severity: "error", line: line + 1, column: col + 1, message, span: [offset as u32, offset as u32 + 1] });
+    let mut report = file_report(&fa, path);
+    if report.kernels.is_empty() {
+        // A .cu that does not compile, a missing compiler, or a file without kernels.
+        let why = match (&fa.status, report.diagnostics.iter().find(|d| d.severity == "error")) {
+            (Some(s), _) => s.clone(),
+            (None, Some(d)) => format!("{}:{}: {}", d.line, d.column, d.message),
+            (None, None) if args.kernel.is_some() => format!("no kernel named `{}`", args.kernel.as_deref().unwrap_or_default()),
+            (None, None) => "no kernels".into(),
+        };
+        // Compile errors are printed with the report; say once why nothing was checked.
+        print!("{}", output::text(&report));
+        return Err(Unusable(why));
     }
     resolve_sources(&mut report, path);
-    let dump = args.has("dump-model").then(|| output::dump_models(&loaded.ptx, args.value("kernel")));
-    Ok((report, dump))
+    if args.dump_model {
+        print!("{}", dump_models(&fa));
+    }
+    Ok(report)
+}
+
+/// The analysis as the CLI prints it: problems as line/column diagnostics, and the kernels'
+/// reports.
+fn file_report(fa: &FileAnalysis, path: &Path) -> FileReport {
+    let diagnostics = fa
+        .problems
+        .iter()
+        .map(|p| {
+            let (line, col) = fa.index.line_col(p.range.start.min(fa.text.len()) as u32);
+            Diagnostic {
+                severity: match p.severity {
+                    Severity::Error => "error",
+                    Severity::Warning => "warning",
+                    Severity::Information | Severity::Hint => "note",
+                },
+                line: line + 1,
+                column: col + 1,
+                message: p.message.clone(),
+                span: [p.range.start as u32, p.range.end as u32],
+            }
+        })
+        .collect();
+    FileReport { file: path.display().to_string(), kernels: fa.kernels.iter().map(|k| (*k.report).clone()).collect(), diagnostics }
 }
 
 /// `.file` names in PTX are relative to where the compiler ran (the PTX's folder for our
@@ -125,7 +173,20 @@ fn resolve_sources(report: &mut FileReport, ptx_path: &Path) {
             f.barrier.iter_mut().for_each(fix);
         }
         for u in &mut k.uncertified {
-            u.location.iter_mut().for_each(fix);
+            u.location.iter_mut().chain(u.related.iter_mut()).for_each(fix);
         }
     }
+}
+
+/// `--dump-model`: the lifted model of each kernel.
+fn dump_models(fa: &FileAnalysis) -> String {
+    let mut out = String::new();
+    for k in &fa.kernels {
+        match (k.model(), k.lifted()) {
+            (Some(kernel), Some(a)) => out.push_str(&model::dump::dump(kernel, &a.lifted, &a.phases)),
+            _ => out.push_str(&format!("kernel {}: cannot be lowered\n", k.name)),
+        }
+        out.push('\n');
+    }
+    out
 }

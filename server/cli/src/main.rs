@@ -1,56 +1,48 @@
 //! `lark`: the command-line entry point. Argument parsing and output live here; all analysis is
-//! in the library crates.
+//! in the library crates, driven through the same analysis host as the language server.
 
-mod args;
 mod bench;
 mod check;
-mod inputs;
 mod output;
 mod serve;
 
+use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
-const USAGE: &str = "\
-usage: lark <command> [options]
+/// LARK: trustworthy GPU kernels. Finds data races, barrier divergence and out-of-bounds
+/// accesses in CUDA and PTX kernels, each with a replayed counterexample.
+#[derive(Parser)]
+#[command(name = "lark", version, about, long_about = None, propagate_version = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
 
-commands:
-  check FILE...      check kernels in .ptx or .cu files
-      --format text|json|sarif   output format (default text)
-      --kernel NAME              only this kernel
-      --interface FILE           the interface (default: nearest lark.toml)
-      --input FILE               a SentryWard kernel-input JSON as the interface
-      --dump-model               print the lifted model, phase by phase
-      --timeout-ms N             per SMT query (default 2000)
-      --compiler PATH, --arch sm_XX, -I DIR   for .cu files
-  serve              the language server (LSP on stdin/stdout)
-  bench parse FILE   parse throughput on a (large) PTX file
-  bench lsp          edit-to-diagnostics latency of the language server on a generated module
-  --version          print the version
-";
+#[derive(Subcommand)]
+enum Command {
+    /// Check the kernels of .ptx or .cu files.
+    Check(check::CheckArgs),
+    /// The language server (LSP on stdin/stdout), as the VS Code extension starts it.
+    Serve(serve::ServeArgs),
+    /// Measure: parser throughput, or the language server's edit-to-diagnostics latency.
+    #[command(subcommand)]
+    Bench(bench::BenchCommand),
+}
 
 fn main() -> ExitCode {
     quiet_broken_pipe();
-    let argv: Vec<String> = std::env::args().skip(1).collect();
-    match argv.first().map(String::as_str) {
-        Some("--version" | "-V" | "version") => {
-            println!("lark {}", env!("CARGO_PKG_VERSION"));
-            ExitCode::SUCCESS
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            // Help and version go to stdout with exit 0; usage errors to stderr with exit 2.
+            let _ = e.print();
+            return if e.use_stderr() { ExitCode::from(2) } else { ExitCode::SUCCESS };
         }
-        Some("check") => check::run(&argv[1..]),
-        Some("bench") => bench::run(&argv[1..]),
-        Some("serve") => serve::run(&argv[1..]),
-        Some("--help" | "-h" | "help") => {
-            print!("{USAGE}");
-            ExitCode::SUCCESS
-        }
-        Some(other) => {
-            eprintln!("lark: unknown command `{other}`\n\n{USAGE}");
-            ExitCode::from(2)
-        }
-        None => {
-            eprint!("{USAGE}");
-            ExitCode::from(2)
-        }
+    };
+    match cli.command {
+        Command::Check(a) => check::run(a),
+        Command::Serve(a) => serve::run(a),
+        Command::Bench(b) => bench::run(b),
     }
 }
 

@@ -172,25 +172,3 @@ pub fn sarif(reports: &[FileReport]) -> String {
     });
     serde_json::to_string_pretty(&doc).expect("serialisable")
 }
-
-/// `--dump-model`: the lifted model of each kernel.
-pub fn dump_models(ptx_text: &str, only: Option<&str>) -> String {
-    let parsed = ptx::parse(ptx_text);
-    let mut out = String::new();
-    for (name, k) in model::lower_module(&parsed.module) {
-        if only.is_some_and(|o| o != name && spec::unmangled_name(&name).as_deref() != Some(o)) {
-            continue;
-        }
-        match k {
-            Ok(k) => {
-                let a = check::engine::analyse(&k);
-                out.push_str(&model::dump::dump(&k, &a.lifted, &a.phases));
-            }
-            Err(e) => {
-                let _ = writeln!(out, "kernel {name}: cannot be lowered: {}", e.message);
-            }
-        }
-        out.push('\n');
-    }
-    out
-}

@@ -1,17 +1,21 @@
 //! `lark serve`: the language server on stdin/stdout.
 
+use clap::Args;
 use std::process::ExitCode;
 use std::time::Duration;
 
-const USAGE: &str = "usage: lark serve [--stdio]";
+#[derive(Args)]
+pub struct ServeArgs {
+    /// Speak LSP on stdin/stdout (the default and only transport; accepted for clients that pass it).
+    #[arg(long)]
+    stdio: bool,
+    /// The client's process id (vscode-languageclient passes it; unused).
+    #[arg(long = "clientProcessId", value_name = "PID")]
+    client_process_id: Option<u32>,
+}
 
-pub fn run(argv: &[String]) -> ExitCode {
-    // Clients add transport flags (`--stdio`, vscode-languageclient's `--clientProcessId=N`).
-    if let Some(bad) = argv.iter().find(|a| *a != "--stdio" && !a.starts_with("--clientProcessId")) {
-        eprintln!("lark serve: unknown option `{bad}`\n{USAGE}");
-        return ExitCode::from(2);
-    }
-    let rt = match tokio::runtime::Builder::new_multi_thread().worker_threads(2).max_blocking_threads(16).enable_all().build() {
+pub fn run(_args: ServeArgs) -> ExitCode {
+    let rt = match tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("lark serve: cannot start the runtime: {e}");

@@ -12,6 +12,7 @@ use crate::db::{lock, FileKeys};
 use crate::inputs::InterfaceInput;
 use crate::{cu, Analysis, Cancelled, FileKind, Severity, SourceFile};
 use check::{KernelReport, Location, Sources};
+use model::budget::CancelToken;
 use std::collections::hash_map::DefaultHasher;
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
@@ -47,6 +48,8 @@ pub struct FileAnalysis {
     pub status: Option<String>,
     pub interface_path: Option<PathBuf>,
     pub interface: Option<Arc<spec::Interface>>,
+    /// Why the interface could not be used (the file was checked without it).
+    pub interface_error: Option<String>,
     /// The file name the compiler saw (`.loc` lines of this file are lines of `text`).
     pub compile_name: String,
     /// Where the time went (stage, milliseconds), for logs and benchmarks.
@@ -67,7 +70,7 @@ pub struct KernelResult {
     func: usize,
     /// The lowered kernel of the current text, lowered on first use for cached kernels.
     model: OnceLock<Option<Arc<model::Kernel>>>,
-    analysis: OnceLock<Arc<check::engine::Analysis>>,
+    analysis: OnceLock<Arc<model::Analysis>>,
     pub param_names: Option<Vec<String>>,
     /// The line a lens goes on: the kernel's signature (in `text`).
     pub header: Range<usize>,
@@ -84,9 +87,9 @@ impl KernelResult {
     }
 
     /// The lifted model and phases, computed on first use.
-    pub fn lifted(&self) -> Option<&check::engine::Analysis> {
+    pub fn lifted(&self) -> Option<&model::Analysis> {
         let k = self.model()?;
-        Some(self.analysis.get_or_init(|| Arc::new(check::engine::analyse(k))))
+        Some(self.analysis.get_or_init(|| Arc::new(model::analyse(k))))
     }
 
     /// How a parameter is called: its `.cu` name when known, else `param_N`.
@@ -235,46 +238,10 @@ impl CachedKernel {
     }
 }
 
-/// Hashes a kernel's text with the lines of its `.loc`s relative to the first `.loc` line of
-/// the same file, so a kernel that only moved hashes the same; returns those first lines.
-fn hash_kernel_text(text: &str, h: &mut impl Hasher) -> Vec<(u32, u32)> {
-    let mut bases: Vec<(u32, u32)> = Vec::new();
-    for line in text.split('\n') {
-        let t = line.trim_start();
-        if let Some(rest) = t.strip_prefix(".loc") {
-            let code = rest.split("//").next().unwrap_or("");
-            let mut toks = code.split_whitespace();
-            let (f, l) = (toks.next().and_then(|x| x.parse::<u32>().ok()), toks.next().and_then(|x| x.parse::<u32>().ok()));
-            ".loc".hash(h);
-            f.hash(h);
-            match (f, l) {
-                (Some(f), Some(l)) if l != 0 => {
-                    let b = match bases.iter().find(|(x, _)| *x == f) {
-                        Some((_, b)) => *b,
-                        None => {
-                            bases.push((f, l));
-                            l
-                        }
-                    };
-                    (l as i64 - b as i64).hash(h);
-                }
-                _ => l.hash(h),
-            }
-            for t in toks {
-                t.hash(h);
-            }
-        } else {
-            line.hash(h);
-        }
-    }
-    bases
-}
-
 struct KeyInput<'a> {
     ptx: &'a str,
     func: &'a ptx::Function,
     module: &'a ptx::Module,
-    map: &'a ptx::SourceMap,
     spec: Option<&'a spec::KernelSpec>,
     param_names: &'a Option<Vec<String>>,
     opts: &'a check::Options,
@@ -283,21 +250,13 @@ struct KeyInput<'a> {
 /// Bump when the engine's results for the same input may change.
 const ENGINE_SALT: &str = concat!("lark-engine-", env!("CARGO_PKG_VERSION"));
 
+/// The cache key of a kernel check: its fingerprint (which does not change when the kernel only
+/// moves), its interface entry, its parameter names and the engine's options.
 fn kernel_key(i: &KeyInput) -> (u64, Vec<(u32, u32)>) {
+    let model::fingerprint::Relocatable { fingerprint, bases } = model::fingerprint::fingerprint(i.ptx, i.module, i.func);
     let mut h = DefaultHasher::new();
     ENGINE_SALT.hash(&mut h);
-    let text = &i.ptx[i.func.span.range()];
-    let bases = hash_kernel_text(text, &mut h);
-    // The names of the files its `.loc`s point to (not their directories: `.cu` text is
-    // compiled in a fresh temporary directory each time).
-    for (f, _) in &bases {
-        i.map.file_name(ptx::SourceLoc { file: *f, line: 1, col: 0 }).map(basename).hash(&mut h);
-    }
-    for v in &i.module.variables {
-        if text.contains(v.name.as_str()) {
-            i.ptx.get(v.span.range()).hash(&mut h);
-        }
-    }
+    fingerprint.hash(&mut h);
     format!("{:?}", i.spec).hash(&mut h);
     i.param_names.hash(&mut h);
     format!("{:?}", i.opts).hash(&mut h);
@@ -361,13 +320,7 @@ fn compile_path(file: &SourceFile) -> PathBuf {
     file.path.clone().unwrap_or_else(|| PathBuf::from(if file.kind == FileKind::Cu { "kernel.cu" } else { "kernel.ptx" }))
 }
 
-pub(crate) fn analyse_file(
-    an: &Analysis,
-    file: &SourceFile,
-    solver: &mut check::Solver,
-    cancelled: &dyn Fn() -> bool,
-    progress: &dyn Fn(usize, usize),
-) -> Result<FileAnalysis, Cancelled> {
+pub(crate) fn analyse_file(an: &Analysis, file: &SourceFile, cancel: &CancelToken, progress: &dyn Fn(usize, usize)) -> Result<FileAnalysis, Cancelled> {
     let index = ptx::LineIndex::new(&file.text);
     let iface = an.db.inputs.interface_for(an.settings(), file.path.as_deref());
     let path = compile_path(file);
@@ -385,6 +338,7 @@ pub(crate) fn analyse_file(
         status: None,
         interface_path: iface.path.clone(),
         interface: iface.interface.clone(),
+        interface_error: iface.error.clone(),
         compile_name: path.file_name().map_or_else(|| "kernel.cu".into(), |n| n.to_string_lossy().into_owned()),
         timings: vec![],
     };
@@ -394,6 +348,11 @@ pub(crate) fn analyse_file(
             severity: Severity::Warning,
             message: format!("the interface cannot be used, checking without it: {e}"),
         });
+    }
+    if let Some(at) = file.invalid_utf8_at {
+        let line = fa.line_of(at);
+        fa.problems.push(Problem { range: at..(at + 1).min(fa.text.len()).max(at), severity: Severity::Error, message: format!("invalid UTF-8 at byte {at}") });
+        let _ = line;
     }
     let mut keys = FileKeys::default();
     let cu_text: Option<Arc<str>> = match file.kind {
@@ -436,7 +395,8 @@ pub(crate) fn analyse_file(
         }
     };
     fa.ptx_index = if file.kind == FileKind::Ptx { fa.index.clone() } else { ptx::LineIndex::new(&fa.ptx) };
-    check_module(an, &mut fa, &iface, cu_text.as_deref(), None, solver, cancelled, progress, &mut keys)?;
+    let only = an.settings().only_kernel.clone();
+    check_module(an, &mut fa, &iface, cu_text.as_deref(), only.as_deref(), cancel, progress, &mut keys)?;
     an.db.record_file(&file.key, keys);
     Ok(fa)
 }
@@ -472,8 +432,7 @@ pub(crate) fn check_module(
     iface: &InterfaceInput,
     cu_text: Option<&str>,
     only: Option<&str>,
-    solver: &mut check::Solver,
-    cancelled: &dyn Fn() -> bool,
+    cancel: &CancelToken,
     progress: &dyn Fn(usize, usize),
     keys: &mut FileKeys,
 ) -> Result<(), Cancelled> {
@@ -495,7 +454,7 @@ pub(crate) fn check_module(
         fa.problems.push(Problem { range, severity: Severity::Error, message });
     }
     let map = ptx::SourceMap::new(&parsed.module);
-    let opts = check::Options { timeout_ms: an.settings().timeout_ms, ..Default::default() };
+    let opts = engine_options(an.settings(), cancel);
     let masked = (fa.kind == FileKind::Cu).then(|| cu::mask(&fa.text));
     let wanted = |f: &ptx::Function| {
         let source_name = spec::unmangled_name(&f.name);
@@ -505,7 +464,7 @@ pub(crate) fn check_module(
     for (done, (fi, func)) in parsed.module.functions.iter().enumerate().filter(|(_, f)| wanted(f)).enumerate() {
         let name = func.name.to_string();
         let source_name = spec::unmangled_name(&name).unwrap_or_else(|| name.clone());
-        if cancelled() {
+        if cancel.is_cancelled() {
             return Err(Cancelled);
         }
         progress(done, total);
@@ -518,7 +477,7 @@ pub(crate) fn check_module(
         };
         let param_names = cu_text.and_then(|cu| spec::cu_param_names(cu, &source_name));
         let spec = iface.interface.as_deref().and_then(|i| i.kernel(&name));
-        let (key, bases) = kernel_key(&KeyInput { ptx: &ptx_text, func, module: &parsed.module, map: &map, spec, param_names: &param_names, opts: &opts });
+        let (key, bases) = kernel_key(&KeyInput { ptx: &ptx_text, func, module: &parsed.module, spec, param_names: &param_names, opts: &opts });
         let file_name = |main_file: Option<u32>| main_file.and_then(|f| map.file_name(ptx::SourceLoc { file: f, line: 1, col: 0 })).map(str::to_string);
         let sources =
             |main_file: Option<u32>| Sources { ptx: &ptx_text, index: &fa.ptx_index, cu_file: file_name(main_file), param_names: param_names.clone() };
@@ -534,7 +493,12 @@ pub(crate) fn check_module(
                 Ok(kernel) => {
                     let te = Instant::now();
                     let src = sources(kernel.main_file);
-                    let report = check::check_kernel_guarded(&kernel, spec, &src, &opts, solver);
+                    let report = an.db.with_solver(|solver| check::check_kernel_guarded(&kernel, spec, &src, &opts, solver));
+                    // A cancelled check stopped early: its report is unfinished and must not be
+                    // cached or shown.
+                    if cancel.is_cancelled() {
+                        return Err(Cancelled);
+                    }
                     engine += ms(te);
                     an.db.count_check();
                     keys.kernels.push(key);
@@ -571,6 +535,12 @@ pub(crate) fn check_module(
     Ok(())
 }
 
+/// The engine's options for an analysis: the settings' solver timeout, and `cancel`.
+/// `LARK_NO_ENUMERATE=1` forces the SMT path (to compare it with enumeration when debugging).
+fn engine_options(settings: &crate::Settings, cancel: &CancelToken) -> check::Options {
+    check::Options { timeout_ms: settings.timeout_ms, enumerate: std::env::var_os("LARK_NO_ENUMERATE").is_none(), cancel: cancel.clone(), ..Default::default() }
+}
+
 fn ms(since: Instant) -> f64 {
     since.elapsed().as_secs_f64() * 1e3
 }
@@ -587,14 +557,7 @@ fn span_range(fa: &FileAnalysis, span: ptx::Span) -> Range<usize> {
 
 /// Checks one kernel of an edited version of an analysed file (for fixes), through the same
 /// caches as a real analysis, so that applying the fix finds its result ready.
-pub(crate) fn recheck_text(
-    an: &Analysis,
-    fa: &FileAnalysis,
-    text: Arc<str>,
-    only: &str,
-    solver: &mut check::Solver,
-    cancelled: &dyn Fn() -> bool,
-) -> Option<FileAnalysis> {
+pub(crate) fn recheck_text(an: &Analysis, fa: &FileAnalysis, text: Arc<str>, only: &str, cancel: &CancelToken) -> Option<FileAnalysis> {
     let mut efa = FileAnalysis {
         key: fa.key.clone(),
         version: fa.version,
@@ -609,6 +572,7 @@ pub(crate) fn recheck_text(
         status: None,
         interface_path: fa.interface_path.clone(),
         interface: fa.interface.clone(),
+        interface_error: None,
         compile_name: fa.compile_name.clone(),
         timings: vec![],
     };
@@ -625,6 +589,6 @@ pub(crate) fn recheck_text(
     };
     efa.ptx_index = ptx::LineIndex::new(&efa.ptx);
     let iface = InterfaceInput { path: fa.interface_path.clone(), interface: fa.interface.clone(), error: None };
-    check_module(an, &mut efa, &iface, cu_text.as_deref(), Some(only), solver, cancelled, &|_, _| {}, &mut FileKeys::default()).ok()?;
+    check_module(an, &mut efa, &iface, cu_text.as_deref(), Some(only), cancel, &|_, _| {}, &mut FileKeys::default()).ok()?;
     Some(efa)
 }

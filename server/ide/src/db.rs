@@ -63,6 +63,8 @@ pub(crate) struct Db {
     pub fixes: Mutex<Lru<u64, Option<crate::Fix>>>,
     pub inputs: crate::inputs::InputCache,
     by_file: Mutex<HashMap<String, FileKeys>>,
+    /// Idle solver processes, reused across analyses (starting one costs milliseconds).
+    solvers: Mutex<Vec<check::Solver>>,
     kernel_checks: AtomicU64,
     compiles_run: AtomicU64,
 }
@@ -75,6 +77,7 @@ impl Default for Db {
             fixes: Mutex::new(Lru::new(256)),
             inputs: Default::default(),
             by_file: Mutex::default(),
+            solvers: Mutex::default(),
             kernel_checks: AtomicU64::new(0),
             compiles_run: AtomicU64::new(0),
         }
@@ -86,7 +89,22 @@ pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// Idle solvers kept for reuse; more run at once when analyses run in parallel.
+const IDLE_SOLVERS: usize = 4;
+
 impl Db {
+    /// Runs `f` with a solver of its own from the pool. A solver that was in use when `f`
+    /// panicked may be mid-query: it is dropped (its process killed), not returned.
+    pub fn with_solver<T>(&self, f: impl FnOnce(&mut check::Solver) -> T) -> T {
+        let mut solver = lock(&self.solvers).pop().unwrap_or_else(check::Solver::z3);
+        let out = f(&mut solver);
+        let mut pool = lock(&self.solvers);
+        if pool.len() < IDLE_SOLVERS {
+            pool.push(solver);
+        }
+        out
+    }
+
     pub fn count_check(&self) {
         self.kernel_checks.fetch_add(1, Ordering::Relaxed);
     }

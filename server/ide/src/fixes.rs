@@ -8,6 +8,7 @@ use crate::db::lock;
 use crate::diagnostics::primary_access;
 use crate::{cu, Analysis, FileKind};
 use check::{Finding, FindingKind};
+use model::budget::CancelToken;
 use model::symbolic::Base;
 use std::collections::hash_map::DefaultHasher;
 use std::collections::{BTreeMap, BTreeSet};
@@ -50,7 +51,7 @@ pub struct Fix {
 const MAX_BARRIER_CANDIDATES: usize = 8;
 const BARRIER_BUDGET: std::time::Duration = std::time::Duration::from_secs(20);
 
-pub(crate) fn fixes(an: &Analysis, fa: &FileAnalysis, range: Range<usize>, solver: &mut check::Solver, cancelled: &dyn Fn() -> bool) -> Vec<Fix> {
+pub(crate) fn fixes(an: &Analysis, fa: &FileAnalysis, range: Range<usize>, cancel: &CancelToken) -> Vec<Fix> {
     let mut out = Vec::new();
     let lines = fa.line_of(range.start)..=fa.line_of(range.end);
     for kr in &fa.kernels {
@@ -58,10 +59,10 @@ pub(crate) fn fixes(an: &Analysis, fa: &FileAnalysis, range: Range<usize>, solve
             if !f.accesses.iter().any(|a| fa.loc_line(&a.location).is_some_and(|l| lines.contains(&l))) {
                 continue;
             }
-            if cancelled() {
+            if cancel.is_cancelled() {
                 return out;
             }
-            if let Some(fix) = barrier_fix_cached(an, fa, kr, f, solver, cancelled) {
+            if let Some(fix) = barrier_fix_cached(an, fa, kr, f, cancel) {
                 out.push(fix);
             }
         }
@@ -75,14 +76,7 @@ pub(crate) fn fixes(an: &Analysis, fa: &FileAnalysis, range: Range<usize>, solve
     out
 }
 
-fn barrier_fix_cached(
-    an: &Analysis,
-    fa: &FileAnalysis,
-    kr: &KernelResult,
-    f: &Finding,
-    solver: &mut check::Solver,
-    cancelled: &dyn Fn() -> bool,
-) -> Option<Fix> {
+fn barrier_fix_cached(an: &Analysis, fa: &FileAnalysis, kr: &KernelResult, f: &Finding, cancel: &CancelToken) -> Option<Fix> {
     let mut h = DefaultHasher::new();
     fa.text.hash(&mut h);
     fa.key.hash(&mut h);
@@ -93,8 +87,8 @@ fn barrier_fix_cached(
     if let Some(hit) = lock(&an.db.fixes).get(&key) {
         return hit;
     }
-    let fix = barrier_fix(an, fa, kr, f, solver, cancelled);
-    if !cancelled() {
+    let fix = barrier_fix(an, fa, kr, f, cancel);
+    if !cancel.is_cancelled() {
         lock(&an.db.fixes).insert(key, fix.clone());
     }
     fix
@@ -107,7 +101,7 @@ struct Place {
     indent: String,
 }
 
-fn barrier_fix(an: &Analysis, fa: &FileAnalysis, kr: &KernelResult, f: &Finding, solver: &mut check::Solver, cancelled: &dyn Fn() -> bool) -> Option<Fix> {
+fn barrier_fix(an: &Analysis, fa: &FileAnalysis, kr: &KernelResult, f: &Finding, cancel: &CancelToken) -> Option<Fix> {
     let p = primary_access(fa, f);
     let later = fa.loc_line(&f.accesses[p].location)?;
     let earlier = fa.loc_line(&f.accesses[1 - p].location)?;
@@ -123,13 +117,13 @@ fn barrier_fix(an: &Analysis, fa: &FileAnalysis, kr: &KernelResult, f: &Finding,
     let mut tried = BTreeSet::new();
     let started = std::time::Instant::now();
     for place in places.into_iter().filter(|pl| tried.insert(pl.line)).take(MAX_BARRIER_CANDIDATES) {
-        if cancelled() || started.elapsed() > BARRIER_BUDGET {
+        if cancel.is_cancelled() || started.elapsed() > BARRIER_BUDGET {
             return None;
         }
         let at = fa.index.line_range(&fa.text, place.line).start;
         let insert = format!("{}{stmt}\n", place.indent);
         let edited: Arc<str> = format!("{}{insert}{}", &fa.text[..at], &fa.text[at..]).into();
-        let Some(efa) = analyse::recheck_text(an, fa, edited, &kr.name, solver, cancelled) else { continue };
+        let Some(efa) = analyse::recheck_text(an, fa, edited, &kr.name, cancel) else { continue };
         let Some(new) = efa.kernels.iter().find(|k| k.name == kr.name) else { continue };
         let r = &new.report;
         if r.verdict == check::Verdict::Error || divergences(r) > old_div {

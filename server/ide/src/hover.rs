@@ -3,7 +3,7 @@
 //! whole-file model dump behind "Show model".
 
 use crate::analyse::{FileAnalysis, KernelResult};
-use crate::{phase, FileKind};
+use crate::FileKind;
 use model::phases::Start;
 use model::symbolic::Base;
 use model::Kernel;
@@ -61,7 +61,7 @@ pub fn hover(fa: &FileAnalysis, offset: usize) -> Option<Hover> {
     if let (Some(k), Some(a)) = (kr.model(), kr.lifted()) {
         let positions: HashSet<(u32, usize)> = k.insts().filter(|(_, _, i)| inst_line(fa, i) == Some(line0 + 1)).map(|(b, n, _)| (b, n)).collect();
         if !positions.is_empty() {
-            let phases: Vec<String> = phase::phases_of(k, &positions).into_iter().map(|s| phase_name(fa, k, s)).collect();
+            let phases: Vec<String> = model::phases::starts_reaching(k, &positions).into_iter().map(|s| phase_name(fa, k, s)).collect();
             if !phases.is_empty() {
                 let _ = writeln!(md, "\nLine {} is in {}.", line0 + 1, join_or(&phases));
             }

@@ -36,7 +36,33 @@ pub(crate) struct InterfaceInput {
 }
 
 impl InputCache {
+    /// The interface for a file: the interface file (named by the settings, or the nearest
+    /// `lark.toml`), under the SentryWard input when the settings name one.
     pub fn interface_for(&self, settings: &Settings, file: Option<&Path>) -> InterfaceInput {
+        let toml = self.toml_for(settings, file);
+        let Some(json) = &settings.sentryward_input else { return toml };
+        let json = resolve(settings, file, json);
+        let text = match std::fs::read_to_string(&json) {
+            Ok(t) => t,
+            Err(e) => return InterfaceInput { path: Some(json.clone()), interface: None, error: Some(format!("{}: {e}", json.display())) },
+        };
+        // The JSON describes one kernel; without `entry` or a kernel filter it applies to every
+        // kernel.
+        let name = settings.only_kernel.as_deref().unwrap_or("*");
+        match spec::parse_sentryward_json(&json.display().to_string(), &text, name) {
+            Ok(mut iface) => {
+                // SentryWard's format has no buffer lengths or assumptions: take them from the
+                // interface file.
+                if let Some(t) = &toml.interface {
+                    iface.merge_missing(t);
+                }
+                InterfaceInput { path: Some(json), interface: Some(Arc::new(iface)), error: toml.error }
+            }
+            Err(e) => InterfaceInput { path: Some(json), interface: None, error: Some(e.to_string()) },
+        }
+    }
+
+    fn toml_for(&self, settings: &Settings, file: Option<&Path>) -> InterfaceInput {
         let path = match &settings.interface_file {
             Some(p) => Some(resolve(settings, file, p)),
             None => file.and_then(find_upwards),

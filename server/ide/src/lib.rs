@@ -1,7 +1,8 @@
 //! The façade the language server (and anything else that edits kernels live) talks to, after
 //! rust-analyzer's `AnalysisHost`/`Analysis`: a host takes file and settings changes and hands
-//! out immutable [`Analysis`] snapshots; queries run on snapshots, on any thread, and can be
-//! cancelled between kernels.
+//! out immutable [`Analysis`] snapshots; queries run on snapshots, on any thread, and stop when
+//! the host's change of their input cancels them. The host owns the solver processes (a pool
+//! shared by all snapshots) and the cancellation tokens, so callers pass neither.
 //!
 //! Results are plain data with byte ranges into the analysed text ([`Diagnostic`], [`Hover`],
 //! [`Lens`], [`Fix`]); nothing here knows about LSP. Kernel checks are cached by a hash of the
@@ -18,7 +19,6 @@ mod fixes;
 mod hover;
 mod inputs;
 mod lens;
-mod phase;
 
 pub use analyse::{FileAnalysis, KernelResult, Problem};
 pub use diagnostics::{diagnostics, Diagnostic, Related};
@@ -27,6 +27,7 @@ pub use hover::{hover, Hover};
 pub use lens::{lenses, Lens, LensCommand};
 
 use db::Db;
+pub use model::budget::CancelToken;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -79,6 +80,9 @@ pub enum Severity {
 /// One open file, as the host knows it.
 #[derive(Clone, Debug)]
 pub struct SourceFile {
+    /// The file's bytes were not valid UTF-8 from this byte on (the text has replacement
+    /// characters there; the rest is still analysed).
+    pub invalid_utf8_at: Option<usize>,
     /// An opaque identity chosen by the caller (the language server uses the URI).
     pub key: String,
     /// The file on disk, when it has one: where `lark.toml` is looked for, and the name the
@@ -109,11 +113,41 @@ pub struct Settings {
     pub interface_file: Option<PathBuf>,
     /// Where `compile_commands.json` is looked for, and what relative settings are relative to.
     pub workspace_root: Option<PathBuf>,
+    /// A SentryWard kernel-input JSON that describes the kernels (as `lark check --input`); its
+    /// facts take precedence over the interface file's.
+    pub sentryward_input: Option<PathBuf>,
+    /// Check only this kernel (PTX or source name), as `lark check --kernel`.
+    pub only_kernel: Option<String>,
 }
 
 impl Default for Settings {
     fn default() -> Self {
-        Settings { compiler: CompilerSettings::default(), timeout_ms: 2000, interface_file: None, workspace_root: None }
+        Settings {
+            compiler: CompilerSettings::default(),
+            timeout_ms: 2000,
+            interface_file: None,
+            workspace_root: None,
+            sentryward_input: None,
+            only_kernel: None,
+        }
+    }
+}
+
+impl SourceFile {
+    /// A file in an editor buffer (always valid text).
+    pub fn new(key: impl Into<String>, path: Option<PathBuf>, kind: FileKind, text: Arc<str>, version: i32) -> SourceFile {
+        SourceFile { key: key.into(), path, kind, text, version, invalid_utf8_at: None }
+    }
+
+    /// A `.cu`/`.ptx` file read from disk; its key is its path as given. Invalid UTF-8 is
+    /// replaced and remembered (reported as a problem at that byte), not an error.
+    pub fn read(path: &Path) -> Result<SourceFile, String> {
+        let kind = FileKind::from_path(path).ok_or_else(|| "not a .cu, .cuh or .ptx file".to_string())?;
+        let bytes = std::fs::read(path).map_err(|e| format!("cannot read: {e}"))?;
+        let invalid_utf8_at = std::str::from_utf8(&bytes).err().map(|e| e.valid_up_to());
+        let text: Arc<str> = String::from_utf8_lossy(&bytes).into();
+        let key = path.display().to_string();
+        Ok(SourceFile { key, path: Some(path.to_path_buf()), kind, text, version: 0, invalid_utf8_at })
     }
 }
 
@@ -133,10 +167,16 @@ pub struct Stats {
 }
 
 /// The mutable side: files and settings. Cheap to snapshot.
+///
+/// The host owns cancellation: each file has a token that is cancelled when the file changes or
+/// is removed, and all tokens are cancelled when the settings change. An analysis started on a
+/// snapshot stops within milliseconds once its input is superseded, and returns [`Cancelled`].
 pub struct AnalysisHost {
     files: Arc<HashMap<String, SourceFile>>,
     settings: Arc<Settings>,
     db: Arc<Db>,
+    tokens: Arc<HashMap<String, CancelToken>>,
+    settings_token: CancelToken,
 }
 
 impl Default for AnalysisHost {
@@ -147,7 +187,7 @@ impl Default for AnalysisHost {
 
 impl AnalysisHost {
     pub fn new(settings: Settings) -> AnalysisHost {
-        AnalysisHost { files: Arc::default(), settings: Arc::new(settings), db: Arc::default() }
+        AnalysisHost { files: Arc::default(), settings: Arc::new(settings), db: Arc::default(), tokens: Arc::default(), settings_token: CancelToken::new() }
     }
 
     pub fn settings(&self) -> &Settings {
@@ -157,17 +197,32 @@ impl AnalysisHost {
     /// New settings apply to the next analysis; cached kernel results stay valid where their
     /// inputs did not change (the options are part of their key).
     pub fn set_settings(&mut self, settings: Settings) {
+        if *self.settings != settings {
+            self.settings_token.cancel();
+            self.settings_token = CancelToken::new();
+        }
         self.settings = Arc::new(settings);
     }
 
-    /// Adds a file or replaces its text.
+    /// Adds a file or replaces its text; analyses of its older text are cancelled.
     pub fn set_file(&mut self, file: SourceFile) {
+        self.renew_token(&file.key);
         Arc::make_mut(&mut self.files).insert(file.key.clone(), file);
     }
 
+    /// Removes a file; analyses of it are cancelled.
     pub fn remove_file(&mut self, key: &str) {
+        if let Some(t) = Arc::make_mut(&mut self.tokens).remove(key) {
+            t.cancel();
+        }
         Arc::make_mut(&mut self.files).remove(key);
         self.db.forget_file(key);
+    }
+
+    fn renew_token(&mut self, key: &str) {
+        if let Some(old) = Arc::make_mut(&mut self.tokens).insert(key.to_string(), CancelToken::new()) {
+            old.cancel();
+        }
     }
 
     pub fn file(&self, key: &str) -> Option<&SourceFile> {
@@ -181,11 +236,18 @@ impl AnalysisHost {
     /// Drops every cached result of the file (its kernels, its compilation), so the next
     /// analysis checks it from scratch.
     pub fn invalidate(&mut self, key: &str) {
+        self.renew_token(key);
         self.db.invalidate_file(key);
     }
 
     pub fn snapshot(&self) -> Analysis {
-        Analysis { files: self.files.clone(), settings: self.settings.clone(), db: self.db.clone() }
+        Analysis {
+            files: self.files.clone(),
+            settings: self.settings.clone(),
+            db: self.db.clone(),
+            tokens: self.tokens.clone(),
+            settings_token: self.settings_token.clone(),
+        }
     }
 
     pub fn stats(&self) -> Stats {
@@ -199,6 +261,8 @@ pub struct Analysis {
     files: Arc<HashMap<String, SourceFile>>,
     settings: Arc<Settings>,
     db: Arc<Db>,
+    tokens: Arc<HashMap<String, CancelToken>>,
+    settings_token: CancelToken,
 }
 
 impl Analysis {
@@ -214,29 +278,35 @@ impl Analysis {
         self.db.stats()
     }
 
+    /// The token that is cancelled when this snapshot's version of `key` (or its settings) is
+    /// superseded.
+    pub fn cancel_token(&self, key: &str) -> CancelToken {
+        match self.tokens.get(key) {
+            Some(t) => t.joined(&self.settings_token),
+            None => self.settings_token.clone(),
+        }
+    }
+
     /// Compiles (for `.cu`), parses and checks the file. Kernels whose inputs are unchanged come
-    /// from the cache. `cancelled` is polled between kernels.
-    pub fn analyse(&self, key: &str, solver: &mut check::Solver, cancelled: &dyn Fn() -> bool) -> Result<Arc<FileAnalysis>, Cancelled> {
-        self.analyse_with_progress(key, solver, cancelled, &|_, _| {})
+    /// from the cache. Returns [`Cancelled`] when the file or the settings changed meanwhile.
+    pub fn analyse(&self, key: &str) -> Result<Arc<FileAnalysis>, Cancelled> {
+        self.analyse_with_progress(key, &|_, _| {})
     }
 
     /// Like [`Analysis::analyse`], calling `progress(done, total)` before each kernel.
-    pub fn analyse_with_progress(
-        &self,
-        key: &str,
-        solver: &mut check::Solver,
-        cancelled: &dyn Fn() -> bool,
-        progress: &dyn Fn(usize, usize),
-    ) -> Result<Arc<FileAnalysis>, Cancelled> {
+    pub fn analyse_with_progress(&self, key: &str, progress: &dyn Fn(usize, usize)) -> Result<Arc<FileAnalysis>, Cancelled> {
         let file = self.files.get(key).ok_or(Cancelled)?;
-        analyse::analyse_file(self, file, solver, cancelled, progress).map(Arc::new)
+        let cancel = self.cancel_token(key);
+        analyse::analyse_file(self, file, &cancel, progress).map(Arc::new)
     }
 
     /// Code actions for a byte range of an analysed file: interface stubs for kernels without an
     /// interface entry, and missing barriers for races, offered only when re-checking the edited
-    /// text shows the race gone and no new barrier divergence.
-    pub fn fixes(&self, fa: &FileAnalysis, range: std::ops::Range<usize>, solver: &mut check::Solver, cancelled: &dyn Fn() -> bool) -> Vec<Fix> {
-        fixes::fixes(self, fa, range, solver, cancelled)
+    /// text shows the race gone and no new barrier divergence. `request` is cancelled by the
+    /// caller when the request is; the file's own token also stops the search.
+    pub fn fixes(&self, fa: &FileAnalysis, range: std::ops::Range<usize>, request: &CancelToken) -> Vec<Fix> {
+        let cancel = self.cancel_token(&fa.key).joined(request);
+        fixes::fixes(self, fa, range, &cancel)
     }
 
     /// The lifted model of every kernel of the file, phase by phase.

@@ -21,13 +21,12 @@ fn workspace(name: &str, files: &[&str]) -> PathBuf {
 
 fn open(host: &mut AnalysisHost, path: &Path, text: &str, version: i32) -> String {
     let key = format!("file://{}", path.display());
-    host.set_file(SourceFile { key: key.clone(), path: Some(path.to_path_buf()), kind: FileKind::from_path(path).unwrap(), text: text.into(), version });
+    host.set_file(SourceFile::new(key.clone(), Some(path.to_path_buf()), FileKind::from_path(path).unwrap(), text.into(), version));
     key
 }
 
 fn analyse(host: &AnalysisHost, key: &str) -> Arc<FileAnalysis> {
-    let mut solver = check::Solver::z3();
-    host.snapshot().analyse(key, &mut solver, &|| false).unwrap()
+    host.snapshot().analyse(key).unwrap()
 }
 
 fn line_of(fa: &FileAnalysis, range: &std::ops::Range<usize>) -> u32 {
@@ -63,8 +62,7 @@ fn a_race_in_cuda_is_an_error_with_the_other_access_related_and_a_barrier_fix() 
     assert!(lenses[0].title.starts_with("race · "), "{:?}", lenses);
     assert_eq!(line_of(&fa, &lenses[0].range), 2);
 
-    let mut solver = check::Solver::z3();
-    let fixes = host.snapshot().fixes(&fa, race.range.clone(), &mut solver, &|| false);
+    let fixes = host.snapshot().fixes(&fa, race.range.clone(), &ide::CancelToken::new());
     let fix = fixes.iter().find(|f| f.title.contains("__syncthreads")).expect("a barrier fix");
     let edit = &fix.edits[0].edits[0];
     let mut fixed = text.clone();
@@ -89,8 +87,7 @@ fn a_race_in_ptx_is_reported_on_ptx_lines_and_fixed_with_bar_sync() {
     let race = diags.iter().find(|d| d.code == "race").expect("a race diagnostic");
     assert!(fa.text[race.range.clone()].starts_with("st.shared.f32"), "{}", &fa.text[race.range.clone()]);
     assert!(fa.text[race.related[0].range.clone()].starts_with("ld.shared.f32"));
-    let mut solver = check::Solver::z3();
-    let fixes = host.snapshot().fixes(&fa, race.range.clone(), &mut solver, &|| false);
+    let fixes = host.snapshot().fixes(&fa, race.range.clone(), &ide::CancelToken::new());
     let fix = fixes.iter().find(|f| f.title.contains("bar.sync 0;")).expect("a barrier fix");
     let edit = &fix.edits[0].edits[0];
     let mut fixed = text.clone();
@@ -138,9 +135,8 @@ fn the_interface_stub_parses_and_names_the_cuda_parameters() {
     let mut host = AnalysisHost::new(Settings::default());
     let key = open(&mut host, &path, &text, 1);
     let fa = analyse(&host, &key);
-    let mut solver = check::Solver::z3();
     let at = text.find("__shared__").unwrap();
-    let fixes = host.snapshot().fixes(&fa, at..at, &mut solver, &|| false);
+    let fixes = host.snapshot().fixes(&fa, at..at, &ide::CancelToken::new());
     let stub = fixes.iter().find(|f| f.title.contains("interface stub")).expect("a stub fix");
     let e = &stub.edits[0];
     assert!(e.create);

@@ -14,6 +14,7 @@ mod from_proto;
 mod guard;
 mod handlers;
 mod log;
+mod pool;
 mod settings;
 mod state;
 mod to_proto;

@@ -83,6 +83,7 @@ impl ClientSettings {
             timeout_ms: self.timeout_ms,
             interface_file: opt(&self.interface_file).map(PathBuf::from),
             workspace_root,
+            ..ide::Settings::default()
         }
     }
 }

@@ -1,5 +1,5 @@
 //! The server's state and its edit loop: documents (ropes), the analysis host, debounced and
-//! cancellable analyses on blocking worker threads (each with a solver of its own), and
+//! cancellable analyses on a bounded pool of analysis threads, and
 //! publishing with a version check, so a result for an older version of a document is never
 //! published after a newer version arrived.
 
@@ -61,7 +61,8 @@ pub struct State {
     pub client: Client,
     pub host: Mutex<AnalysisHost>,
     pub docs: Mutex<HashMap<String, Doc>>,
-    solvers: Mutex<Vec<check::Solver>>,
+    /// Where analyses and fix searches run.
+    pub pool: crate::pool::Pool,
     publish: tokio::sync::Mutex<()>,
     pub caps: Mutex<ClientCaps>,
     pub settings: Mutex<ClientSettings>,
@@ -81,43 +82,13 @@ impl State {
             client,
             host: Mutex::new(AnalysisHost::default()),
             docs: Mutex::default(),
-            solvers: Mutex::default(),
+            pool: crate::pool::Pool::per_core(),
             publish: tokio::sync::Mutex::new(()),
             caps: Mutex::default(),
             settings: Mutex::default(),
             workspace_root: Mutex::default(),
             shutdown: AtomicBool::new(false),
             warned: AtomicBool::new(false),
-        }
-    }
-
-    fn take_solver(&self) -> check::Solver {
-        lock(&self.solvers).pop().unwrap_or_else(check::Solver::z3)
-    }
-
-    fn give_solver(&self, s: check::Solver) {
-        let mut pool = lock(&self.solvers);
-        if pool.len() < 4 {
-            pool.push(s);
-        }
-    }
-
-    /// Runs `f` on a blocking worker thread with a solver of its own.
-    pub async fn with_solver<T: Send + 'static>(self: &Arc<Self>, f: impl FnOnce(&mut check::Solver) -> T + Send + 'static) -> Result<T, String> {
-        let this = self.clone();
-        let r = tokio::task::spawn_blocking(move || {
-            let mut solver = this.take_solver();
-            let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(&mut solver)));
-            if r.is_ok() {
-                this.give_solver(solver);
-            }
-            r
-        })
-        .await;
-        match r {
-            Ok(Ok(v)) => Ok(v),
-            Ok(Err(p)) => Err(crate::guard::panic_message(&*p)),
-            Err(e) => Err(e.to_string()),
         }
     }
 
@@ -152,7 +123,7 @@ impl State {
                     h.abort();
                 }
             }
-            lock(&self.host).set_file(SourceFile { key: key.clone(), path, kind, text: text.into(), version });
+            lock(&self.host).set_file(SourceFile::new(key.clone(), path, kind, text.into(), version));
         }
         self.schedule(&key, Duration::ZERO);
     }
@@ -172,7 +143,7 @@ impl State {
             let now = Instant::now();
             let quiet = now.duration_since(doc.last_change) >= DEBOUNCE;
             doc.last_change = now;
-            lock(&self.host).set_file(SourceFile { key: key.clone(), path: doc.path.clone(), kind: doc.kind, text: doc.rope.to_string().into(), version });
+            lock(&self.host).set_file(SourceFile::new(key.clone(), doc.path.clone(), doc.kind, doc.rope.to_string().into(), version));
             if quiet {
                 Duration::ZERO
             } else {
@@ -229,15 +200,15 @@ impl State {
         let snapshot = lock(&self.host).snapshot();
         let started = Instant::now();
         let k = key.clone();
-        let cur = current.clone();
         let (tx, rx) = watch::channel((0usize, 0usize));
         tokio::spawn(self.clone().report_progress(key.clone(), rx));
         let result = self
-            .with_solver(move |solver| {
+            .pool
+            .run(move || {
                 let progress = |done, total| {
                     tx.send_replace((done, total));
                 };
-                snapshot.analyse_with_progress(&k, solver, &|| cur.load(Ordering::SeqCst) != version, &progress)
+                snapshot.analyse_with_progress(&k, &progress)
             })
             .await;
         let Ok(uri) = Uri::from_str(&key) else { return };

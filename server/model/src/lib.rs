@@ -4,15 +4,19 @@
 //! with natural loops; `lift` (in `symbolic`) turns that into per-thread symbolic values, memory
 //! accesses and phases; `interp` runs it concretely.
 
+pub mod analysis;
+pub mod budget;
 pub mod cfg;
 pub mod decode;
 pub mod dump;
 pub mod expr;
+pub mod fingerprint;
 pub mod interp;
 pub mod ops;
 pub mod phases;
 pub mod symbolic;
 
+pub use analysis::{analyse, Analysis};
 pub use cfg::{Block, BlockId, Cfg, Loop, LoopId, Term};
 pub use decode::{ParamInfo, RegInfo, VarInfo};
 pub use ops::*;

@@ -268,3 +268,44 @@ impl Phases {
         out.into_iter().collect()
     }
 }
+
+/// The phase starts (the kernel entry and block-wide barriers) from which any of `positions`
+/// (block, instruction index) is reached without crossing another unguarded barrier: the
+/// phases those instructions belong to. The same walk as [`Phases::compute`], for any
+/// instruction rather than only memory accesses.
+pub fn starts_reaching(k: &Kernel, positions: &HashSet<(BlockId, usize)>) -> BTreeSet<Start> {
+    let mut starts = vec![(Start::Entry, k.cfg.entry, 0usize)];
+    for (b, blk) in k.cfg.blocks.iter().enumerate() {
+        for (i, inst) in blk.insts.iter().enumerate() {
+            if is_sync_barrier(&inst.op) {
+                starts.push((Start::Barrier(b as BlockId, i), b as BlockId, i + 1));
+            }
+        }
+    }
+    let mut out = BTreeSet::new();
+    'starts: for (start, b0, i0) in starts {
+        let mut seen: HashSet<(BlockId, usize)> = HashSet::new();
+        let mut work = vec![(b0, i0)];
+        while let Some((b, i)) = work.pop() {
+            if !seen.insert((b, i)) {
+                continue;
+            }
+            let blk = &k.cfg.blocks[b as usize];
+            let mut stopped = false;
+            for (idx, inst) in blk.insts.iter().enumerate().skip(i) {
+                if positions.contains(&(b, idx)) {
+                    out.insert(start);
+                    continue 'starts;
+                }
+                if is_sync_barrier(&inst.op) && inst.guard.is_none() {
+                    stopped = true;
+                    break;
+                }
+            }
+            if !stopped {
+                work.extend(blk.successors().into_iter().map(|s| (s, 0)));
+            }
+        }
+    }
+    out
+}

@@ -45,44 +45,36 @@ const KERNELS: [&str; 20] = [
 /// The kernel that is edited (its copy nearest the middle of the module).
 const EDITED: &str = "reduce_missing_sync";
 
-struct Options {
+#[derive(clap::Args)]
+pub struct Options {
+    /// Kernels in the generated module.
+    #[arg(long, default_value_t = 100, value_parser = positive)]
     kernels: usize,
+    /// Edits timed.
+    #[arg(long, default_value_t = 20, value_parser = positive)]
     edits: usize,
+    /// Where the corpus kernels come from.
+    #[arg(long, default_value = DEFAULT_CORPUS)]
     corpus: PathBuf,
+    /// Keep the generated files (their directory is printed).
+    #[arg(long)]
     keep: bool,
+    /// Lines the module has at least.
+    #[arg(long, default_value_t = 20_000)]
     min_lines: usize,
+    /// The server's log level.
+    #[arg(long, default_value = "warn")]
     log: String,
 }
 
-fn parse_args(argv: &[String]) -> Result<Options, String> {
-    let mut o = Options { kernels: 100, edits: 20, corpus: PathBuf::from(DEFAULT_CORPUS), keep: false, min_lines: 20_000, log: "warn".into() };
-    let mut it = argv.iter();
-    while let Some(a) = it.next() {
-        let mut value = |name: &str| it.next().cloned().ok_or(format!("{name} needs a value"));
-        match a.as_str() {
-            "--kernels" => o.kernels = value("--kernels")?.parse().map_err(|_| "--kernels needs a number")?,
-            "--edits" => o.edits = value("--edits")?.parse().map_err(|_| "--edits needs a number")?,
-            "--min-lines" => o.min_lines = value("--min-lines")?.parse().map_err(|_| "--min-lines needs a number")?,
-            "--corpus" => o.corpus = PathBuf::from(value("--corpus")?),
-            "--keep" => o.keep = true,
-            "--log" => o.log = value("--log")?,
-            other => return Err(format!("unknown option `{other}`")),
-        }
+fn positive(s: &str) -> Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(n) if n > 0 => Ok(n),
+        _ => Err(format!("`{s}` is not a positive number")),
     }
-    if o.kernels == 0 || o.edits == 0 {
-        return Err("--kernels and --edits must be positive".into());
-    }
-    Ok(o)
 }
 
-pub fn run(argv: &[String]) -> ExitCode {
-    let o = match parse_args(argv) {
-        Ok(o) => o,
-        Err(e) => {
-            eprintln!("lark bench lsp: {e}\nusage: lark bench lsp [--kernels N] [--edits N] [--min-lines N] [--corpus DIR] [--keep] [--log LEVEL]");
-            return ExitCode::from(2);
-        }
-    };
+pub fn run(o: Options) -> ExitCode {
     match bench(&o) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {

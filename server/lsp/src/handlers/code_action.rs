@@ -1,16 +1,15 @@
 use crate::state::{lock, State};
 use crate::{from_proto, to_proto};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use tower_lsp_server::jsonrpc::{Error, Result};
 use tower_lsp_server::lsp_types::{CodeActionKind, CodeActionOrCommand, CodeActionParams, CodeActionResponse};
 
-/// Set when the request's future is dropped ($/cancelRequest), so the fix search stops.
-struct CancelOnDrop(Arc<AtomicBool>);
+/// Cancels the fix search when the request's future is dropped ($/cancelRequest).
+struct CancelOnDrop(ide::CancelToken);
 
 impl Drop for CancelOnDrop {
     fn drop(&mut self) {
-        self.0.store(true, Ordering::SeqCst);
+        self.0.cancel();
     }
 }
 
@@ -24,11 +23,12 @@ pub async fn handle(state: &Arc<State>, p: CodeActionParams) -> Result<Option<Co
     let Some(fa) = state.fresh(&uri).await else { return Ok(None) };
     let range = from_proto::range(&fa, p.range);
     let snapshot = lock(&state.host).snapshot();
-    let flag = Arc::new(AtomicBool::new(false));
-    let _cancel = CancelOnDrop(flag.clone());
+    let request = ide::CancelToken::new();
+    let _cancel = CancelOnDrop(request.clone());
     let fa2 = fa.clone();
     let fixes = state
-        .with_solver(move |solver| snapshot.fixes(&fa2, range, solver, &|| flag.load(Ordering::SeqCst)))
+        .pool
+        .run(move || snapshot.fixes(&fa2, range, &request))
         .await
         .map_err(|e| Error { message: format!("internal error in code actions: {e}").into(), ..Error::internal_error() })?;
     let caps = lock(&state.caps).edit;

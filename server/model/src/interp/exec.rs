@@ -345,6 +345,12 @@ impl<'a> Machine<'a> {
 
     fn step(&mut self, ctaid: [u32; 3], th: &Thread) -> R<()> {
         self.trace.steps += 1;
+        // Polling the budget costs a clock read: do it every few thousand steps (microseconds).
+        if self.trace.steps % 4096 == 0 {
+            if let Err(stop) = self.l.budget.check() {
+                return Err(InterpError::Stopped(stop));
+            }
+        }
         if self.trace.steps > self.l.step_limit {
             return Err(InterpError::StepLimit { limit: self.l.step_limit, block: ctaid, thread: th.tid, inst: th.pc(), line: self.line(th.pc()) });
         }

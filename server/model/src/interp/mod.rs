@@ -115,6 +115,9 @@ pub struct Launch {
     /// writes are dropped) instead of stopping: replay uses it so that one bug does not hide
     /// another later in the kernel. Off by default.
     pub continue_past_out_of_bounds: bool,
+    /// Polled while running: a cancelled or expired budget ends the run with
+    /// [`InterpError::Stopped`].
+    pub budget: crate::budget::Budget,
 }
 
 impl Launch {
@@ -129,7 +132,13 @@ impl Launch {
             dynamic_shared_bytes: 0,
             record_accesses: true,
             continue_past_out_of_bounds: false,
+            budget: crate::budget::Budget::unlimited(),
         }
+    }
+
+    pub fn budget(mut self, budget: crate::budget::Budget) -> Launch {
+        self.budget = budget;
+        self
     }
 
     pub fn only_blocks(mut self, blocks: Vec<[u32; 3]>) -> Launch {
@@ -266,6 +275,8 @@ pub enum InterpError {
     Unsupported { block: [u32; 3], thread: [u32; 3], inst: InstRef, line: Option<u32>, opcode: String, reason: String },
     /// The launch does not fit the kernel (shape, arguments, limits).
     BadLaunch(String),
+    /// The run was cancelled or ran out of time ([`Launch::budget`]).
+    Stopped(crate::budget::Stop),
 }
 
 impl std::error::Error for InterpError {}
@@ -363,6 +374,8 @@ impl fmt::Display for InterpError {
                 write!(f, "cannot execute `{opcode}` at {} (thread {} of block {}): {reason}", at(*inst, *line), tid(*thread), tid(*block))
             }
             InterpError::BadLaunch(m) => write!(f, "bad launch: {m}"),
+            InterpError::Stopped(crate::budget::Stop::Cancelled) => write!(f, "cancelled"),
+            InterpError::Stopped(crate::budget::Stop::Deadline) => write!(f, "the time budget ran out"),
         }
     }
 }
