@@ -141,6 +141,15 @@ impl Query {
         self.term(expr, Sort::Real)
     }
 
+    /// The rational `numer / denom` as a real literal.
+    pub fn rational(&self, numer: i64, denom: i64) -> Term {
+        if denom == 0 {
+            self.error(BuildError::ZeroDenominator { numer });
+            return self.real(&BigRational::from_integer(numer.into()));
+        }
+        self.real(&BigRational::new(numer.into(), denom.into()))
+    }
+
     /// The literal for a model value (to pin a variable to the value a model gave it).
     pub fn literal(&self, value: &Value) -> Term {
         match value {
@@ -445,6 +454,7 @@ mod tests {
         let other = Query::new(Logic::QfBv);
         q.assert(q.and(&[p, other.bool(true)]));
         q.assert(q.add(&[]));
+        q.assert(q.eq(q.rational(1, 0), q.rational(-3, 6)));
         let messages: Vec<String> = q.build_errors().iter().map(BuildError::to_string).collect();
         expect![[r#"
             [
@@ -458,6 +468,7 @@ mod tests {
                 "`and` was given a term or function built by another query",
                 "`+` expects at least one operand, found nothing",
                 "`assert` expects Bool, found Int",
+                "the rational literal 1/0 has a zero denominator",
             ]
         "#]]
         .assert_debug_eq(&messages);

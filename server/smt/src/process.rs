@@ -44,6 +44,8 @@ pub(crate) struct Process {
     input: Sender<String>,
     replies: Receiver<Reply>,
     stderr: Arc<Mutex<String>>,
+    /// The stderr thread, which ends once the process's stderr closes.
+    stderr_reader: std::thread::JoinHandle<()>,
 }
 
 impl Process {
@@ -69,7 +71,7 @@ impl Process {
 
         let tail = Arc::new(Mutex::new(String::new()));
         let keep = Arc::clone(&tail);
-        std::thread::Builder::new().name("smt-stderr".into()).spawn(move || {
+        let stderr_reader = std::thread::Builder::new().name("smt-stderr".into()).spawn(move || {
             let mut chunk = [0u8; 1024];
             while let Ok(n) = stderr.read(&mut chunk) {
                 if n == 0 {
@@ -85,7 +87,7 @@ impl Process {
             }
         })?;
 
-        Ok(Process { child, input, replies, stderr: tail })
+        Ok(Process { child, input, replies, stderr: tail, stderr_reader })
     }
 
     /// Queues text for the solver's stdin; false when the writer has stopped (the pipe broke).
@@ -122,9 +124,12 @@ impl Process {
     }
 
     /// How the process ended and what it last wrote to stderr, for an error message. Waits a
-    /// moment for the exit status, since stdout closes just before the process is reaped.
+    /// moment for the exit status and the last of stderr, since stdout closes first.
     pub fn obituary(&mut self) -> String {
         let until = Instant::now() + Duration::from_millis(200);
+        while !self.stderr_reader.is_finished() && Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(2));
+        }
         let status = loop {
             match self.child.try_wait() {
                 Ok(Some(status)) => break Some(status),

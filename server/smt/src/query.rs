@@ -64,6 +64,8 @@ pub enum BuildError {
     BadName { name: String },
     #[error("`(_ extract {hi} {lo})` does not fit a bit-vector of {bits} bits")]
     BadExtract { hi: u32, lo: u32, bits: u32 },
+    #[error("the rational literal {numer}/0 has a zero denominator")]
+    ZeroDenominator { numer: i64 },
     #[error("bit-vectors have at least one bit, found a width of 0 in `{op}`")]
     ZeroWidth { op: String },
 }

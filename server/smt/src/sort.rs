@@ -52,6 +52,8 @@ pub enum Logic {
     QfLia,
     /// Linear real arithmetic.
     QfLra,
+    /// Linear arithmetic over integers and reals together (`to_real`).
+    QfLira,
     /// Linear real arithmetic with uninterpreted functions (equivalence under exact arithmetic).
     QfUfLra,
     /// Nonlinear integer arithmetic.
@@ -65,7 +67,8 @@ pub enum Logic {
 }
 
 impl Logic {
-    pub const EVERY: [Logic; 9] = [Logic::QfBv, Logic::QfUfBv, Logic::QfLia, Logic::QfLra, Logic::QfUfLra, Logic::QfNia, Logic::QfNra, Logic::QfUfNra, Logic::All];
+    pub const EVERY: [Logic; 10] =
+        [Logic::QfBv, Logic::QfUfBv, Logic::QfLia, Logic::QfLra, Logic::QfLira, Logic::QfUfLra, Logic::QfNia, Logic::QfNra, Logic::QfUfNra, Logic::All];
 
     /// The name `set-logic` takes.
     pub fn as_str(self) -> &'static str {
@@ -74,6 +77,7 @@ impl Logic {
             Logic::QfUfBv => "QF_UFBV",
             Logic::QfLia => "QF_LIA",
             Logic::QfLra => "QF_LRA",
+            Logic::QfLira => "QF_LIRA",
             Logic::QfUfLra => "QF_UFLRA",
             Logic::QfNia => "QF_NIA",
             Logic::QfNra => "QF_NRA",
