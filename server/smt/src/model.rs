@@ -115,14 +115,14 @@ mod tests {
         assert_eq!(m.bool("p"), Ok(true));
         assert_eq!(m.bool("x").unwrap_err().to_string(), "`x` is (_ BitVec 8) in the model, not a Bool");
         assert_eq!(m.int("p").unwrap_err().to_string(), "`p` is Bool in the model, not an Int");
-        assert_eq!(
-            m.real("y").unwrap_err().to_string(),
-            "the model has no value for `y` (only declared constants and terms the query asked for are reported)"
-        );
+        assert_eq!(m.real("y").unwrap_err().to_string(), "the model has no value for `y` (only declared constants and terms the query asked for are reported)");
         assert_eq!(
             m.real("r").unwrap_err().to_string(),
             "the value of `r` is not available: `(root-obj (+ (^ x 2) (- 2)) 1)` is an irrational algebraic number, which has no exact rational value"
         );
-        assert_eq!(m.to_string(), "p = true\nr = ? (`(root-obj (+ (^ x 2) (- 2)) 1)` is an irrational algebraic number, which has no exact rational value)\nx = (_ bv3 8)\n");
+        assert_eq!(
+            m.to_string(),
+            "p = true\nr = ? (`(root-obj (+ (^ x 2) (- 2)) 1)` is an irrational algebraic number, which has no exact rational value)\nx = (_ bv3 8)\n"
+        );
     }
 }

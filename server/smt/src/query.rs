@@ -307,7 +307,11 @@ impl Query {
         let mut seen = std::collections::HashSet::new();
         let constants = self.constants.iter().map(|(name, expr, sort)| (name.clone(), *expr, Some(*sort)));
         let wanted = self.wanted.iter().map(|w| (w.name.clone(), w.expr, w.sort));
-        constants.chain(wanted).filter(|(name, ..)| seen.insert(name.clone())).map(|(name, expr, sort)| (name, self.ctx.display(expr).to_string(), sort)).collect()
+        constants
+            .chain(wanted)
+            .filter(|(name, ..)| seen.insert(name.clone()))
+            .map(|(name, expr, sort)| (name, self.ctx.display(expr).to_string(), sort))
+            .collect()
     }
 
     /// The query as a standalone SMT-LIB script that any solver can run: logic, declarations,

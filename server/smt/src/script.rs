@@ -198,13 +198,19 @@ mod tests {
     fn unsupported_and_malformed_scripts_say_where() {
         let check = |text: &str| Query::from_script(text).unwrap_err().to_string();
         assert_eq!(check("(push 1)"), "`push` at bytes 0..8 is not supported in a query script: the solver driver manages scopes itself");
-        assert_eq!(check("(check-sat)\n(check-sat)"), "`check-sat` at bytes 12..23 is not supported in a query script: a script is one query, with one `check-sat`");
+        assert_eq!(
+            check("(check-sat)\n(check-sat)"),
+            "`check-sat` at bytes 12..23 is not supported in a query script: a script is one query, with one `check-sat`"
+        );
         assert_eq!(check("(declare-const x (Array Int Int))"), "expected a sort (Bool, Int, Real or (_ BitVec n)), found `(Array Int Int)` at bytes 17..32");
         assert_eq!(check("(declare-const x Int)\n(declare-const x Real)"), "`x` at bytes 37..38 is declared twice");
         assert_eq!(check("(set-logic QF_ABV)"), "unknown logic `QF_ABV` at bytes 11..17");
         assert_eq!(check("(assert true"), "expected `)` to close the list opened at bytes 0..1, found the end of the text");
         assert_eq!(check("(assert true false)"), "expected the command's arguments as SMT-LIB defines them, found `(assert true false)` at bytes 0..19");
         assert_eq!(check("sat"), "expected a command in parentheses, found `sat` at bytes 0..3");
-        assert_eq!(check("(declare-datatype T ((a)))"), "`declare-datatype` at bytes 0..26 is not supported in a query script: LARK queries use declare-const, declare-fun, define-fun and assert");
+        assert_eq!(
+            check("(declare-datatype T ((a)))"),
+            "`declare-datatype` at bytes 0..26 is not supported in a query script: LARK queries use declare-const, declare-fun, define-fun and assert"
+        );
     }
 }

@@ -262,8 +262,7 @@ pub(crate) fn is_simple_symbol(name: &str) -> bool {
 }
 
 /// SMT-LIB's reserved words, which a declared name must quote.
-const RESERVED: [&str; 14] =
-    ["_", "!", "as", "let", "exists", "forall", "match", "par", "BINARY", "DECIMAL", "HEXADECIMAL", "NUMERAL", "STRING", "check-sat"];
+const RESERVED: [&str; 14] = ["_", "!", "as", "let", "exists", "forall", "match", "par", "BINARY", "DECIMAL", "HEXADECIMAL", "NUMERAL", "STRING", "check-sat"];
 
 /// A symbol as SMT-LIB text: bare when it can be, `|quoted|` otherwise; `None` when no spelling
 /// exists (a name containing `|` or `\`).
@@ -298,10 +297,7 @@ mod tests {
     #[test]
     fn reads_solver_answers_and_scripts() {
         check("sat\n", expect!["sat @0..3"]);
-        check(
-            "((x (/ 1.0 3.0))\n (y (- 2.0))\n ((f x) 6.0))",
-            expect!["((x (/ 1.0 3.0)) (y (- 2.0)) ((f x) 6.0)) @0..43"],
-        );
+        check("((x (/ 1.0 3.0))\n (y (- 2.0))\n ((f x) 6.0))", expect!["((x (/ 1.0 3.0)) (y (- 2.0)) ((f x) 6.0)) @0..43"]);
         check("(error \"line 3: unknown constant \"\"y\"\"\") ; trailing", expect![[r#"(error "line 3: unknown constant ""y""") @0..40"#]]);
         check("(|a b| #x0f #b101 :named |(|)", expect!["(|a b| #x0f #b101 :named |(|) @0..29"]);
         check("(a ; comment (\n b)", expect!["(a b) @0..18"]);

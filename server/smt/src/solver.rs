@@ -339,7 +339,8 @@ fn model(running: &mut Running, kind: SolverKind, query: &Query, deadline: Insta
     let terms: Vec<&str> = requests.iter().map(|(_, text, _)| text.as_str()).collect();
     send(running, kind, format!("(get-value ({}))\n", terms.join(" ")))?;
     let answer = receive(running, kind, deadline, cancel)?;
-    read_model(&answer, requests).ok_or_else(|| Halt::Failed(SmtError::Protocol { kind, expected: "one `(term value)` pair per term asked for", found: answer.to_string() }))
+    read_model(&answer, requests)
+        .ok_or_else(|| Halt::Failed(SmtError::Protocol { kind, expected: "one `(term value)` pair per term asked for", found: answer.to_string() }))
 }
 
 /// A `get-value` answer, `((term value) ...)`, as a model: values are matched to the requests

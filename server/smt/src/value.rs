@@ -48,11 +48,8 @@ impl fmt::Display for Value {
             Value::Int(i) => write!(f, "{i}"),
             Value::Real(r) => {
                 let magnitude = r.abs();
-                let text = if magnitude.is_integer() {
-                    format!("{}.0", magnitude.numer())
-                } else {
-                    format!("(/ {}.0 {}.0)", magnitude.numer(), magnitude.denom())
-                };
+                let text =
+                    if magnitude.is_integer() { format!("{}.0", magnitude.numer()) } else { format!("(/ {}.0 {}.0)", magnitude.numer(), magnitude.denom()) };
                 if r.is_negative() {
                     write!(f, "(- {text})")
                 } else {
@@ -297,8 +294,16 @@ mod tests {
 
     #[test]
     fn values_print_as_smtlib_literals_that_read_back() {
-        let values =
-            [Value::Bool(true), Value::BitVec { bits: 32, value: 31 }, Value::Int((-5).into()), Value::Int(7.into()), real(1, 3), real(-1, 3), real(-2, 1), real(4, 1)];
+        let values = [
+            Value::Bool(true),
+            Value::BitVec { bits: 32, value: 31 },
+            Value::Int((-5).into()),
+            Value::Int(7.into()),
+            real(1, 3),
+            real(-1, 3),
+            real(-2, 1),
+            real(4, 1),
+        ];
         let printed: Vec<String> = values.iter().map(Value::to_string).collect();
         assert_eq!(printed, ["true", "(_ bv31 32)", "(- 5)", "7", "(/ 1.0 3.0)", "(- (/ 1.0 3.0))", "(- 2.0)", "4.0"]);
         for v in values {

@@ -181,10 +181,7 @@ fn a_query_the_solver_rejects_is_an_error_and_the_next_query_works() {
 fn nonsense_answers_are_protocol_errors() {
     let chatty = fake_solver("chatty", "while read -r line; do case \"$line\" in *check-sat*) echo hello;; esac; done");
     let mut s = Solver::with_program(SolverKind::Z3, &chatty);
-    assert_eq!(
-        s.check(&easy_query(), EASY, &Never).unwrap_err().to_string(),
-        "z3 answered `hello` where `sat`, `unsat` or `unknown` was expected"
-    );
+    assert_eq!(s.check(&easy_query(), EASY, &Never).unwrap_err().to_string(), "z3 answered `hello` where `sat`, `unsat` or `unknown` was expected");
     let sloppy = fake_solver("sloppy", "while read -r line; do case \"$line\" in *check-sat*) echo sat;; *get-value*) echo '((x #x01) (y #x02))';; esac; done");
     let mut s = Solver::with_program(SolverKind::Z3, &sloppy);
     assert_eq!(
@@ -193,7 +190,10 @@ fn nonsense_answers_are_protocol_errors() {
     );
     let quitter = fake_solver("quitter", "echo 'cannot go on' >&2; exit 3");
     let mut s = Solver::with_program(SolverKind::Cvc5, &quitter);
-    assert_eq!(s.check(&easy_query(), EASY, &Never).unwrap_err().to_string(), "cvc5 stopped while answering: the process ended (exit status: 3); stderr: cannot go on");
+    assert_eq!(
+        s.check(&easy_query(), EASY, &Never).unwrap_err().to_string(),
+        "cvc5 stopped while answering: the process ended (exit status: 3); stderr: cannot go on"
+    );
 }
 
 #[test]

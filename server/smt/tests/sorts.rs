@@ -62,7 +62,8 @@ fn bit_vector_arithmetic_extract_concat_extend() {
 #[test]
 fn bit_vector_operators_agree_with_smtlib_semantics() {
     // Each line: an operator applied to constants, and the result SMT-LIB defines.
-    let cases: [(&str, fn(&Query, smt::Term, smt::Term) -> smt::Term, u128, u128, u128); 14] = [
+    type Operator = fn(&Query, smt::Term, smt::Term) -> smt::Term;
+    let cases: [(&str, Operator, u128, u128, u128); 14] = [
         ("bvadd wraps", Query::bv_add, 0xf0, 0x20, 0x10),
         ("bvsub wraps", Query::bv_sub, 0x01, 0x02, 0xff),
         ("bvmul wraps", Query::bv_mul, 0x10, 0x11, 0x10),
