@@ -455,6 +455,7 @@ mod tests {
         q.assert(q.and(&[p, other.bool(true)]));
         q.assert(q.add(&[]));
         q.assert(q.eq(q.rational(1, 0), q.rational(-3, 6)));
+        q.want("x", q.bv_not(x));
         let messages: Vec<String> = q.build_errors().iter().map(BuildError::to_string).collect();
         expect![[r#"
             [
@@ -469,6 +470,7 @@ mod tests {
                 "`+` expects at least one operand, found nothing",
                 "`assert` expects Bool, found Int",
                 "the rational literal 1/0 has a zero denominator",
+                "the model already reports a value named `x`",
             ]
         "#]]
         .assert_debug_eq(&messages);

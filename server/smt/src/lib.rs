@@ -57,6 +57,16 @@
 //! every declared constant and every term asked for with [`Query::want`], read from whatever
 //! spelling the solver chose (`#x1f`, `#b101`, `(_ bv31 32)`, `(/ 1.0 3.0)`, `(/ (- 1) 3)`).
 //!
+//! Solver differences worth knowing: both print models in their own spellings (read alike
+//! here); cvc5 takes its time limit per process (see Timeouts); Debian's cvc5 1.0.3 has no
+//! libpoly, so for nonlinear real problems that need irrational witnesses it gives up or runs to
+//! its limit, where z3 answers with an algebraic number that the model reports as unavailable
+//! ([`ValueError::Irrational`]).
+//!
+//! An encoder that already writes SMT-LIB text (as LARK's two-thread encoder does) can use the
+//! driver unchanged: [`Query::extend_script`] adds its declarations, definitions and assertions;
+//! [`Query::mark`] and [`Query::rollback`] try extra assertions and take them back.
+//!
 //! # Why easy-smt only builds terms
 //!
 //! Terms live in an [`easy_smt::Context`] arena and are printed by it. easy-smt's own solver

@@ -56,6 +56,8 @@ impl Func {
 pub enum BuildError {
     #[error("`{op}` expects {expected}, found {found}")]
     SortMismatch { op: String, expected: String, found: String },
+    #[error("the model already reports a value named `{name}`")]
+    ReportedTwice { name: String },
     #[error("`{op}` was given a term or function built by another query")]
     ForeignTerm { op: String },
     #[error("`{name}` is declared twice")]
@@ -242,6 +244,11 @@ impl Query {
     /// application, or a defined term). Declared constants are reported without asking.
     pub fn want(&mut self, name: &str, term: Term) {
         self.own("want", &[term]);
+        let taken = self.constants.iter().any(|(n, ..)| n == name) || self.wanted.iter().any(|w| w.name == name);
+        if taken {
+            self.error(BuildError::ReportedTwice { name: name.to_string() });
+            return;
+        }
         self.wanted.push(Wanted { name: name.to_string(), expr: term.expr, sort: Some(term.sort) });
     }
 

@@ -123,6 +123,12 @@ pub struct Solver {
     stats: SolverStats,
 }
 
+impl fmt::Debug for Solver {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Solver").field("kind", &self.kind).field("program", &self.program).field("pid", &self.process_id()).field("stats", &self.stats).finish()
+    }
+}
+
 struct Running {
     process: Process,
     /// The logic set so far (a process takes one `set-logic`; another logic means a restart).
@@ -415,6 +421,16 @@ mod tests {
         assert_eq!(z3, cvc5);
         assert_eq!(z3.bv("b"), Ok(5));
         assert_eq!(read_model(&parse_all("((b #x05))").unwrap()[0], bits), None, "one value short");
+    }
+
+    #[test]
+    fn handles_can_move_to_worker_threads() {
+        fn send<T: Send>() {}
+        send::<Solver>();
+        send::<Query>();
+        send::<SatResult>();
+        send::<SmtError>();
+        send::<crate::Term>();
     }
 
     #[test]

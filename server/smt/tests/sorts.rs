@@ -201,3 +201,27 @@ fn uninterpreted_functions_over_reals() {
         unsat(kind, &q);
     }
 }
+
+/// `x * x = 2` has only irrational solutions. z3 answers with an algebraic number, which the
+/// model keeps as "not available" (no exact rational exists); Debian's cvc5 1.0.3 is built
+/// without libpoly, so its nonlinear reasoning is incomplete: it gives up, or (under `QF_NRA`)
+/// searches until its time limit.
+#[test]
+fn irrational_witnesses() {
+    let mut q = Query::new(Logic::QfNra);
+    let x = q.declare_const("x", Sort::Real);
+    q.assert(q.eq(q.mul(&[x, x]), q.rational(2, 1)));
+    match solver(SolverKind::Z3).check(&q, EASY, &Never) {
+        Ok(SatResult::Sat(m)) => assert_eq!(
+            m.real("x").unwrap_err().to_string(),
+            "the value of `x` is not available: `(root-obj (+ (^ x 2) (- 2)) 1)` is an irrational algebraic number, which has no exact rational value"
+        ),
+        other => panic!("z3: expected sat, got {other:?}"),
+    }
+    match solver(SolverKind::Cvc5).check(&q, std::time::Duration::from_millis(500), &Never) {
+        Ok(SatResult::Unknown(reason)) => assert!(["the solver gave up: incomplete", "timeout after 500 ms"].contains(&reason.as_str()), "{reason}"),
+        // A cvc5 built with libpoly decides it; then its model must not claim a rational root.
+        Ok(SatResult::Sat(m)) => assert!(m.real("x").is_err(), "{m}"),
+        other => panic!("cvc5: expected unknown, got {other:?}"),
+    }
+}
