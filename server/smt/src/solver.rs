@@ -204,8 +204,9 @@ impl Solver {
             return Err(SmtError::Cancelled);
         }
         dump::write(query, self.kind, timeout);
-        // z3 reads a timeout of 0 as "no limit".
-        let timeout_ms = (timeout.as_millis() as u64).max(1);
+        // z3 reads a timeout of 0 as "no limit" and keeps it in 32 bits; the clamp also keeps
+        // the deadline within what `Instant` can represent.
+        let timeout_ms = timeout.as_millis().clamp(1, u32::MAX.into()) as u64;
         let deadline = Instant::now() + Duration::from_millis(timeout_ms) + grace(timeout);
         let halt = match self.run(query, timeout_ms, deadline, cancel) {
             Ok(result) => return Ok(result),

@@ -78,6 +78,20 @@ fn cancellation_kills_the_solver_within_50_ms() {
 }
 
 #[test]
+fn extreme_time_limits_are_clamped() {
+    for kind in SolverKind::ALL {
+        let mut s = solver(kind);
+        assert_easy_answer(s.check(&easy_query(), Duration::MAX, &Never));
+        // No time at all is read as 1 ms (z3 would read 0 as "no limit").
+        match s.check(&easy_query(), Duration::ZERO, &Never) {
+            Ok(SatResult::Sat(_)) => {}
+            Ok(SatResult::Unknown(reason)) => assert_eq!(reason, "timeout after 1 ms", "{kind}"),
+            other => panic!("{kind}: {other:?}"),
+        }
+    }
+}
+
+#[test]
 fn an_already_cancelled_query_does_not_start_anything() {
     let mut s = solver(SolverKind::Z3);
     let token = CancelToken::new();
