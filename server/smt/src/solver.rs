@@ -1,0 +1,443 @@
+//! The solver driver: one long-lived Z3 or cvc5 process per [`Solver`], one scope per query.
+
+use crate::cancel::Cancellation;
+use crate::dump;
+use crate::model::Model;
+use crate::process::{Process, Wait};
+use crate::query::{BuildError, Query};
+use crate::sexp::Sexp;
+use crate::sort::{Logic, Sort};
+use crate::value::decode;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// Which solver binary runs the queries.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SolverKind {
+    /// `z3 -in -smt2` (Debian's z3 4.8.12 is what LARK is tested with).
+    Z3,
+    /// `cvc5 --lang=smt2 --incremental --produce-models` (Debian's cvc5 1.0.3).
+    Cvc5,
+}
+
+impl SolverKind {
+    pub const ALL: [SolverKind; 2] = [SolverKind::Z3, SolverKind::Cvc5];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            SolverKind::Z3 => "z3",
+            SolverKind::Cvc5 => "cvc5",
+        }
+    }
+
+    /// The environment variable that overrides the binary's path.
+    pub fn env_var(self) -> &'static str {
+        match self {
+            SolverKind::Z3 => "LARK_Z3",
+            SolverKind::Cvc5 => "LARK_CVC5",
+        }
+    }
+
+    /// The Debian package that installs the binary.
+    pub fn package(self) -> &'static str {
+        self.name()
+    }
+
+    /// The binary to run: the environment variable's value when set, else the name on `PATH`.
+    pub fn program(self) -> PathBuf {
+        match std::env::var_os(self.env_var()) {
+            Some(p) if !p.is_empty() => PathBuf::from(p),
+            _ => PathBuf::from(self.name()),
+        }
+    }
+
+    /// Command-line arguments. cvc5 takes its per-query time limit only on the command line
+    /// (`set-option :tlimit-per` is accepted but ignored once the solver has started), so a
+    /// cvc5 process is started for one timeout and restarted when the timeout changes.
+    fn args(self, timeout_ms: u64) -> Vec<String> {
+        match self {
+            SolverKind::Z3 => vec!["-in".into(), "-smt2".into()],
+            SolverKind::Cvc5 => vec!["--lang=smt2".into(), "--incremental".into(), "--produce-models".into(), format!("--tlimit-per={timeout_ms}")],
+        }
+    }
+}
+
+impl fmt::Display for SolverKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The answer to a query.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SatResult {
+    /// Satisfiable, with the values of the declared constants and of the wanted terms.
+    Sat(Model),
+    Unsat,
+    /// Not decided: `"timeout after N ms"`, or why the solver gave up.
+    Unknown(String),
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum SmtError {
+    #[error("the SMT solver `{program}` was not found: install it with `apt-get install {}`, or set {} to its path", kind.package(), kind.env_var())]
+    NotFound { kind: SolverKind, program: String },
+    #[error("the SMT solver `{program}` could not be started: {message}")]
+    Spawn { kind: SolverKind, program: String, message: String },
+    #[error("the query is ill-formed: {}", errors.iter().map(|e| e.to_string()).collect::<Vec<_>>().join("; "))]
+    IllFormed { errors: Vec<BuildError> },
+    #[error("{kind} rejected the query: {message}")]
+    Rejected { kind: SolverKind, message: String },
+    #[error("{kind} stopped while answering: {detail}")]
+    Exited { kind: SolverKind, detail: String },
+    #[error("{kind} answered `{found}` where {expected} was expected")]
+    Protocol { kind: SolverKind, expected: &'static str, found: String },
+    #[error("the query was cancelled")]
+    Cancelled,
+}
+
+/// Counters, for the CLI's statistics and for tests.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SolverStats {
+    /// Queries asked (including refused and cancelled ones).
+    pub queries: u64,
+    /// Solver processes started.
+    pub starts: u64,
+    /// Queries answered `Unknown` because time ran out (the solver's own limit or the watchdog).
+    pub timeouts: u64,
+    /// Queries the watchdog had to kill the process for.
+    pub kills: u64,
+    pub cancelled: u64,
+    /// Time spent in [`Solver::check`].
+    pub time: Duration,
+}
+
+/// A solver process, started on the first query and kept for the next ones; each query runs in
+/// its own `push`/`pop` scope. A process that timed out, was cancelled, crashed or answered
+/// something unexpected is killed and a fresh one is started on the next query.
+pub struct Solver {
+    kind: SolverKind,
+    program: PathBuf,
+    running: Option<Running>,
+    stats: SolverStats,
+}
+
+impl fmt::Debug for Solver {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Solver").field("kind", &self.kind).field("program", &self.program).field("pid", &self.process_id()).field("stats", &self.stats).finish()
+    }
+}
+
+struct Running {
+    process: Process,
+    /// The logic set so far (a process takes one `set-logic`; another logic means a restart).
+    logic: Option<Logic>,
+    /// The time limit the process was started with (cvc5 only).
+    started_for_ms: u64,
+}
+
+/// How a query stopped short of an answer; the process is killed in every case.
+enum Halt {
+    TimedOut,
+    Cancelled,
+    Failed(SmtError),
+}
+
+/// How long past the query's timeout the watchdog waits for the solver's own limit to answer.
+fn grace(timeout: Duration) -> Duration {
+    (Duration::from_millis(100) + timeout / 2).min(Duration::from_secs(2))
+}
+
+impl Solver {
+    /// A solver of `kind`, running the binary named by its environment variable (`LARK_Z3`,
+    /// `LARK_CVC5`) or found on `PATH`. Nothing starts until the first query.
+    pub fn new(kind: SolverKind) -> Solver {
+        Solver::with_program(kind, kind.program())
+    }
+
+    /// A solver of `kind` running `program`.
+    pub fn with_program(kind: SolverKind, program: impl Into<PathBuf>) -> Solver {
+        Solver { kind, program: program.into(), running: None, stats: SolverStats::default() }
+    }
+
+    pub fn kind(&self) -> SolverKind {
+        self.kind
+    }
+
+    pub fn program(&self) -> &Path {
+        &self.program
+    }
+
+    pub fn stats(&self) -> SolverStats {
+        self.stats
+    }
+
+    /// The running process's id, if one is running (for diagnostics and tests).
+    pub fn process_id(&self) -> Option<u32> {
+        self.running.as_ref().map(|r| r.process.pid())
+    }
+
+    /// Decides `query` within `timeout`, giving up early when `cancel` says so.
+    ///
+    /// The solver's own limit (z3 `:timeout`, cvc5 `--tlimit-per`) usually answers `unknown`
+    /// in time; if no answer has come a grace period later, the watchdog kills the process.
+    /// Either way the result is `Unknown("timeout after N ms")`. Cancellation is checked every
+    /// 5 ms and kills the process too. A process found dead before the query (killed or
+    /// crashed while idle) is replaced; one that dies while answering fails this query with
+    /// [`SmtError::Exited`] and is replaced on the next.
+    pub fn check(&mut self, query: &Query, timeout: Duration, cancel: &(impl Cancellation + ?Sized)) -> Result<SatResult, SmtError> {
+        let started = Instant::now();
+        self.stats.queries += 1;
+        let result = self.check_timed(query, timeout, cancel);
+        self.stats.time += started.elapsed();
+        result
+    }
+
+    fn check_timed(&mut self, query: &Query, timeout: Duration, cancel: &(impl Cancellation + ?Sized)) -> Result<SatResult, SmtError> {
+        let errors = query.build_errors();
+        if !errors.is_empty() {
+            return Err(SmtError::IllFormed { errors });
+        }
+        if cancel.is_cancelled() {
+            self.stats.cancelled += 1;
+            return Err(SmtError::Cancelled);
+        }
+        dump::write(query, self.kind, timeout);
+        // z3 reads a timeout of 0 as "no limit" and keeps it in 32 bits; the clamp also keeps
+        // the deadline within what `Instant` can represent.
+        let timeout_ms = timeout.as_millis().clamp(1, u32::MAX.into()) as u64;
+        let deadline = Instant::now() + Duration::from_millis(timeout_ms) + grace(timeout);
+        let halt = match self.run(query, timeout_ms, deadline, cancel) {
+            Ok(result) => return Ok(result),
+            Err(halt) => halt,
+        };
+        self.running = None; // kills the process
+        match halt {
+            Halt::TimedOut => {
+                self.stats.timeouts += 1;
+                self.stats.kills += 1;
+                Ok(SatResult::Unknown(format!("timeout after {timeout_ms} ms")))
+            }
+            Halt::Cancelled => {
+                self.stats.cancelled += 1;
+                Err(SmtError::Cancelled)
+            }
+            Halt::Failed(e) => Err(e),
+        }
+    }
+
+    /// Starts a process when none runs, or when the running one cannot take this query (it has
+    /// died, has another logic, or is a cvc5 started for another time limit).
+    fn ready(&mut self, logic: Option<Logic>, timeout_ms: u64) -> Result<&mut Running, SmtError> {
+        let fits = |r: &mut Running| {
+            !r.process.has_exited()
+                && logic.is_none_or(|l| r.logic.is_none_or(|have| have == l))
+                && (self.kind != SolverKind::Cvc5 || r.started_for_ms == timeout_ms)
+        };
+        if !self.running.as_mut().is_some_and(fits) {
+            self.running = None;
+            let process = Process::spawn(&self.program, &self.kind.args(timeout_ms)).map_err(|e| self.spawn_error(e))?;
+            self.stats.starts += 1;
+            // Only answers on stdout: no `success` after each command.
+            process.send("(set-option :print-success false)\n(set-option :produce-models true)\n".into());
+            self.running = Some(Running { process, logic: None, started_for_ms: timeout_ms });
+        }
+        let running = self.running.as_mut().expect("started above");
+        if let (Some(l), None) = (logic, running.logic) {
+            running.process.send(format!("(set-logic {l})\n"));
+            running.logic = Some(l);
+        }
+        Ok(running)
+    }
+
+    fn spawn_error(&self, e: std::io::Error) -> SmtError {
+        let program = self.program.display().to_string();
+        match e.kind() {
+            std::io::ErrorKind::NotFound => SmtError::NotFound { kind: self.kind, program },
+            _ => SmtError::Spawn { kind: self.kind, program, message: e.to_string() },
+        }
+    }
+
+    /// One query in one scope; any `Err` leaves the process in an unknown state.
+    fn run(&mut self, query: &Query, timeout_ms: u64, deadline: Instant, cancel: &(impl Cancellation + ?Sized)) -> Result<SatResult, Halt> {
+        let kind = self.kind;
+        let running = self.ready(Some(query.logic()), timeout_ms).map_err(Halt::Failed)?;
+        let mut text = String::from("(push 1)\n");
+        if kind == SolverKind::Z3 {
+            text.push_str(&format!("(set-option :timeout {timeout_ms})\n"));
+        }
+        text.push_str(&query.body());
+        text.push_str("(check-sat)\n");
+        send(running, kind, text)?;
+        let answer = receive(running, kind, deadline, cancel)?;
+        let result = match answer.atom() {
+            Some("unsat") => SatResult::Unsat,
+            Some("sat") => SatResult::Sat(model(running, kind, query, deadline, cancel)?),
+            Some("unknown") => {
+                send(running, kind, "(get-info :reason-unknown)\n".into())?;
+                let reason = receive(running, kind, deadline, cancel)?;
+                SatResult::Unknown(unknown_reason(&reason, timeout_ms))
+            }
+            _ => return Err(Halt::Failed(SmtError::Protocol { kind, expected: "`sat`, `unsat` or `unknown`", found: answer.to_string() })),
+        };
+        send(running, kind, "(pop 1)\n".into())?;
+        if matches!(&result, SatResult::Unknown(r) if r.starts_with("timeout")) {
+            self.stats.timeouts += 1;
+        }
+        Ok(result)
+    }
+
+    /// The solver's version string (`4.8.12`, `1.0.3`), starting the process if needed: a
+    /// cheap way to find out whether the solver is installed and answering.
+    pub fn version(&mut self) -> Result<String, SmtError> {
+        let kind = self.kind;
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let timeout_ms = self.running.as_ref().map_or(1000, |r| r.started_for_ms);
+        let asked = (|| {
+            let running = self.ready(None, timeout_ms).map_err(Halt::Failed)?;
+            send(running, kind, "(get-info :version)\n".into())?;
+            let reply = receive(running, kind, deadline, &crate::cancel::Never)?;
+            match reply.application(":version") {
+                Some([v]) => Ok(v.string().or(v.atom()).unwrap_or_default().to_string()),
+                _ => Err(Halt::Failed(SmtError::Protocol { kind, expected: "`(:version \"...\")`", found: reply.to_string() })),
+            }
+        })();
+        asked.map_err(|halt| {
+            self.running = None;
+            match halt {
+                Halt::Failed(e) => e,
+                Halt::TimedOut => SmtError::Exited { kind, detail: "no answer to `(get-info :version)` within 10 s".into() },
+                Halt::Cancelled => SmtError::Cancelled,
+            }
+        })
+    }
+}
+
+fn send(running: &mut Running, kind: SolverKind, text: String) -> Result<(), Halt> {
+    if running.process.send(text) {
+        Ok(())
+    } else {
+        Err(Halt::Failed(SmtError::Exited { kind, detail: running.process.obituary() }))
+    }
+}
+
+/// The next answer; an `(error "...")` answer, a closed pipe or garbage is a failure.
+fn receive(running: &mut Running, kind: SolverKind, deadline: Instant, cancel: &(impl Cancellation + ?Sized)) -> Result<Sexp, Halt> {
+    match running.process.wait(deadline, cancel) {
+        Wait::Answer(e) => match e.application("error") {
+            Some([message]) => Err(Halt::Failed(SmtError::Rejected { kind, message: message.string().map_or_else(|| message.to_string(), str::to_string) })),
+            Some(_) => Err(Halt::Failed(SmtError::Rejected { kind, message: e.to_string() })),
+            None => Ok(e),
+        },
+        Wait::Malformed(text) => Err(Halt::Failed(SmtError::Protocol { kind, expected: "an S-expression", found: text })),
+        Wait::Closed => Err(Halt::Failed(SmtError::Exited { kind, detail: running.process.obituary() })),
+        Wait::TimedOut => Err(Halt::TimedOut),
+        Wait::Cancelled => Err(Halt::Cancelled),
+    }
+}
+
+/// Asks for the values of the declared constants and wanted terms and decodes them.
+fn model(running: &mut Running, kind: SolverKind, query: &Query, deadline: Instant, cancel: &(impl Cancellation + ?Sized)) -> Result<Model, Halt> {
+    let requests = query.model_requests();
+    if requests.is_empty() {
+        return Ok(Model::default());
+    }
+    let terms: Vec<&str> = requests.iter().map(|(_, text, _)| text.as_str()).collect();
+    send(running, kind, format!("(get-value ({}))\n", terms.join(" ")))?;
+    let answer = receive(running, kind, deadline, cancel)?;
+    read_model(&answer, requests)
+        .ok_or_else(|| Halt::Failed(SmtError::Protocol { kind, expected: "one `(term value)` pair per term asked for", found: answer.to_string() }))
+}
+
+/// A `get-value` answer, `((term value) ...)`, as a model: values are matched to the requests
+/// by position (solvers echo a term in their own spelling, so its text cannot be the key).
+fn read_model(answer: &Sexp, requests: Vec<(String, String, Option<Sort>)>) -> Option<Model> {
+    let pairs = answer.list().filter(|pairs| pairs.len() == requests.len())?;
+    let mut model = Model::default();
+    for ((name, _, sort), pair) in requests.into_iter().zip(pairs) {
+        let [_, value] = pair.list()? else { return None };
+        model.insert(name, decode(value, sort));
+    }
+    Some(model)
+}
+
+/// The reason of an `unknown` answer, from `(:reason-unknown ...)`: time limits read as
+/// `timeout after N ms`, anything else is passed on.
+fn unknown_reason(reply: &Sexp, timeout_ms: u64) -> String {
+    let reason = match reply.application(":reason-unknown") {
+        Some([r]) => r.string().map_or_else(|| r.to_string(), str::to_string),
+        _ => return "the solver gave up without saying why".into(),
+    };
+    let timed_out = ["timeout", "canceled", "resourceout", "resource limit"].iter().any(|w| reason.contains(w));
+    if timed_out {
+        format!("timeout after {timeout_ms} ms")
+    } else {
+        format!("the solver gave up: {reason}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sexp::parse_all;
+
+    fn reason(text: &str) -> String {
+        unknown_reason(&parse_all(text).unwrap()[0], 50)
+    }
+
+    #[test]
+    fn unknown_reasons_from_both_solvers() {
+        assert_eq!(reason("(:reason-unknown \"timeout\")"), "timeout after 50 ms");
+        assert_eq!(reason("(:reason-unknown timeout)"), "timeout after 50 ms");
+        assert_eq!(reason("(:reason-unknown \"canceled\")"), "timeout after 50 ms");
+        assert_eq!(reason("(:reason-unknown resourceout)"), "timeout after 50 ms");
+        assert_eq!(reason("(:reason-unknown incomplete)"), "the solver gave up: incomplete");
+        assert_eq!(reason("(:reason-unknown \"(incomplete (theory arithmetic))\")"), "the solver gave up: (incomplete (theory arithmetic))");
+        assert_eq!(reason("unsupported"), "the solver gave up without saying why");
+    }
+
+    /// `get-value` answers exactly as z3 4.8.12 and cvc5 1.0.3 printed them.
+    #[test]
+    fn models_from_real_solver_output() {
+        let requests = || {
+            vec![
+                ("x".to_string(), "x".to_string(), Some(Sort::Real)),
+                ("y".to_string(), "y".to_string(), Some(Sort::Real)),
+                ("f x".to_string(), "(f x)".to_string(), Some(Sort::Real)),
+                ("third".to_string(), "(/ 1 3)".to_string(), None),
+                ("minus third".to_string(), "(- (/ 1 3))".to_string(), None),
+            ]
+        };
+        let z3 = "((x (/ 1.0 3.0))\n (y (- 2.0))\n ((f x) 6.0)\n ((/ 1 3) (/ 1.0 3.0))\n ((- (/ 1 3)) (- (/ 1.0 3.0))))";
+        let cvc5 = "((x (/ 1 3)) (y (- 2.0)) ((f x) 6.0) ((/ 1.0 3.0) (/ 1 3)) ((- (/ 1.0 3.0)) (/ (- 1) 3)))";
+        let expected = "f x = 6.0\nminus third = (- (/ 1.0 3.0))\nthird = (/ 1.0 3.0)\nx = (/ 1.0 3.0)\ny = (- 2.0)\n";
+        for answer in [z3, cvc5] {
+            let model = read_model(&parse_all(answer).unwrap()[0], requests()).unwrap();
+            assert_eq!(model.to_string(), expected, "{answer}");
+        }
+        let bits = vec![("b".to_string(), "b".to_string(), Some(Sort::BitVec(8))), ("p".to_string(), "p".to_string(), Some(Sort::Bool))];
+        let z3 = read_model(&parse_all("((b #x05)\n (p false))").unwrap()[0], bits.clone()).unwrap();
+        let cvc5 = read_model(&parse_all("((b #b00000101) (p false))").unwrap()[0], bits.clone()).unwrap();
+        assert_eq!(z3, cvc5);
+        assert_eq!(z3.bv("b"), Ok(5));
+        assert_eq!(read_model(&parse_all("((b #x05))").unwrap()[0], bits), None, "one value short");
+    }
+
+    #[test]
+    fn handles_can_move_to_worker_threads() {
+        fn send<T: Send>() {}
+        send::<Solver>();
+        send::<Query>();
+        send::<SatResult>();
+        send::<SmtError>();
+        send::<crate::Term>();
+    }
+
+    #[test]
+    fn watchdog_grace_is_bounded() {
+        assert_eq!(grace(Duration::from_millis(10)), Duration::from_millis(105));
+        assert_eq!(grace(Duration::from_secs(2)), Duration::from_millis(1100));
+        assert_eq!(grace(Duration::from_secs(60)), Duration::from_secs(2));
+    }
+}
