@@ -234,8 +234,18 @@ const COMMANDS: &[&str] = &[
     "local",
 ];
 /// Options a proof may set (`set_option … in`); prefixes end with `.`.
-const ALLOWED_OPTIONS: &[&str] =
-    &["maxHeartbeats", "maxRecDepth", "synthInstance.maxHeartbeats", "synthInstance.maxSize", "exponentiation.threshold", "diagnostics", "diagnostics.threshold", "linter.", "pp.", "trace."];
+const ALLOWED_OPTIONS: &[&str] = &[
+    "maxHeartbeats",
+    "maxRecDepth",
+    "synthInstance.maxHeartbeats",
+    "synthInstance.maxSize",
+    "exponentiation.threshold",
+    "diagnostics",
+    "diagnostics.threshold",
+    "linter.",
+    "pp.",
+    "trace.",
+];
 
 fn option_allowed(name: &str) -> bool {
     ALLOWED_OPTIONS.iter().any(|o| if o.ends_with('.') { name.starts_with(o) } else { name == *o })
@@ -276,7 +286,8 @@ fn audit_tokens(src: &str, lexed: &lexer::Lexed, from: usize, policy: &Policy) -
                         push(Rule::Attribute, t, "`attribute` changes library declarations".into());
                     } else if COMMANDS.contains(&c) && t.components.len() == 1 {
                         let next = word(i + 1);
-                        let redefined = next.as_ref().filter(|n| policy.library_names.contains(*n) || policy.library_names.iter().any(|l| l.ends_with(&format!(".{n}"))));
+                        let redefined =
+                            next.as_ref().filter(|n| policy.library_names.contains(*n) || policy.library_names.iter().any(|l| l.ends_with(&format!(".{n}"))));
                         match redefined {
                             Some(n) => push(Rule::Redefinition, t, format!("`{c} {n}` redefines a library name")),
                             None => push(Rule::Command, t, format!("`{c}` starts a new command; a proof is a single term")),
@@ -310,7 +321,8 @@ fn audit_open(src: &str, toks: &[&Token], i: usize, policy: &Policy, push: &mut 
     let t = toks[i];
     let mut depth = 0i32;
     let mut has_in = false;
-    for n in &toks[i + 1..] {
+    let mut rest = toks[i + 1..].iter();
+    while let Some(n) = rest.next() {
         match n.kind {
             TokenKind::Symbol => match n.text(src) {
                 "(" => depth += 1,
@@ -324,7 +336,12 @@ fn audit_open(src: &str, toks: &[&Token], i: usize, policy: &Policy, push: &mut 
                         has_in = true;
                         break;
                     }
-                    "renaming" | "hiding" => push(Rule::Open, n, format!("`open … {name}` can make library names mean something else")),
+                    "renaming" | "hiding" => {
+                        push(Rule::Open, n, format!("`open … {name}` can make library names mean something else"));
+                        // What follows are the names renamed or hidden, up to the `in`.
+                        has_in = rest.any(|m| m.kind == TokenKind::Ident && m.name() == "in");
+                        break;
+                    }
                     "scoped" => {}
                     ns if depth == 0 && !policy.open_namespaces.iter().any(|a| a == ns) => {
                         push(Rule::Open, n, format!("`open {ns}` is not allowed in a proof (only library and core namespaces)"))

@@ -394,11 +394,10 @@ mod tests {
     fn nested_strings_inside_interpolation() {
         // The `"}"` inside the braces does not end the interpolation.
         let l = lex(r#"s!"{ "}" ++ sorry }" x"#);
-        assert_eq!(l.tokens.iter().filter(|t| t.kind == TokenKind::Ident).map(|t| (t.name(), t.in_string)).collect::<Vec<_>>(), vec![
-            ("s!".to_string(), false),
-            ("sorry".to_string(), true),
-            ("x".to_string(), false)
-        ]);
+        assert_eq!(
+            l.tokens.iter().filter(|t| t.kind == TokenKind::Ident).map(|t| (t.name(), t.in_string)).collect::<Vec<_>>(),
+            vec![("s!".to_string(), false), ("sorry".to_string(), true), ("x".to_string(), false)]
+        );
     }
 
     #[test]

@@ -302,7 +302,8 @@ mod tests {
                    error: ././T.lean:7:1: unsolved goals\n⊢ False\nT.lean:9:0: info: 'foo' depends on axioms: [propext]\n\
                    T.lean:11:4: error(lean.unknownIdentifier): Unknown identifier `y`\nsome trailing line";
         let ms = parse_messages(out);
-        let shown: Vec<String> = ms.iter().map(|m| format!("{:?} {}:{}:{} {:?}", m.severity, m.file.as_deref().unwrap_or("-"), m.line, m.column, m.text)).collect();
+        let shown: Vec<String> =
+            ms.iter().map(|m| format!("{:?} {}:{}:{} {:?}", m.severity, m.file.as_deref().unwrap_or("-"), m.line, m.column, m.text)).collect();
         expect![[r#"
             [
                 "Error T.lean:3:2 \"unknown identifier 'x'\\n  more context\"",

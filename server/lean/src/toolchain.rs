@@ -112,7 +112,13 @@ pub fn detect_with_path(lean_dir: &Path, path_var: &OsStr) -> Result<Toolchain, 
     if lean_version != want {
         return Err(ToolchainError::VersionMismatch { found: lean_version, pinned });
     }
-    Ok(Toolchain { lean: Tool { path: lean_path, version_line: lean_line }, lake: Tool { path: lake_path, version_line: lake_line }, elan, lean_version, pinned })
+    Ok(Toolchain {
+        lean: Tool { path: lean_path, version_line: lean_line },
+        lake: Tool { path: lake_path, version_line: lake_line },
+        elan,
+        lean_version,
+        pinned,
+    })
 }
 
 fn version_of(tool: &'static str, exe: &Path, dir: &Path, path_var: &OsStr) -> Result<String, ToolchainError> {

@@ -17,7 +17,8 @@ fn emit(file: &str) -> String {
     let text = std::fs::read_to_string(corpus().join(file)).unwrap();
     let parsed = ptx::parse(&text);
     assert!(parsed.errors.is_empty(), "{file}: {:?}", parsed.errors);
-    let kernels: Vec<model::Kernel> = model::lower_module(&parsed.module).into_iter().map(|(n, k)| k.unwrap_or_else(|e| panic!("{n}: {}", e.message))).collect();
+    let kernels: Vec<model::Kernel> =
+        model::lower_module(&parsed.module).into_iter().map(|(n, k)| k.unwrap_or_else(|e| panic!("{n}: {}", e.message))).collect();
     let module = Path::new(file).file_stem().unwrap().to_string_lossy().into_owned();
     let opts = EmitOptions { source: format!("tests/corpus/{file}"), module };
     emit_module(&opts, &kernels.iter().collect::<Vec<_>>())

@@ -392,10 +392,20 @@ mod tests {
         assert_eq!(bin_op(BinOp::LShr), "BinOp.lShr");
         assert_eq!(cmp_op(CmpOp::GeS), "CmpOp.geS");
         assert_eq!(float_cmp(FloatCmp::Other), "FloatCmp.other");
-        assert_eq!(op(&Op::FSetp { dst: 1, dst_neg: None, cmp: FloatCmp::Lt, a: Operand::Reg(2), b: Operand::Imm(0x3f80_0000), bits: 32, combine: None }),
-            "Op.fSetp 1 none FloatCmp.lt (Operand.reg 2) (Operand.imm 0x3f800000) 32 none");
         assert_eq!(
-            op(&Op::Setp { dst: 1, dst_neg: Some(2), cmp: CmpOp::LtU, a: Operand::Reg(3), b: Operand::Imm(4), bits: 32, combine: Some((BoolOp::And, Operand::NotReg(5))) }),
+            op(&Op::FSetp { dst: 1, dst_neg: None, cmp: FloatCmp::Lt, a: Operand::Reg(2), b: Operand::Imm(0x3f80_0000), bits: 32, combine: None }),
+            "Op.fSetp 1 none FloatCmp.lt (Operand.reg 2) (Operand.imm 0x3f800000) 32 none"
+        );
+        assert_eq!(
+            op(&Op::Setp {
+                dst: 1,
+                dst_neg: Some(2),
+                cmp: CmpOp::LtU,
+                a: Operand::Reg(3),
+                b: Operand::Imm(4),
+                bits: 32,
+                combine: Some((BoolOp::And, Operand::NotReg(5)))
+            }),
             "Op.setp 1 (some 2) CmpOp.ltU (Operand.reg 3) (Operand.imm 4) 32 (some (BoolOp.and, Operand.notReg 5))"
         );
     }

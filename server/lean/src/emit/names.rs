@@ -9,11 +9,69 @@ use crate::lexer::{is_id_first, is_id_rest};
 /// Words Lean reserves (commands, term syntax, tactics that are keywords) and a few more that
 /// generated code must never produce as a bare identifier.
 pub const RESERVED: &[&str] = &[
-    "abbrev", "at", "attribute", "axiom", "by", "calc", "class", "def", "deriving", "do", "else", "end", "example", "export", "extends",
-    "for", "from", "fun", "have", "if", "import", "in", "inductive", "infix", "infixl", "infixr", "instance", "let", "local", "macro",
-    "match", "mut", "mutual", "namespace", "noncomputable", "notation", "open", "opaque", "partial", "postfix", "prefix", "private",
-    "protected", "return", "section", "set_option", "show", "sorry", "structure", "suffices", "syntax", "then", "theorem", "universe",
-    "unless", "unsafe", "variable", "where", "with", "λ", "Type", "Sort", "Prop",
+    "abbrev",
+    "at",
+    "attribute",
+    "axiom",
+    "by",
+    "calc",
+    "class",
+    "def",
+    "deriving",
+    "do",
+    "else",
+    "end",
+    "example",
+    "export",
+    "extends",
+    "for",
+    "from",
+    "fun",
+    "have",
+    "if",
+    "import",
+    "in",
+    "inductive",
+    "infix",
+    "infixl",
+    "infixr",
+    "instance",
+    "let",
+    "local",
+    "macro",
+    "match",
+    "mut",
+    "mutual",
+    "namespace",
+    "noncomputable",
+    "notation",
+    "open",
+    "opaque",
+    "partial",
+    "postfix",
+    "prefix",
+    "private",
+    "protected",
+    "return",
+    "section",
+    "set_option",
+    "show",
+    "sorry",
+    "structure",
+    "suffices",
+    "syntax",
+    "then",
+    "theorem",
+    "universe",
+    "unless",
+    "unsafe",
+    "variable",
+    "where",
+    "with",
+    "λ",
+    "Type",
+    "Sort",
+    "Prop",
 ];
 
 /// A Lean identifier (one component) for `name`: the name itself when it is a plain ASCII
@@ -72,10 +130,8 @@ mod tests {
 
     #[test]
     fn identifiers() {
-        let shown: Vec<String> = ["vector_add", "_Z9block_maxILi256EEvPKfPfi", "$L__BB0_2", "end", "a.b", "%r1", "«x»", "", "é"]
-            .iter()
-            .map(|n| lean_ident(n))
-            .collect();
+        let shown: Vec<String> =
+            ["vector_add", "_Z9block_maxILi256EEvPKfPfi", "$L__BB0_2", "end", "a.b", "%r1", "«x»", "", "é"].iter().map(|n| lean_ident(n)).collect();
         expect![[r#"["vector_add", "«_Z9block_maxILi256EEvPKfPfi»", "«$L__BB0_2»", "«end»", "«a.b»", "«%r1»", "x_c2ab78c2bb", "x_", "«é»"]"#]]
             .assert_eq(&format!("{shown:?}"));
     }
