@@ -77,13 +77,28 @@ def Ideal.degenerate : Ideal where
   cos := fun _ => 1
   ln2 := 0
   exp_zero := rfl
-  exp_add := fun _ _ => (Rat.mul_one 1).symm
-  exp_pos := fun _ => by first | decide | exact (Rat.lt_iff 0 1).mpr (by decide)
+  exp_add := fun _ _ => by
+    first
+    | exact (Rat.mul_one 1).symm
+    | exact Rat.mul_one.symm
+    | simp
+  exp_pos := fun _ => by
+    first
+    | decide
+    | exact (Rat.lt_iff 0 1).mpr (by decide)
   log_one := rfl
-  log_mul := fun _ _ _ _ => (Rat.add_zero 0).symm
+  log_mul := fun _ _ _ _ => by
+    first
+    | exact (Rat.add_zero 0).symm
+    | exact Rat.add_zero.symm
+    | simp
   ex2_def := fun _ => rfl
   lg2_def := fun _ => rfl
-  sqrt_nonneg := fun _ => Rat.le_refl
+  sqrt_nonneg := fun _ => by
+    first
+    | exact Rat.le_refl
+    | exact Rat.le_refl _
+    | decide
   rsqrt_def := fun _ => rfl
   tanh_def := fun _ => rfl
   erf_neg := fun _ => rfl

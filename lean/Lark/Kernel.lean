@@ -233,9 +233,9 @@ def setReg (t : ThreadState) (r : RegId) (v : Value) : ThreadState :=
   { t with regs := fun r' => if r' = r then v else t.regs r' }
 
 /-- Sets registers pairwise (as many as there are values). -/
-def setRegs (t : ThreadState) : List RegId → List Value → ThreadState
-  | r :: rs, v :: vs => setRegs (t.setReg r v) rs vs
-  | _, _ => t
+def setRegs : ThreadState → List RegId → List Value → ThreadState
+  | t, r :: rs, v :: vs => setRegs (t.setReg r v) rs vs
+  | t, _, _ => t
 
 /-- Writes the thread's `.local` memory. -/
 def setLocal (t : ThreadState) (a : BitVec 64) (v : Value) : ThreadState :=

@@ -56,7 +56,8 @@ theorem update_apply (m : Mem) (l l' : Loc) (v : Value) :
 
 /-- Read over write at the written location. -/
 theorem update_same (m : Mem) (l : Loc) (v : Value) : update m l v l = v := by
-  rw [update_apply, if_pos rfl]
+  rw [update_apply]
+  exact if_pos rfl
 
 /-- Read over write at another location. -/
 theorem update_other (m : Mem) {l l' : Loc} (v : Value) (h : l' ≠ l) : update m l v l' = m l' := by

@@ -158,9 +158,12 @@ theorem reads_agree : ∀ (reqs : List (Loc × Nat)) (rest : List Access) (m m' 
     reqs.map (fun r => m' r.1) = reqs.map (fun r => m r.1)
   | [], _, _, _, _ => rfl
   | r :: rs, rest, m, m', h => by
-    have hr : m' r.1 = m r.1 := h r.1 (Touches.head rfl)
+    -- The log is `read r.1 _ :: (rs.map _ ++ rest)` once `map` and `++` are unfolded.
+    have hcons : (r :: rs).map (fun r => Access.read r.1 r.2) ++ rest =
+        Access.read r.1 r.2 :: (rs.map (fun r => Access.read r.1 r.2) ++ rest) := rfl
+    have hr : m' r.1 = m r.1 := h r.1 (by rw [hcons]; exact Touches.head rfl)
     have hrs : AgreeOn (rs.map (fun r => Access.read r.1 r.2) ++ rest) m m' :=
-      fun l hl => h l (Touches.tail hl)
+      fun l hl => h l (by rw [hcons]; exact Touches.tail hl)
     show m' r.1 :: rs.map (fun r => m' r.1) = m r.1 :: rs.map (fun r => m r.1)
     rw [hr, reads_agree rs rest m m' hrs]
 
