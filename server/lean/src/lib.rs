@@ -12,12 +12,14 @@
 //!   kills the process tree, and Lean's messages parsed;
 //! * [`audit`]: the lexical audit of a proof appended to a pinned statement, and the
 //!   `#print axioms` check;
+//! * [`certify`]: audit, run and axiom check of one certificate, end to end;
 //! * [`lexer`]: the Lean lexer the index and the audit share.
 //!
 //! Segments and obligations (what LARK asks Lean to prove about a kernel) need the equivalence
 //! engine and are not here yet; `lean/README.md` sketches how they will be stated.
 
 pub mod audit;
+pub mod certify;
 pub mod emit;
 pub mod lexer;
 pub mod library;
@@ -25,6 +27,7 @@ pub mod runner;
 pub mod toolchain;
 
 pub use audit::{check_axioms, AuditError, Finding, Pinned, Policy, Rule};
+pub use certify::{check_certificate, Accepted, CertifyError};
 pub use library::{Decl, DeclKind, LibraryError, LibraryIndex};
 pub use runner::{CheckResult, Message, RunnerError, Severity, Workspace};
 pub use toolchain::{Toolchain, ToolchainError};

@@ -84,5 +84,46 @@ fn checks_a_file_with_real_lean_where_installed() {
     let r = ws.check_file(&tc, &bad, Duration::from_secs(600)).unwrap();
     assert!(!r.accepted());
     assert!(r.messages.iter().any(|m| m.severity == lean::Severity::Error && m.line == 2), "{:#?}", r.messages);
+    // A whole certificate: audited, checked, axioms read back.
+    let pinned = lean::Pinned::new("import Lark\n\ntheorem lark_t : Lark.evalBin Lark.BinOp.divU (7 : BitVec 32) 0 = -1 :=");
+    let policy = lean::Policy::for_library(&lean::LibraryIndex::load(&lean::library_dir()).unwrap());
+    let accepted = lean::check_certificate(&ws, &tc, &pinned, &format!("{} by decide", pinned.statement()), "lark_t", &policy, Duration::from_secs(600));
+    let accepted = accepted.unwrap_or_else(|e| panic!("{e}"));
+    assert!(accepted.axioms.iter().all(|a| lean::audit::ALLOWED_AXIOMS.contains(&a.as_str())));
+    let false_statement = lean::Pinned::new("import Lark\n\ntheorem lark_f : Lark.evalBin Lark.BinOp.divU (7 : BitVec 32) 0 = 0 :=");
+    let wrong =
+        lean::check_certificate(&ws, &tc, &false_statement, &format!("{} by decide", false_statement.statement()), "lark_f", &policy, Duration::from_secs(600));
+    assert!(matches!(wrong, Err(lean::CertifyError::Rejected(_))), "{wrong:?}");
     ws.remove().unwrap();
+}
+
+#[test]
+fn a_certificate_is_audited_before_lean_runs() {
+    // The audit rejects before any process starts, so this needs no Lean: the stand-in `lake`
+    // would fail loudly if it were run.
+    let root = std::env::temp_dir().join(format!("lark-cert-{}", std::process::id()));
+    let ws = Workspace::create(&root, &lean::library_dir()).unwrap();
+    let never = lean::Toolchain {
+        lean: lean::toolchain::Tool { path: "/nonexistent/lean".into(), version_line: String::new() },
+        lake: lean::toolchain::Tool { path: "/nonexistent/lake".into(), version_line: String::new() },
+        elan: None,
+        lean_version: "4.24.0".into(),
+        pinned: "leanprover/lean4:v4.24.0".into(),
+    };
+    let pinned = lean::Pinned::new("import Lark\n\ntheorem t : (2 : Nat) = 2 :=");
+    let policy = lean::Policy::for_library(&lean::LibraryIndex::load(&lean::library_dir()).unwrap());
+    let file = format!("{} by sorry", pinned.statement());
+    match lean::check_certificate(&ws, &never, &pinned, &file, "t", &policy, Duration::from_secs(5)) {
+        Err(lean::CertifyError::Audit(lean::AuditError::Rejected { findings })) => assert_eq!(findings[0].message, "`sorry` is not a proof"),
+        other => panic!("{other:?}"),
+    }
+    // An accepted proof reaches Lean, here the missing stand-in.
+    let file = format!("{} rfl", pinned.statement());
+    assert!(matches!(lean::check_certificate(&ws, &never, &pinned, &file, "t", &policy, Duration::from_secs(5)), Err(lean::CertifyError::Runner(_))));
+    assert!(matches!(
+        lean::check_certificate(&ws, &never, &pinned, &file, "t; #eval 1", &policy, Duration::from_secs(5)),
+        Err(lean::CertifyError::BadTheoremName(_))
+    ));
+    ws.remove().unwrap();
+    let _ = std::fs::remove_dir_all(root);
 }
