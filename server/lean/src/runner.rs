@@ -261,10 +261,12 @@ impl Workspace {
         Ok(path)
     }
 
-    /// Builds the library's oleans (`lake build Lark`), which `import Lark` needs.
+    /// Builds the library's oleans, which `import Lark` needs. It runs `lake build Lark` in the
+    /// library's own directory: a path dependency keeps its build there, where `lake env` in the
+    /// workspace finds it, and no target-name resolution across packages is involved.
     pub fn build_library(&self, tc: &Toolchain, timeout: Duration) -> Result<CheckResult, RunnerError> {
         let mut cmd = Command::new(&tc.lake.path);
-        cmd.arg("build").arg("Lark").current_dir(&self.dir);
+        cmd.arg("build").arg("Lark").current_dir(&self.library);
         let output = run_with_timeout(cmd, timeout)?;
         Ok(CheckResult { messages: parse_messages(&format!("{}\n{}", output.stdout, output.stderr)), output })
     }
