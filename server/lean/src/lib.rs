@@ -1,0 +1,40 @@
+//! The Lean side of LARK.
+//!
+//! LARK states kernels in Lean 4 so that a proof checked by Lean — not by LARK, not by an LLM — is
+//! the certificate. The Lean library (`lean/`, package `Lark`) is the formal model; this crate
+//! connects the Rust model to it:
+//!
+//! * [`library`]: an index of the library's declarations, read from its source;
+//! * [`emit`]: lowered kernels (`model::Kernel`) as Lean terms of `Lark.Kernel`, and conformance
+//!   checks of the integer semantics generated from `model::ops`;
+//! * [`toolchain`]: finding `lean`, `lake` and `elan`, and checking the pinned version;
+//! * [`runner`]: a scratch Lake workspace, `lake build`, `lake env lean FILE` with a timeout that
+//!   kills the process tree, and Lean's messages parsed;
+//! * [`audit`]: the lexical audit of a proof appended to a pinned statement, and the
+//!   `#print axioms` check;
+//! * [`certify`]: audit, run and axiom check of one certificate, end to end;
+//! * [`lexer`]: the Lean lexer the index and the audit share.
+//!
+//! Segments and obligations (what LARK asks Lean to prove about a kernel) need the equivalence
+//! engine and are not here yet; `lean/README.md` sketches how they will be stated.
+
+pub mod audit;
+pub mod certify;
+pub mod emit;
+pub mod lexer;
+pub mod library;
+pub mod runner;
+pub mod toolchain;
+
+pub use audit::{check_axioms, AuditError, Finding, Pinned, Policy, Rule};
+pub use certify::{check_certificate, Accepted, CertifyError};
+pub use library::{Decl, DeclKind, LibraryError, LibraryIndex};
+pub use runner::{CheckResult, Message, RunnerError, Severity, Workspace};
+pub use toolchain::{Toolchain, ToolchainError};
+
+use std::path::PathBuf;
+
+/// The Lean library of this repository (`lean/`), found from this crate's manifest directory.
+pub fn library_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../lean")
+}

@@ -1,0 +1,45 @@
+//! With a Lean toolchain on `PATH`: `lake build` the library, `lake build LarkTest` (the
+//! conformance examples generated from `model::ops`), and check every golden emitted module in a
+//! scratch workspace. Without one, each test prints why it is skipped and returns (Lean cannot
+//! be installed on the machines this project is developed on; see lean/README.md).
+
+use lean::runner::{build_in_place, Workspace};
+use std::time::Duration;
+
+fn toolchain() -> Option<lean::Toolchain> {
+    match lean::toolchain::detect(&lean::library_dir()) {
+        Ok(tc) => Some(tc),
+        Err(e) => {
+            println!("skipped: {e}");
+            None
+        }
+    }
+}
+
+#[test]
+fn the_library_and_its_conformance_examples_build() {
+    let Some(tc) = toolchain() else { return };
+    for target in ["Lark", "LarkTest"] {
+        let r = build_in_place(&tc, &lean::library_dir(), target, Duration::from_secs(3600)).unwrap();
+        assert!(r.accepted(), "lake build {target}:\n{}\n{}", r.output.stdout, r.output.stderr);
+    }
+}
+
+#[test]
+fn the_golden_kernel_modules_check() {
+    let Some(tc) = toolchain() else { return };
+    let root = std::env::temp_dir().join(format!("lark-golden-{}", std::process::id()));
+    let ws = Workspace::create(&root, &lean::library_dir()).unwrap();
+    let built = ws.build_library(&tc, Duration::from_secs(3600)).unwrap();
+    assert!(built.accepted(), "{:#?}", built.messages);
+    let golden = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden");
+    let mut names: Vec<String> = std::fs::read_dir(&golden).unwrap().filter_map(|e| e.ok()).map(|e| e.file_name().to_string_lossy().into_owned()).collect();
+    names.sort();
+    for name in names {
+        let text = std::fs::read_to_string(golden.join(&name)).unwrap();
+        let file = ws.write_file(&name, &text).unwrap();
+        let r = ws.check_file(&tc, &file, Duration::from_secs(600)).unwrap();
+        assert!(r.accepted(), "{name}: {:#?}", r.messages);
+    }
+    ws.remove().unwrap();
+}
