@@ -54,6 +54,11 @@ impl<'a> JsonDoc<'a> {
         }
     }
 
+    /// An error for every key that occurs twice in one object, at the second occurrence.
+    pub fn duplicate_errors(&self) -> Vec<SpecError> {
+        self.duplicates.iter().map(|(path, span)| SpecError::at(&self.lines.origin(self.file, span.clone(), path), "duplicate key")).collect()
+    }
+
     pub fn error(&self, path: &str, message: impl Into<String>) -> SpecError {
         SpecError::at(&self.origin(path), message)
     }

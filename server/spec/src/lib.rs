@@ -25,6 +25,7 @@ mod sentryward;
 mod size_expr;
 mod validate;
 mod values;
+mod write_toml;
 
 pub use cu_signature::cu_param_names;
 pub use error::{Origin, SpecError};
@@ -80,7 +81,6 @@ pub fn find_cu_source(ptx_path: &std::path::Path, ptx_text: &str) -> Option<std:
     let p = ptx_path.with_extension("cu");
     p.is_file().then_some(p)
 }
-
 
 /// `_Z13scale_inplaceIfEvPT_S0_i` → `scale_inplace`: the identifier of an Itanium-mangled name.
 pub fn unmangled_name(name: &str) -> Option<String> {

@@ -87,7 +87,10 @@ mod tests {
         assert_eq!(check_concrete(Launch::Block, [32, 1, 65]).unwrap_err().message, "block z is at most 64 (CUDA's limit), found 65");
         assert_eq!(check_concrete(Launch::Block, [64, 32, 1]).unwrap_err().message, "a block has at most 1024 threads (CUDA's limit), found 2048");
         assert_eq!(check_concrete(Launch::Grid, [0x7fff_ffff, 65535, 65535]), Ok(()));
-        assert_eq!(check_concrete(Launch::Grid, [1, 70000, 1]).unwrap_err(), LimitError { dim: Some(1), message: "grid y is at most 65535 (CUDA's limit), found 70000".into() });
+        assert_eq!(
+            check_concrete(Launch::Grid, [1, 70000, 1]).unwrap_err(),
+            LimitError { dim: Some(1), message: "grid y is at most 65535 (CUDA's limit), found 70000".into() }
+        );
         assert_eq!(check_concrete(Launch::Grid, [0, 1, 1]).unwrap_err().message, "grid x is at least 1, found 0");
     }
 }

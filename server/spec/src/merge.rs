@@ -127,7 +127,8 @@ impl KernelSpec {
             Candidates { values: specs.iter().filter_map(|(k, s)| Some((*k, *s, s.dynamic_shared_bytes.as_ref()?))).collect() },
             |v| v.to_string(),
         );
-        m.out.reference = m.pick("reference", Candidates { values: specs.iter().filter_map(|(k, s)| Some((*k, *s, s.reference.as_ref()?))).collect() }, |r| r.summary());
+        m.out.reference =
+            m.pick("reference", Candidates { values: specs.iter().filter_map(|(k, s)| Some((*k, *s, s.reference.as_ref()?))).collect() }, |r| r.summary());
         let objects: std::collections::BTreeSet<&String> = specs.iter().flat_map(|(_, s)| s.objects.keys()).collect();
         for o in objects {
             let c = Candidates { values: specs.iter().filter_map(|(k, s)| Some((*k, *s, s.objects.get(o)?))).collect() };
@@ -277,8 +278,8 @@ impl Merger<'_> {
             ParamSpec::Buffer {
                 dtype: field!(Buffer, dtype, opt, |d: &crate::DType| d.to_string()),
                 len: field!(Buffer, len, opt, |l: &crate::Len| l.to_string()),
-                assume: field!(Buffer, assume, nonempty, show_assume).unwrap_or_default(),
-                values: field!(Buffer, values, opt, show_values),
+                assume: field!(Buffer, assume, nonempty, |a: &Vec<_>| show_assume(a)).unwrap_or_default(),
+                values: field!(Buffer, values, opt, |v: &Vec<_>| show_values(v)),
             }
         } else {
             ParamSpec::Scalar {
@@ -298,11 +299,11 @@ fn nonempty<T>(v: &Vec<T>) -> Option<&Vec<T>> {
     (!v.is_empty()).then_some(v)
 }
 
-fn show_assume(a: &Vec<crate::Assumption>) -> String {
+fn show_assume(a: &[crate::Assumption]) -> String {
     format!("[{}]", a.iter().map(|x| format!("\"{x}\"")).collect::<Vec<_>>().join(", "))
 }
 
-fn show_values(v: &Vec<i128>) -> String {
+fn show_values(v: &[i128]) -> String {
     let shown: Vec<String> = v.iter().take(8).map(i128::to_string).collect();
     let more = if v.len() > 8 { format!(", ... ({} elements)", v.len()) } else { String::new() };
     format!("[{}{more}]", shown.join(", "))

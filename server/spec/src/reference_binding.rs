@@ -43,13 +43,17 @@ impl Interface {
     }
 }
 
-fn parse_with_origins(json_text: &str, file_name: &str, reference_path: &Path, iface: &Interface) -> Result<(ReferenceSpec, BTreeMap<String, Origin>), SpecError> {
+fn parse_with_origins(
+    json_text: &str,
+    file_name: &str,
+    reference_path: &Path,
+    iface: &Interface,
+) -> Result<(ReferenceSpec, BTreeMap<String, Origin>), SpecError> {
     let doc = JsonDoc::parse(file_name, json_text)?;
     let mut r = Reader { doc: &doc, iface, errors: Vec::new(), origins: BTreeMap::new() };
     let spec = r.document(reference_path);
-    let mut errors = r.errors;
-    errors.extend(doc.duplicates.iter().map(|(path, _)| doc.key_error(path, "duplicate key")));
-    errors.sort_by_key(|e| (e.line, e.column));
+    // A duplicated key first (serde_json kept only its last value), then in the order found.
+    let errors = doc.duplicate_errors().into_iter().chain(r.errors);
     match (errors.into_iter().next(), spec) {
         (Some(e), _) => Err(e),
         (None, Some(spec)) => Ok((spec, r.origins)),
@@ -174,7 +178,10 @@ impl Reader<'_, '_> {
                 Value::Number(n) => Scalar::Float(n.as_f64().unwrap_or_default()),
                 Value::Bool(b) => Scalar::Int(*b as i128),
                 other => {
-                    self.error(&member_path(path, "value"), format!("expected a number, found {} (only numbers are supported as constant arguments)", kind(other)));
+                    self.error(
+                        &member_path(path, "value"),
+                        format!("expected a number, found {} (only numbers are supported as constant arguments)", kind(other)),
+                    );
                     return;
                 }
             };
@@ -279,7 +286,13 @@ impl Reader<'_, '_> {
                     vec![("outputs.tensors[0]".to_string(), &t[0])]
                 }
                 Some(other) => {
-                    self.error("outputs.tensors", format!("a dense_tensor output has one tensor, found {}", other.as_array().map_or_else(|| kind(other).to_string(), |a| a.len().to_string())));
+                    self.error(
+                        "outputs.tensors",
+                        format!(
+                            "a dense_tensor output has one tensor, found {}",
+                            other.as_array().map_or_else(|| kind(other).to_string(), |a| a.len().to_string())
+                        ),
+                    );
                     return;
                 }
                 None => {
@@ -331,7 +344,10 @@ impl Reader<'_, '_> {
         let index = match left.strip_prefix("reference.output").map(|i| if i.is_empty() { Some(0) } else { i.parse::<usize>().ok() }) {
             Some(Some(i)) => i,
             _ => {
-                self.error(&member_path(path, "left_allocation"), format!("expected `reference.outputN` (the N-th returned tensor), found {}", show(&map["left_allocation"])));
+                self.error(
+                    &member_path(path, "left_allocation"),
+                    format!("expected `reference.outputN` (the N-th returned tensor), found {}", show(&map["left_allocation"])),
+                );
                 return None;
             }
         };

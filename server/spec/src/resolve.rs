@@ -72,7 +72,10 @@ impl KernelSpec {
         for (name, v) in scalars {
             match self.params.get(name) {
                 Some(ParamSpec::Scalar { value: Some(Scalar::Int(fixed)), .. }) if fixed != v => {
-                    return Err(SpecError::at(&self.origin(&format!("params.{name}.value")), format!("`{name}` is {v} here, but the interface fixes it to {fixed}")));
+                    return Err(SpecError::at(
+                        &self.origin(&format!("params.{name}.value")),
+                        format!("`{name}` is {v} here, but the interface fixes it to {fixed}"),
+                    ));
                 }
                 Some(ParamSpec::Scalar { range: Some((lo, hi)), .. }) if v < lo || v > hi => {
                     return Err(SpecError::at(&self.origin(&format!("params.{name}.range")), format!("`{name}` = {v} is outside its range [{lo}, {hi}]")));
@@ -120,7 +123,10 @@ impl KernelSpec {
                     Dim::Expr(e) => eval(&rel, e)?,
                 };
                 if v < 1 || v > u64::MAX as i128 {
-                    return Err(SpecError::at(&self.origin(&rel), format!("{} {} is {v} here; a launch dimension is at least 1", kind.name(), ["x", "y", "z"][d])));
+                    return Err(SpecError::at(
+                        &self.origin(&rel),
+                        format!("{} {} is {v} here; a launch dimension is at least 1", kind.name(), ["x", "y", "z"][d]),
+                    ));
                 }
                 *dim = Dim::exact(v as u64);
                 concrete[d] = v as u64;

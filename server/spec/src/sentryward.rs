@@ -43,9 +43,8 @@ pub fn parse_sentryward_json(file: &str, text: &str, kernel: &str) -> Result<Int
     let doc = JsonDoc::parse(file, text)?;
     let mut p = Reader { doc: &doc, errors: Vec::new(), spec: KernelSpec::default() };
     let name = p.document(kernel);
-    let mut errors = p.errors;
-    errors.extend(doc.duplicates.iter().map(|(path, _)| doc.key_error(path, "duplicate key")));
-    errors.sort_by_key(|e| (e.line, e.column));
+    // A duplicated key first (serde_json kept only its last value), then in the order found.
+    let errors = doc.duplicate_errors().into_iter().chain(p.errors);
     if let Some(e) = errors.into_iter().next() {
         return Err(e);
     }
@@ -234,7 +233,10 @@ impl Reader<'_, '_> {
             Some(Value::String(t)) if t == "pointer" || scalar_type(t).is_some() => Some(t.clone()),
             Some(other) => {
                 let found = other.as_str().map_or_else(|| kind(other).to_string(), |s| format!("`{s}`"));
-                self.error(&member_path(path, "type"), format!("unknown parameter type {found} (expected \"pointer\" or a PTX scalar type such as u32, s64, f32)"));
+                self.error(
+                    &member_path(path, "type"),
+                    format!("unknown parameter type {found} (expected \"pointer\" or a PTX scalar type such as u32, s64, f32)"),
+                );
                 None
             }
             None => None,

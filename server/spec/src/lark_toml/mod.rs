@@ -22,7 +22,8 @@ mod tree;
 use crate::error::SpecError;
 use crate::interface::{Dim, DimRange, Interface, KernelSpec};
 use crate::limits::{check_launch, Launch};
-use tree::{key_segment, Ctx, Field, Node};
+pub(crate) use tree::key_segment;
+use tree::{Ctx, Field, Node};
 
 /// Parses a `lark.toml`. `file` is its path: `values_file` and the reference's `file` are
 /// resolved relative to its directory. The first error is returned; see
@@ -45,8 +46,9 @@ pub fn parse_lark_toml_recovering(file: &str, text: &str) -> (Interface, Vec<Spe
         Err(e) => {
             let span = e.span().unwrap_or(0..0);
             let (line, column) = ctx.lines.line_col(span.start);
-            let message = e.message().trim().trim_end_matches('.').to_string();
-            let message = lowercase_first(&message);
+            // toml_edit puts what it expected on a second line: "invalid array\nexpected `]`".
+            let message: Vec<&str> = e.message().lines().map(str::trim).filter(|l| !l.is_empty()).collect();
+            let message = lowercase_first(message.join("; ").trim_end_matches('.'));
             return (Interface::default(), vec![SpecError { file: file.to_string(), line, column, span: Some(span), key: String::new(), message }]);
         }
     };

@@ -155,7 +155,12 @@ fn buffer<'a>(ctx: &mut Ctx<'a>, field: &dyn Fn(&str) -> Option<Field<'a>>, orig
 }
 
 /// `values = [...]` or `values_file = "x.json"` (not both), checked against `dtype`.
-fn fixed_values<'a>(ctx: &mut Ctx<'a>, field: &dyn Fn(&str) -> Option<Field<'a>>, dtype: Option<DType>, origins: &mut BTreeMap<String, Origin>) -> Option<Vec<i128>> {
+fn fixed_values<'a>(
+    ctx: &mut Ctx<'a>,
+    field: &dyn Fn(&str) -> Option<Field<'a>>,
+    dtype: Option<DType>,
+    origins: &mut BTreeMap<String, Origin>,
+) -> Option<Vec<i128>> {
     let (inline, file) = (field("values"), field("values_file"));
     if let (Some(_), Some(f)) = (&inline, &file) {
         ctx.key_error(f, "give the contents once: `values` or `values_file`, not both");

@@ -92,7 +92,10 @@ fn valid_function(name: &str) -> bool {
 /// `{ buffer = "x", shape = [...] }`, `{ param = "eps" }` or `{ value = 64 }`.
 fn arg<'a>(ctx: &mut Ctx<'a>, a: &Field<'a>, origins: &mut BTreeMap<String, Origin>) -> Option<ArgBinding> {
     if a.node.table().is_none() {
-        ctx.value_error(a, format!("expected a table like {{ buffer = \"x\", shape = [\"n\"] }}, {{ param = \"n\" }} or {{ value = 1 }}, found {}", a.node.describe()));
+        ctx.value_error(
+            a,
+            format!("expected a table like {{ buffer = \"x\", shape = [\"n\"] }}, {{ param = \"n\" }} or {{ value = 1 }}, found {}", a.node.describe()),
+        );
         return None;
     }
     if !ctx.unknown_keys(a, &["buffer", "shape", "param", "value"], "buffer and shape, param, or value") {
