@@ -407,11 +407,12 @@ impl Reader<'_, '_> {
             self.error(path, format!("expected an integer number of bytes, found {}", show(v)));
             return None;
         };
-        if n % elem as i64 != 0 {
+        let (n, elem) = (n as i128, elem as i128);
+        if n % elem != 0 {
             self.error(path, format!("{n} bytes is not a whole number of {elem}-byte elements"));
             return None;
         }
-        Some((n / elem as i64) as i128)
+        Some(n / elem)
     }
 
     fn byte_counts(&mut self, v: &Value, path: &str, elem: u64) -> Option<Vec<i128>> {
@@ -427,7 +428,7 @@ impl Reader<'_, '_> {
 fn contiguous(shape: &[SizeExpr]) -> Vec<i128> {
     let mut strides = vec![1i128; shape.len()];
     for i in (0..shape.len().saturating_sub(1)).rev() {
-        strides[i] = strides[i + 1] * shape[i + 1].as_int().unwrap_or(1);
+        strides[i] = strides[i + 1].saturating_mul(shape[i + 1].as_int().unwrap_or(1));
     }
     strides
 }

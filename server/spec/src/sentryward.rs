@@ -433,11 +433,14 @@ fn scalar_type(t: &str) -> Option<(char, Option<(i128, i128)>)> {
     if !matches!(class, 'b' | 'u' | 's' | 'f') || !matches!(bits, 8 | 16 | 32 | 64 | 128) {
         return None;
     }
+    // 128-bit values do not fit an i128 unsigned; they are bounded by it instead.
+    let unsigned_max = if bits >= 127 { i128::MAX } else { (1i128 << bits) - 1 };
+    let signed = if bits >= 128 { (i128::MIN, i128::MAX) } else { (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1) };
     let range = match class {
-        'u' => Some((0, (1i128 << bits.min(127)) - 1)),
-        's' => Some((-(1i128 << (bits - 1).min(126)), (1i128 << (bits - 1).min(126)) - 1)),
+        'u' => Some((0, unsigned_max)),
+        's' => Some(signed),
         // Untyped bits: any value of that width, signed or not.
-        'b' => Some((-(1i128 << (bits - 1).min(126)), (1i128 << bits.min(127)) - 1)),
+        'b' => Some((signed.0, unsigned_max)),
         _ => None,
     };
     Some((class, range))

@@ -151,8 +151,12 @@ fn exprs(es: &[SizeExpr]) -> String {
     format!("[{}]", es.iter().map(expr).collect::<Vec<_>>().join(", "))
 }
 
-/// A TOML basic string.
 fn string(s: &str) -> String {
+    toml_string(s)
+}
+
+/// A TOML basic string.
+pub(crate) fn toml_string(s: &str) -> String {
     let mut out = String::from("\"");
     for c in s.chars() {
         match c {

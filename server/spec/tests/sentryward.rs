@@ -285,3 +285,20 @@ fn an_entry_must_name_a_kernel_of_the_module() {
     let i = parse_sentryward_json("in.json", &with_launch(r#"{"grid_dim": [1], "block_dim": [32]}"#), "k").unwrap();
     assert!(i.unknown_entries(&["other"]).is_empty());
 }
+
+#[test]
+fn wide_integer_types_are_bounded_without_overflow() {
+    for (ty, value, ok) in [
+        ("u128", "340282366920938463463374607431768211455", false),
+        ("s128", "-5", true),
+        ("b128", "7", true),
+        ("u64", "18446744073709551615", true),
+        ("s64", "-9223372036854775808", true),
+        ("b8", "255", true),
+        ("b8", "-128", true),
+        ("b8", "256", false),
+    ] {
+        let text = doc(&format!(r#""arguments": [{{"parameter": "n", "type": "{ty}", "value": {value}}}]"#));
+        assert_eq!(parse_sentryward_json("in.json", &text, "*").is_ok(), ok, "{ty} {value}");
+    }
+}

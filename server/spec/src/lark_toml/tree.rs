@@ -142,7 +142,7 @@ pub(crate) fn key_segment(k: &str) -> String {
     if !k.is_empty() && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
         k.to_string()
     } else {
-        format!("{k:?}")
+        crate::write_toml::toml_string(k)
     }
 }
 
