@@ -102,7 +102,7 @@ impl Binding {
                     Some(Some(ParamSpec::Scalar { value: Some(Scalar::Int(v)), .. })) => Some(*v),
                     _ => None,
                 };
-                ByteSize::Fixed(len.elements(&value_of)? * elem)
+                ByteSize::Fixed(len.elements(&value_of)?.checked_mul(elem)?)
             }
         })
     }
