@@ -52,10 +52,11 @@ impl Binding {
         let mut unmatched = Vec::new();
         let mut dynamic_shared_bytes = None;
         if let Some(spec) = spec {
-            if let Some(b) = spec.block {
+            // Dimensions given by size expressions come as the ranges their scalars allow.
+            if let Some(b) = spec.block_range() {
                 block = b;
             }
-            if let Some(g) = spec.grid {
+            if let Some(g) = spec.grid_range() {
                 grid = g;
             }
             dynamic_shared_bytes = spec.dynamic_shared_bytes;
@@ -94,6 +95,14 @@ impl Binding {
                     Some(Some(ParamSpec::Scalar { value: Some(Scalar::Int(v)), .. })) => ByteSize::Fixed((*v).max(0) as u64 * elem),
                     _ => ByteSize::ParamTimes { param, elem_bytes: elem },
                 }
+            }
+            // A length over several scalars (`rows * cols`) is known once they all have values.
+            Len::Expr(_) => {
+                let value_of = |n: &str| match self.params.get(self.param_index(n)? as usize) {
+                    Some(Some(ParamSpec::Scalar { value: Some(Scalar::Int(v)), .. })) => Some(*v),
+                    _ => None,
+                };
+                ByteSize::Fixed(len.elements(&value_of)?.checked_mul(elem)?)
             }
         })
     }

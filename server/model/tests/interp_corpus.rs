@@ -626,7 +626,7 @@ fn spec_launch(file: &str, k: &Kernel, rng: &mut Rng) -> SpecLaunch {
         let d = d.expect("lark.toml gives the geometry");
         [0, 1, 2].map(|i| d[i].value().expect("exact geometry") as u32)
     };
-    let (grid, block) = (dim(ks.grid), dim(ks.block));
+    let (grid, block) = (dim(ks.grid_range()), dim(ks.block_range()));
     let spec_of = |i: usize| {
         let p = &k.params[i];
         let cands = [names[i].clone(), p.name.to_string(), format!("param_{i}")];
@@ -660,11 +660,12 @@ fn spec_launch(file: &str, k: &Kernel, rng: &mut Rng) -> SpecLaunch {
     let mut mem = Memory::new();
     let mut sizes = HashMap::new();
     for i in 0..k.params.len() {
-        if let spec::ParamSpec::Buffer { dtype, len, assume } = spec_of(i) {
+        if let spec::ParamSpec::Buffer { dtype, len, assume, .. } = spec_of(i) {
             let dtype = dtype.unwrap_or(spec::DType::F32);
             let len = match len {
                 Some(spec::Len::Elements(n)) => n,
                 Some(spec::Len::Param(p)) => scalars[&p] as u64,
+                Some(l @ spec::Len::Expr(_)) => l.elements(&|n| scalars.get(n).copied()).expect("the length's scalars have values"),
                 None => 4096,
             };
             let (lo, hi) = assume

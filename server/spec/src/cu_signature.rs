@@ -14,7 +14,7 @@ pub fn cu_param_names(cu: &str, kernel: &str) -> Option<Vec<String>> {
             continue;
         }
         // Only a definition or declaration marked as a kernel counts.
-        let line_start = cu[..start].rfind(|c| c == ';' || c == '}').map_or(0, |p| p + 1);
+        let line_start = cu[..start].rfind([';', '}']).map_or(0, |p| p + 1);
         if !cu[line_start..start].contains("__global__") {
             continue;
         }

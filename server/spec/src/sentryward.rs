@@ -1,107 +1,471 @@
-//! SentryWard's kernel-input JSON (`"schema": "spverify.kernel-input/v1"`), accepted so its users
-//! can switch without rewriting their configs: `launch.grid_dim`/`block_dim`/
-//! `dynamic_shared_bytes`, `declarations[]` (`{parameter, type: "pointer" | scalar, name?}`) and
-//! `arguments[]` (`{parameter, type, value}` or `{field: <declaration name>, value}`), where a
-//! parameter is its PTX name or its position. The format has no buffer lengths: bounds come from
-//! a `lark.toml` when one is merged in (`Interface::merge_missing`).
+//! SentryWard's kernel-input JSON (`"schema": "spverify.kernel-input/v1"`), accepted unchanged so
+//! its users can switch without rewriting their configs:
+//!
+//! - `entry`: the kernel (optional when the module has one);
+//! - `launch`: `grid_dim`, `block_dim` (required, `[x, y, z]`), `cluster_dim`,
+//!   `dynamic_shared_bytes`;
+//! - `declarations[]`: `{parameter, type: "pointer" | <PTX scalar type>, object?, name?, space?,
+//!   offset?}`;
+//! - `arguments[]`: `{parameter, type, value, offset?}` or `{field: <declaration name>, value}`;
+//! - `shape_arrays[]`: `{parameter, shapes: [[...], ...]}`: read-only `int32` buffers holding those
+//!   integers (inner arrays concatenated);
+//! - `tma_descriptors`, `assumptions`, `data_branch_loop_iterations`, `address_invariants`,
+//!   `branch_decisions`: accepted and not used.
+//!
+//! A parameter is named by its PTX name or its position (`param_N` in the interface). Every
+//! problem is an error at its line, column and JSON path.
 
-use crate::*;
-use serde_json::Value;
+use crate::error::{Origin, SpecError};
+use crate::interface::{DType, Dim, Interface, KernelSpec, Len, ParamSpec, Scalar};
+use crate::json_index::{member_path, JsonDoc};
+use crate::limits::{check_launch, Launch};
+use serde_json::{Map, Value};
 
-/// The spec key for a SentryWard parameter reference: the PTX name, or `param_N` for a position.
-fn param_key(v: &Value) -> Option<String> {
-    match v {
-        Value::String(s) => Some(s.clone()),
-        Value::Number(n) => n.as_u64().map(|i| format!("param_{i}")),
-        _ => None,
-    }
-}
+pub const SENTRYWARD_SCHEMA: &str = "spverify.kernel-input/v1";
 
+const TOP_KEYS: [&str; 11] = [
+    "schema",
+    "entry",
+    "launch",
+    "declarations",
+    "arguments",
+    "shape_arrays",
+    "tma_descriptors",
+    "assumptions",
+    "data_branch_loop_iterations",
+    "address_invariants",
+    "branch_decisions",
+];
+
+/// Parses SentryWard's kernel-input JSON. The kernel is `entry`, else `kernel` (`"*"`: every
+/// kernel of the module).
 pub fn parse_sentryward_json(file: &str, text: &str, kernel: &str) -> Result<Interface, SpecError> {
-    let err = |message: String| SpecError::Invalid { file: file.to_string(), message };
-    let v: Value = serde_json::from_str(text).map_err(|e| err(e.to_string()))?;
-    match v.get("schema").and_then(|s| s.as_str()) {
-        Some(s) if s.starts_with("spverify.kernel-input/") => {}
-        Some(s) => return Err(err(format!("unknown schema `{s}` (expected spverify.kernel-input/v1)"))),
-        None => return Err(err("missing `schema` (expected \"spverify.kernel-input/v1\")".into())),
+    let doc = JsonDoc::parse(file, text)?;
+    let mut p = Reader { doc: &doc, errors: Vec::new(), spec: KernelSpec::default() };
+    let name = p.document(kernel);
+    // A duplicated key first (serde_json kept only its last value), then in the order found.
+    let errors = doc.duplicate_errors().into_iter().chain(p.errors);
+    if let Some(e) = errors.into_iter().next() {
+        return Err(e);
     }
-    let mut spec = KernelSpec::default();
-    if let Some(launch) = v.get("launch") {
-        let dim = |key: &str| -> Result<Option<[DimRange; 3]>, SpecError> {
-            let Some(d) = launch.get(key) else { return Ok(None) };
-            let arr = d.as_array().filter(|a| !a.is_empty() && a.len() <= 3).ok_or_else(|| err(format!("launch.{key}: expected [x, y, z]")))?;
-            let mut out = [DimRange::exact(1); 3];
-            for (i, x) in arr.iter().enumerate() {
-                let n = x.as_u64().filter(|n| *n >= 1).ok_or_else(|| err(format!("launch.{key}[{i}]: dimensions are positive integers")))?;
-                out[i] = DimRange::exact(n);
-            }
-            Ok(Some(out))
-        };
-        spec.grid = dim("grid_dim")?;
-        spec.block = dim("block_dim")?;
-        spec.dynamic_shared_bytes = launch.get("dynamic_shared_bytes").and_then(|b| b.as_u64());
-    } else {
-        return Err(err("missing `launch`".into()));
-    }
-    // Declarations: pointer parameters become buffers (unbounded unless lark.toml says more).
-    let mut names: Vec<(String, String)> = Vec::new();
-    for (i, d) in v.get("declarations").and_then(|d| d.as_array()).into_iter().flatten().enumerate() {
-        let key = d.get("parameter").and_then(param_key).ok_or_else(|| err(format!("declarations[{i}].parameter: expected a PTX name or a position")))?;
-        if let Some(n) = d.get("name").and_then(|n| n.as_str()) {
-            names.push((n.to_string(), key.clone()));
-        }
-        if d.get("type").and_then(|t| t.as_str()) == Some("pointer") {
-            spec.params.insert(key, ParamSpec::Buffer { dtype: None, len: None, assume: Vec::new() });
-        }
-    }
-    for (i, a) in v.get("arguments").and_then(|a| a.as_array()).into_iter().flatten().enumerate() {
-        let key = match (a.get("parameter").and_then(param_key), a.get("field").and_then(|f| f.as_str())) {
-            (Some(k), _) => k,
-            (None, Some(field)) => names
-                .iter()
-                .find(|(n, _)| n == field)
-                .map(|(_, k)| k.clone())
-                .ok_or_else(|| err(format!("arguments[{i}].field: no declaration named `{field}`")))?,
-            _ => return Err(err(format!("arguments[{i}]: expected `parameter` or `field`"))),
-        };
-        let value = match a.get("value") {
-            Some(Value::Number(n)) if n.is_i64() => Scalar::Int(n.as_i64().unwrap() as i128),
-            Some(Value::Number(n)) if n.is_u64() => Scalar::Int(n.as_u64().unwrap() as i128),
-            Some(Value::Number(n)) => Scalar::Float(n.as_f64().unwrap_or(0.0)),
-            Some(Value::Null) => continue, // a null pointer argument
-            _ => return Err(err(format!("arguments[{i}].value: expected a number"))),
-        };
-        spec.params.insert(key, ParamSpec::Scalar { value: Some(value), range: None });
-    }
-    let name = v.get("entry").and_then(|e| e.as_str()).unwrap_or(kernel);
     let mut out = Interface::default();
-    out.kernels.insert(name.to_string(), spec);
+    out.kernels.insert(name, p.spec);
     Ok(out)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
+struct Reader<'d, 'a> {
+    doc: &'d JsonDoc<'a>,
+    errors: Vec<SpecError>,
+    spec: KernelSpec,
+}
 
-    #[test]
-    fn reads_launch_declarations_and_arguments() {
-        let text = r#"{"schema": "spverify.kernel-input/v1", "entry": "k",
-            "launch": {"grid_dim": [4, 1, 1], "block_dim": [128, 1, 1]},
-            "declarations": [{"parameter": "k_param_0", "name": "x", "type": "pointer", "space": "global"},
-                             {"parameter": 1, "name": "n", "type": "u32"}],
-            "arguments": [{"field": "n", "value": 512}]}"#;
-        let i = parse_sentryward_json("in.json", text, "*").unwrap();
-        let k = i.kernel("k").unwrap();
-        assert_eq!(k.block.unwrap()[0].value(), Some(128));
-        assert!(matches!(k.params["k_param_0"], ParamSpec::Buffer { .. }));
-        assert_eq!(k.params["param_1"], ParamSpec::Scalar { value: Some(Scalar::Int(512)), range: None });
+fn kind(v: &Value) -> &'static str {
+    crate::values::json_kind(v)
+}
+
+impl Reader<'_, '_> {
+    fn error(&mut self, path: &str, message: impl Into<String>) {
+        self.errors.push(self.doc.error(path, message));
     }
 
-    #[test]
-    fn rejects_other_documents_with_a_reason() {
-        let e = parse_sentryward_json("in.json", r#"{"launch": {}}"#, "k").unwrap_err();
-        assert!(e.to_string().contains("schema"), "{e}");
-        let e = parse_sentryward_json("in.json", "{", "k").unwrap_err();
-        assert!(e.to_string().starts_with("in.json:"), "{e}");
+    fn origin(&self, path: &str) -> Origin {
+        self.doc.origin(path)
+    }
+
+    /// The members of an object, after reporting keys not in `allowed`.
+    fn object<'v>(&mut self, v: &'v Value, path: &str, allowed: &[&str]) -> Option<&'v Map<String, Value>> {
+        let Some(map) = v.as_object() else {
+            self.error(path, format!("expected an object, found {}", kind(v)));
+            return None;
+        };
+        for k in map.keys() {
+            if !allowed.contains(&k.as_str()) {
+                let e = self.doc.key_error(&member_path(path, k), format!("unknown key `{k}` (expected {})", allowed.join(", ")));
+                self.errors.push(e);
+            }
+        }
+        Some(map)
+    }
+
+    fn array<'v>(&mut self, v: &'v Value, path: &str) -> Option<&'v Vec<Value>> {
+        let a = v.as_array();
+        if a.is_none() {
+            self.error(path, format!("expected an array, found {}", kind(v)));
+        }
+        a
+    }
+
+    fn required<'v>(&mut self, map: &'v Map<String, Value>, parent: &str, key: &str, what: &str) -> Option<&'v Value> {
+        let v = map.get(key);
+        if v.is_none() {
+            self.error(parent, format!("missing `{key}` ({what})"));
+        }
+        v
+    }
+
+    fn document(&mut self, kernel: &str) -> String {
+        let root = &self.doc.value;
+        let Some(map) = self.object(root, "", &TOP_KEYS) else { return kernel.to_string() };
+        match map.get("schema") {
+            Some(Value::String(s)) if s == SENTRYWARD_SCHEMA => {}
+            Some(Value::String(s)) => self.error("schema", format!("unknown schema `{s}` (expected {SENTRYWARD_SCHEMA})")),
+            Some(other) => self.error("schema", format!("expected the string \"{SENTRYWARD_SCHEMA}\", found {}", kind(other))),
+            None => self.error("", format!("missing `schema` (expected \"{SENTRYWARD_SCHEMA}\")")),
+        }
+        let mut name = kernel.to_string();
+        match map.get("entry") {
+            Some(Value::String(s)) if !s.is_empty() => {
+                name = s.clone();
+                self.spec.origins.insert(String::new(), self.origin("entry"));
+            }
+            Some(other) => self.error("entry", format!("expected a kernel name, found {}", kind(other))),
+            None => {}
+        }
+        match map.get("launch") {
+            Some(launch) => self.launch(launch),
+            None => self.error("", "missing `launch` (with `grid_dim` and `block_dim`)"),
+        }
+        if let Some(d) = map.get("declarations") {
+            for (i, decl) in self.array(d, "declarations").into_iter().flatten().enumerate() {
+                self.declaration(decl, &format!("declarations[{i}]"));
+            }
+        }
+        if let Some(a) = map.get("arguments") {
+            for (i, arg) in self.array(a, "arguments").into_iter().flatten().enumerate() {
+                self.argument(arg, &format!("arguments[{i}]"));
+            }
+        }
+        if let Some(s) = map.get("shape_arrays") {
+            for (i, sa) in self.array(s, "shape_arrays").into_iter().flatten().enumerate() {
+                self.shape_array(sa, &format!("shape_arrays[{i}]"));
+            }
+        }
+        name
+    }
+
+    fn launch(&mut self, launch: &Value) {
+        let Some(map) = self.object(launch, "launch", &["grid_dim", "block_dim", "cluster_dim", "dynamic_shared_bytes"]) else { return };
+        for (key, kind, field) in [("grid_dim", Launch::Grid, "grid"), ("block_dim", Launch::Block, "block")] {
+            let path = format!("launch.{key}");
+            let Some(v) = self.required(map, "launch", key, "launch dimensions are required") else { continue };
+            if let Some(dims) = self.dims(v, &path) {
+                let problems = check_launch(kind, &dims.map(Dim::exact));
+                for p in &problems {
+                    let at = p.dim.map_or(path.clone(), |d| format!("{path}[{d}]"));
+                    self.error(&at, p.message.clone());
+                }
+                if problems.is_empty() {
+                    let dims = dims.map(Dim::exact);
+                    self.spec.origins.insert(field.to_string(), self.origin(&path));
+                    match kind {
+                        Launch::Grid => self.spec.grid = Some(dims),
+                        Launch::Block => self.spec.block = Some(dims),
+                    }
+                }
+            }
+        }
+        if let Some(v) = map.get("cluster_dim") {
+            self.dims(v, "launch.cluster_dim");
+        }
+        if let Some(v) = map.get("dynamic_shared_bytes") {
+            match v.as_u64() {
+                Some(n) => {
+                    self.spec.dynamic_shared_bytes = Some(n);
+                    self.spec.origins.insert("dynamic_shared_bytes".into(), self.origin("launch.dynamic_shared_bytes"));
+                }
+                None => self.error("launch.dynamic_shared_bytes", format!("expected a non-negative integer, found {}", number_or_kind(v))),
+            }
+        }
+    }
+
+    /// `[x, y, z]` (or fewer dimensions, the rest 1) of positive integers.
+    fn dims(&mut self, v: &Value, path: &str) -> Option<[u64; 3]> {
+        let Some(items) = v.as_array().filter(|a| !a.is_empty() && a.len() <= 3) else {
+            self.error(path, format!("expected [x, y, z], found {}", kind(v)));
+            return None;
+        };
+        let mut out = [1u64; 3];
+        let mut ok = true;
+        for (i, x) in items.iter().enumerate() {
+            match x.as_u64() {
+                Some(n) if n >= 1 => out[i] = n,
+                _ => {
+                    self.error(&format!("{path}[{i}]"), format!("expected a positive integer, found {}", number_or_kind(x)));
+                    ok = false;
+                }
+            }
+        }
+        ok.then_some(out)
+    }
+
+    /// The interface key of a SentryWard parameter reference: the PTX name, or `param_N`.
+    fn param_key(&mut self, v: &Value, path: &str) -> Option<String> {
+        match v {
+            Value::String(s) if !s.is_empty() => Some(s.clone()),
+            Value::Number(n) if n.as_u64().is_some() => Some(format!("param_{}", n.as_u64().unwrap_or_default())),
+            other => {
+                self.error(path, format!("expected a PTX parameter name or a position, found {}", number_or_kind(other)));
+                None
+            }
+        }
+    }
+
+    fn zero_offset(&mut self, map: &Map<String, Value>, path: &str) -> bool {
+        match map.get("offset") {
+            None => true,
+            Some(v) if v.as_u64() == Some(0) => true,
+            Some(v) if v.as_u64().is_some() => {
+                self.error(&member_path(path, "offset"), "fields at an offset inside a parameter are not supported yet");
+                false
+            }
+            Some(v) => {
+                self.error(&member_path(path, "offset"), format!("expected a non-negative integer, found {}", number_or_kind(v)));
+                false
+            }
+        }
+    }
+
+    fn declaration(&mut self, d: &Value, path: &str) {
+        let Some(map) = self.object(d, path, &["parameter", "type", "object", "name", "space", "offset"]) else { return };
+        let key = self.required(map, path, "parameter", "the PTX parameter name or position").cloned();
+        let key = key.and_then(|k| self.param_key(&k, &member_path(path, "parameter")));
+        let ty = match self.required(map, path, "type", "\"pointer\" or a PTX scalar type") {
+            Some(Value::String(t)) if t == "pointer" || scalar_type(t).is_some() => Some(t.clone()),
+            Some(other) => {
+                let found = other.as_str().map_or_else(|| kind(other).to_string(), |s| format!("`{s}`"));
+                self.error(
+                    &member_path(path, "type"),
+                    format!("unknown parameter type {found} (expected \"pointer\" or a PTX scalar type such as u32, s64, f32)"),
+                );
+                None
+            }
+            None => None,
+        };
+        for name_key in ["object", "name"] {
+            match map.get(name_key) {
+                Some(Value::String(s)) if !s.is_empty() => {
+                    if ty.as_deref() != Some("pointer") && name_key == "object" {
+                        self.error(&member_path(path, "object"), "scalar declarations do not name memory objects");
+                    } else if let Some(k) = &key {
+                        self.spec.objects.insert(s.clone(), k.clone());
+                    }
+                }
+                Some(other) => self.error(&member_path(path, name_key), format!("expected a nonempty string, found {}", kind(other))),
+                None => {}
+            }
+        }
+        match map.get("space") {
+            Some(Value::String(s)) if s == "global" => {}
+            Some(other) => {
+                let found = other.as_str().map_or_else(|| kind(other).to_string(), |s| format!("`{s}`"));
+                self.error(&member_path(path, "space"), format!("only global pointers are supported, found {found}"));
+            }
+            None => {}
+        }
+        let ok = self.zero_offset(map, path);
+        let (Some(key), Some(ty), true) = (key, ty, ok) else { return };
+        if self.spec.params.contains_key(&key) {
+            self.error(path, format!("parameter `{key}` is declared twice"));
+            return;
+        }
+        if ty == "pointer" {
+            self.spec.params.insert(key.clone(), ParamSpec::empty_buffer());
+            self.spec.origins.insert(format!("params.{key}"), self.origin(path));
+        }
+    }
+
+    fn argument(&mut self, a: &Value, path: &str) {
+        let Some(map) = a.as_object() else {
+            self.error(path, format!("expected an object, found {}", kind(a)));
+            return;
+        };
+        let key = if let Some(field) = map.get("field") {
+            self.object(a, path, &["field", "value"]);
+            let Some(field) = field.as_str() else {
+                self.error(&member_path(path, "field"), format!("expected a declaration name, found {}", kind(field)));
+                return;
+            };
+            match self.spec.objects.get(field) {
+                Some(k) => k.clone(),
+                None => {
+                    self.error(&member_path(path, "field"), format!("no declaration is named `{field}`"));
+                    return;
+                }
+            }
+        } else {
+            self.object(a, path, &["parameter", "type", "value", "offset"]);
+            let Some(p) = self.required(map, path, "parameter", "the PTX parameter name or position").cloned() else { return };
+            let Some(key) = self.param_key(&p, &member_path(path, "parameter")) else { return };
+            if !self.zero_offset(map, path) {
+                return;
+            }
+            match map.get("type") {
+                Some(Value::String(t)) if scalar_type(t).is_some() => {
+                    if let (Some(v), Some(range)) = (map.get("value"), scalar_type(t).and_then(|(_, r)| r)) {
+                        if !self.fits(v, t, range, &member_path(path, "value")) {
+                            return;
+                        }
+                    }
+                }
+                Some(other) => {
+                    let found = other.as_str().map_or_else(|| kind(other).to_string(), |s| format!("`{s}`"));
+                    self.error(&member_path(path, "type"), format!("unknown scalar type {found} (expected a PTX type such as u32, s64, f32)"));
+                    return;
+                }
+                None => {
+                    self.error(path, "missing `type` (the PTX scalar type of the argument)");
+                    return;
+                }
+            }
+            key
+        };
+        let value_path = member_path(path, "value");
+        let value = match map.get("value") {
+            Some(Value::Number(n)) if n.is_i64() => Scalar::Int(n.as_i64().unwrap_or_default() as i128),
+            Some(Value::Number(n)) if n.is_u64() => Scalar::Int(n.as_u64().unwrap_or_default() as i128),
+            Some(Value::Number(n)) => Scalar::Float(n.as_f64().unwrap_or_default()),
+            Some(Value::Null) => return, // a null pointer
+            Some(other) => {
+                self.error(&value_path, format!("expected a number, found {}", kind(other)));
+                return;
+            }
+            None => {
+                self.error(path, "missing `value`");
+                return;
+            }
+        };
+        if matches!(self.spec.params.get(&key), Some(ParamSpec::Buffer { .. })) {
+            self.error(path, format!("`{key}` is declared a pointer; it takes no scalar value"));
+            return;
+        }
+        if self.spec.params.contains_key(&key) {
+            self.error(path, format!("`{key}` has two arguments"));
+            return;
+        }
+        self.spec.params.insert(key.clone(), ParamSpec::Scalar { value: Some(value), range: None });
+        self.spec.origins.insert(format!("params.{key}"), self.origin(path));
+        self.spec.origins.insert(format!("params.{key}.value"), self.origin(&value_path));
+    }
+
+    /// Whether an integer argument fits its type's range (reported if not).
+    fn fits(&mut self, v: &Value, ty: &str, (lo, hi): (i128, i128), path: &str) -> bool {
+        let n = match v {
+            Value::Number(n) if n.is_i64() => n.as_i64().unwrap_or_default() as i128,
+            Value::Number(n) if n.is_u64() => n.as_u64().unwrap_or_default() as i128,
+            Value::Number(n) => {
+                self.error(path, format!("expected an integer for a {ty} argument, found {n}"));
+                return false;
+            }
+            _ => return true,
+        };
+        if n < lo || n > hi {
+            self.error(path, format!("value {n} is outside {ty} ({lo} to {hi})"));
+            return false;
+        }
+        true
+    }
+
+    /// `{parameter, shapes: [[...], ...]}`: an int32 buffer with those contents.
+    fn shape_array(&mut self, s: &Value, path: &str) {
+        let Some(map) = self.object(s, path, &["parameter", "shapes"]) else { return };
+        let key = self.required(map, path, "parameter", "the PTX parameter name or position").cloned();
+        let key = key.and_then(|k| self.param_key(&k, &member_path(path, "parameter")));
+        let shapes_path = member_path(path, "shapes");
+        let Some(shapes) = self.required(map, path, "shapes", "the arrays of integers the buffer holds") else { return };
+        let Some(rows) = shapes.as_array().filter(|r| !r.is_empty()) else {
+            self.error(&shapes_path, format!("expected a nonempty array of shapes, found {}", kind(shapes)));
+            return;
+        };
+        let mut values = Vec::new();
+        let mut rank = None;
+        for (i, row) in rows.iter().enumerate() {
+            let row_path = format!("{shapes_path}[{i}]");
+            let Some(items) = row.as_array().filter(|r| !r.is_empty()) else {
+                self.error(&row_path, format!("expected a nonempty array of integers, found {}", kind(row)));
+                return;
+            };
+            if *rank.get_or_insert(items.len()) != items.len() {
+                self.error(&row_path, format!("shapes have equal rank: the first has {} dimensions, this one {}", rank.unwrap_or_default(), items.len()));
+                return;
+            }
+            for (j, x) in items.iter().enumerate() {
+                match x.as_u64().filter(|n| *n <= i32::MAX as u64) {
+                    Some(n) => values.push(n as i128),
+                    None => {
+                        self.error(&format!("{row_path}[{j}]"), format!("expected an integer from 0 to {}, found {}", i32::MAX, number_or_kind(x)));
+                        return;
+                    }
+                }
+            }
+        }
+        let Some(key) = key else { return };
+        let len = Len::Elements(values.len() as u64);
+        match self.spec.params.get_mut(&key) {
+            Some(ParamSpec::Scalar { .. }) => {
+                self.error(path, format!("`{key}` has a scalar argument; a shape array is a buffer"));
+                return;
+            }
+            Some(ParamSpec::Buffer { values: Some(_), .. }) => {
+                self.error(path, format!("`{key}` has two shape arrays"));
+                return;
+            }
+            Some(ParamSpec::Buffer { dtype, len: l, values: v, .. }) => {
+                (*dtype, *l, *v) = (Some(DType::I32), Some(len), Some(values));
+            }
+            None => {
+                self.spec.params.insert(key.clone(), ParamSpec::Buffer { dtype: Some(DType::I32), len: Some(len), assume: Vec::new(), values: Some(values) });
+                self.spec.origins.insert(format!("params.{key}"), self.origin(path));
+            }
+        }
+        for field in ["dtype", "len", "values"] {
+            self.spec.origins.insert(format!("params.{key}.{field}"), self.origin(&shapes_path));
+        }
+    }
+}
+
+/// A PTX scalar type (`u32`, `.s64`, `f32`, `b8`) and the integer range it holds (none for
+/// floats).
+fn scalar_type(t: &str) -> Option<(char, Option<(i128, i128)>)> {
+    let t = t.strip_prefix('.').unwrap_or(t);
+    let mut chars = t.chars();
+    let class = chars.next()?;
+    let bits: u32 = chars.as_str().parse().ok()?;
+    if !matches!(class, 'b' | 'u' | 's' | 'f') || !matches!(bits, 8 | 16 | 32 | 64 | 128) {
+        return None;
+    }
+    // 128-bit values do not fit an i128 unsigned; they are bounded by it instead.
+    let unsigned_max = if bits >= 127 { i128::MAX } else { (1i128 << bits) - 1 };
+    let signed = if bits >= 128 { (i128::MIN, i128::MAX) } else { (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1) };
+    let range = match class {
+        'u' => Some((0, unsigned_max)),
+        's' => Some(signed),
+        // Untyped bits: any value of that width, signed or not.
+        'b' => Some((signed.0, unsigned_max)),
+        _ => None,
+    };
+    Some((class, range))
+}
+
+fn number_or_kind(v: &Value) -> String {
+    match v {
+        Value::Number(n) => n.to_string(),
+        other => kind(other).to_string(),
+    }
+}
+
+impl Interface {
+    /// SentryWard's `entry` must name a kernel of the module: an error for each entry that names
+    /// none of `kernel_names` (PTX names; a C++ kernel also matches by its unmangled name).
+    /// Sections of a lark.toml are not entries (one lark.toml serves many files).
+    pub fn unknown_entries(&self, kernel_names: &[&str]) -> Vec<SpecError> {
+        self.kernels
+            .iter()
+            .filter(|(_, spec)| spec.origins.get("").is_some_and(|o| o.key == "entry"))
+            .filter(|(name, _)| !kernel_names.iter().any(|k| k == name || crate::unmangled_name(k).as_deref() == Some(name.as_str())))
+            .map(|(name, spec)| {
+                let known = if kernel_names.is_empty() { "none".to_string() } else { kernel_names.join(", ") };
+                SpecError::at(&spec.origin(""), format!("no kernel named `{name}` in this module (kernels: {known})"))
+            })
+            .collect()
     }
 }
