@@ -41,7 +41,11 @@ import tomllib
 from pathlib import Path
 
 import numpy as np
-import torch
+
+try:
+    import torch
+except ImportError:  # --write-concrete-tomls needs no torch
+    torch = None
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
@@ -118,8 +122,9 @@ def eval_size(expr, env: dict[str, int]) -> int:
 
 NP_DTYPE = {"f32": np.float32, "f16": np.float16, "bf16": np.float32, "f64": np.float64, "i8": np.int8, "u8": np.uint8,
             "i32": np.int32, "u32": np.uint32, "i64": np.int64, "u64": np.uint64}
-TORCH_DTYPE = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16, "f64": torch.float64, "i8": torch.int8,
-               "u8": torch.uint8, "i32": torch.int32, "u32": torch.uint32, "i64": torch.int64, "u64": torch.uint64}
+TORCH_DTYPE = {} if torch is None else {
+    "f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16, "f64": torch.float64, "i8": torch.int8, "u8": torch.uint8,
+    "i32": torch.int32, "u32": torch.uint32, "i64": torch.int64, "u64": torch.uint64}
 FLOATS = {"f32", "f16", "bf16", "f64"}
 
 
@@ -206,7 +211,8 @@ def load_reference(path: Path, function: str | None):
     if function is None:
         if hasattr(module, "reference"):
             return module.reference
-        mods = [v for v in vars(module).values() if inspect.isclass(v) and issubclass(v, torch.nn.Module) and v.__module__ == module.__name__]
+        mods = [v for v in vars(module).values()
+                if inspect.isclass(v) and issubclass(v, torch.nn.Module) and v.__module__ == module.__name__]
         if len(mods) != 1:
             raise ValueError(f"{path}: no `reference` and not exactly one nn.Module")
         return mods[0]().forward
@@ -1154,13 +1160,105 @@ def validate_dir(directory: Path, sims: dict, only: str | None, rng) -> tuple[li
     return rows, failures
 
 
+def check_peer_files(directory: Path) -> list[str]:
+    """<name>.input.json + <name>.binding.json (SentryWard's format) must say what lark.toml says for
+    the same kernel at the shape their scalar arguments select."""
+    spec = tomllib.loads((directory / "lark.toml").read_text())["kernel"]
+    failures = []
+    for binding_path in sorted(directory.glob("*.binding.json")):
+        name = binding_path.name[:-len(".binding.json")]
+        before = len(failures)
+        inp = json.loads((directory / f"{name}.input.json").read_text())
+        binding = json.loads(binding_path.read_text())
+        k = spec[name]
+        decls = {d["parameter"]: d for d in inp["declarations"]}
+        scalars = {decls[a["parameter"]]["name"]: a["value"] for a in inp["arguments"]}
+        shape = {p: v for p, v in scalars.items() if "range" in k["params"].get(p, {})}
+        case = Case(name, k, shape, np.random.default_rng(0), directory)
+        where = f"{binding_path.name}"
+        if inp["launch"]["grid_dim"] != case.grid or inp["launch"]["block_dim"] != case.block:
+            failures.append(f"{where}: launch differs from lark.toml")
+        for p, v in scalars.items():
+            if case.scalars.get(p) != v:
+                failures.append(f"{where}: {p} = {v}, lark.toml says {case.scalars.get(p)}")
+        ref = k["reference"]
+        args = binding["reference"]["arguments"]
+        if [a["name"] for a in args] != list(ref["args"]):
+            failures.append(f"{where}: argument names differ from lark.toml")
+        for a in args:
+            want = ref["args"].get(a["name"], {})
+            if "parameter" in a:
+                if decls[a["parameter"]]["name"] != want.get("param"):
+                    failures.append(f"{where}: {a['name']} takes {a['parameter']}, lark.toml binds {want}")
+            elif a["allocation"] != want.get("buffer") or a["shape"] != [eval_size(x, case.env) for x in want["shape"]]:
+                failures.append(f"{where}: {a['name']} is {a['allocation']} {a['shape']}, lark.toml binds {want}")
+            elif "dtype" in a and a["dtype"] != {"f32": "float32", "f16": "float16", "i32": "int32", "i64": "int64"}[case.dtypes[a["allocation"]]]:
+                failures.append(f"{where}: {a['name']} dtype {a['dtype']}")
+        tensors = binding["outputs"]["tensors"]
+        for i, (t, o) in enumerate(zip(tensors, ref["outputs"])):
+            shape_o = [eval_size(x, case.env) for x in o["shape"]]
+            if (t["left_allocation"], t["right_allocation"], t["shape"]) != (f"reference.output{i}", o["buffer"], shape_o):
+                failures.append(f"{where}: output {i} differs from lark.toml")
+            contiguous = [4 * math.prod(shape_o[j + 1:]) for j in range(len(shape_o))]
+            strides = [4 * eval_size(x, case.env) for x in o["strides"]] if "strides" in o else contiguous
+            if t.get("right_strides_bytes", contiguous) != strides or t.get("left_strides_bytes", contiguous) != contiguous:
+                failures.append(f"{where}: output {i} strides differ from lark.toml")
+        if len(tensors) != len(ref["outputs"]):
+            failures.append(f"{where}: {len(tensors)} outputs, lark.toml has {len(ref['outputs'])}")
+        print(f"{name:32} peer-format input and binding " + ("agree with lark.toml" if len(failures) == before else "DIFFER from lark.toml"))
+    return failures
+
+
+def write_concrete_tomls(directory: Path, out: Path) -> list[Path]:
+    """Today's lark.toml parser knows no size expressions, fixed contents or reference sections: write
+    out/shape<i>/lark.toml with every kernel of directory/lark.toml at its i-th shapes table (its last
+    one when it has fewer), integers for grid, block and lengths, and no reference sections."""
+    spec = tomllib.loads((directory / "lark.toml").read_text())["kernel"]
+    count = max(len(k.get("reference", {}).get("shapes", [])) or 1 for k in spec.values())
+    written = []
+    for i in range(count):
+        lines = [f"# generated by tests/equiv/validate.py --write-concrete-tomls from {directory.name}/lark.toml, shape {i}"]
+        for name, k in spec.items():
+            shapes = k.get("reference", {}).get("shapes") or [{}]
+            shape = shapes[min(i, len(shapes) - 1)]
+            params = k["params"]
+            scalars = {p: v["value"] for p, v in params.items() if "value" in v and "dtype" not in v}
+            scalars.update(shape)
+            ints = {p: v for p, v in scalars.items() if isinstance(v, int)}
+            dims = lambda ds: "[" + ", ".join(str(eval_size(d, ints)) for d in ds) + "]"
+            lines += ["", f"[kernel.{name}]", f"grid = {dims(k['grid'])}", f"block = {dims(k['block'])}"]
+            if "dynamic_shared_bytes" in k:
+                lines.append(f"dynamic_shared_bytes = {k['dynamic_shared_bytes']}")
+            lines.append(f"[kernel.{name}.params]")
+            for p, v in params.items():
+                if "dtype" in v:
+                    assume = f", assume = {json.dumps(v['assume'])}" if "assume" in v else ""
+                    lines.append(f'{p} = {{ dtype = "{v["dtype"]}", len = {eval_size(v["len"], ints)}{assume} }}')
+                else:
+                    lines.append(f"{p} = {{ value = {scalars[p]!r} }}")
+        path = out / f"shape{i}" / "lark.toml"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("\n".join(lines) + "\n")
+        written.append(path)
+    return written
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--only", help="only kernels whose name contains this")
     ap.add_argument("--corpus-only", action="store_true")
     ap.add_argument("--equiv-only", action="store_true")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--write-concrete-tomls", metavar="DIR", type=Path,
+                    help="write DIR/shape<i>/lark.toml (tests/equiv at its i-th shapes, in today's parser's format) and stop")
     args = ap.parse_args()
+    if args.write_concrete_tomls:
+        for path in write_concrete_tomls(HERE, args.write_concrete_tomls):
+            print(path)
+        return 0
+    if torch is None:
+        print("validate.py: torch is missing (pip install torch numpy)", file=sys.stderr)
+        return 2
     rng = np.random.default_rng(args.seed)
     torch.manual_seed(args.seed)
     failures = []
@@ -1172,6 +1270,8 @@ def main() -> int:
         rows, fails = validate_dir(directory, sims, args.only, rng)
         print("\n".join(rows))
         failures += fails
+        if directory == HERE and not args.only:
+            failures += check_peer_files(directory)
     for f in failures:
         print("FAIL", f)
     print(f"{'ok' if not failures else str(len(failures)) + ' failure(s)'}")
