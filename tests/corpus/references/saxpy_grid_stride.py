@@ -1,0 +1,5 @@
+"""y = a * x + y (y is updated in place by the kernel)."""
+
+
+def reference(a, x, y):
+    return a * x + y

@@ -1,0 +1,6 @@
+"""Softmax over each row."""
+import torch
+
+
+def reference(x):
+    return torch.softmax(x, dim=-1)

@@ -1,0 +1,5 @@
+"""c = a + b."""
+
+
+def reference(a, b):
+    return a + b

@@ -1,0 +1,5 @@
+"""Mean of each row."""
+
+
+def reference(x):
+    return x.mean(dim=-1)

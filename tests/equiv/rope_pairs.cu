@@ -1,0 +1,17 @@
+// Rotary position embedding, GPT-J layout (dimensions 2i and 2i + 1 form a pair), from q into out:
+// one block per token, one thread per (head, pair); cos/sin tables are [max_pos, head_dim/2].
+extern "C" __global__ void rope_pairs(float* out, const float* q, const int* positions, const float* cos_cache,
+                                      const float* sin_cache, int tokens, int heads, int head_dim) {
+  int t = blockIdx.x;
+  if (t >= tokens) return;
+  int half = head_dim / 2;
+  int pos = positions[t];
+  for (int idx = threadIdx.x; idx < heads * half; idx += blockDim.x) {
+    int h = idx / half, i = idx % half;
+    size_t base = ((size_t)t * heads + h) * head_dim;
+    float c = cos_cache[pos * half + i], s = sin_cache[pos * half + i];
+    float x1 = q[base + 2 * i], x2 = q[base + 2 * i + 1];
+    out[base + 2 * i] = x1 * c - x2 * s;
+    out[base + 2 * i + 1] = x2 * c + x1 * s;
+  }
+}
