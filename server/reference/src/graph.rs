@@ -1,0 +1,411 @@
+//! The scalar graph: a hash-consed DAG of exact-arithmetic operations on tensor elements.
+//!
+//! Every node is created once (structural sharing), children always have smaller ids than their
+//! parents (so ids are a topological order), and the builder folds constant *exact rational*
+//! arithmetic only: `2 + 3` becomes `5`, but `x * 1` stays `x * 1` and `exp(0)` stays `exp(0)`.
+//! Algebraic simplification is the equivalence engine's job, not this one's.
+
+use num_bigint::BigInt;
+use num_integer::Integer;
+use num_rational::BigRational;
+use num_traits::{One, Signed, Zero};
+use rustc_hash::FxHashMap;
+use std::fmt;
+
+/// A node of a [`Graph`]. Ids are dense and children precede parents.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct NodeId(pub u32);
+
+impl NodeId {
+    /// A poisoned element: read from `torch.empty*` before being written. It never enters a
+    /// graph; operations on it stay poisoned, and lowering reports it if it reaches an output.
+    pub(crate) const UNINIT: NodeId = NodeId(u32::MAX);
+
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+/// The transcendental and other non-rational unary functions (ideal real functions).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum UnaryFn {
+    Exp,
+    Log,
+    Sqrt,
+    /// `1 / sqrt(x)`, kept as one function because kernels use `rsqrt` directly.
+    Rsqrt,
+    Tanh,
+    Erf,
+    Abs,
+    Sin,
+    Cos,
+}
+
+impl UnaryFn {
+    pub fn name(self) -> &'static str {
+        match self {
+            UnaryFn::Exp => "exp",
+            UnaryFn::Log => "log",
+            UnaryFn::Sqrt => "sqrt",
+            UnaryFn::Rsqrt => "rsqrt",
+            UnaryFn::Tanh => "tanh",
+            UnaryFn::Erf => "erf",
+            UnaryFn::Abs => "abs",
+            UnaryFn::Sin => "sin",
+            UnaryFn::Cos => "cos",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CmpOp {
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+}
+
+impl CmpOp {
+    pub fn symbol(self) -> &'static str {
+        match self {
+            CmpOp::Eq => "==",
+            CmpOp::Ne => "!=",
+            CmpOp::Lt => "<",
+            CmpOp::Le => "<=",
+            CmpOp::Gt => ">",
+            CmpOp::Ge => ">=",
+        }
+    }
+
+    pub fn holds<T: PartialOrd>(self, a: &T, b: &T) -> bool {
+        match self {
+            CmpOp::Eq => a == b,
+            CmpOp::Ne => a != b,
+            CmpOp::Lt => a < b,
+            CmpOp::Le => a <= b,
+            CmpOp::Gt => a > b,
+            CmpOp::Ge => a >= b,
+        }
+    }
+}
+
+/// One scalar operation. Integers and floats share the rationals: an integer tensor's elements
+/// are rationals with denominator 1, and `FloorDiv`/`Mod` are `floor(a / b)` and
+/// `a - floor(a / b) * b` (Python's sign-of-divisor modulo) on rationals.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Node {
+    /// Element `index` (row-major) of tensor argument number `arg` (its position in the
+    /// reference's parameter list).
+    Input { arg: u32, index: u64 },
+    Const(BigRational),
+    Pi,
+    E,
+    Add(NodeId, NodeId),
+    Sub(NodeId, NodeId),
+    Mul(NodeId, NodeId),
+    Div(NodeId, NodeId),
+    Neg(NodeId),
+    Pow(NodeId, i32),
+    Unary(UnaryFn, NodeId),
+    Max(NodeId, NodeId),
+    Min(NodeId, NodeId),
+    /// 1 when the comparison holds, else 0.
+    Cmp(CmpOp, NodeId, NodeId),
+    /// `if cond != 0 { a } else { b }`.
+    Select(NodeId, NodeId, NodeId),
+    FloorDiv(NodeId, NodeId),
+    Mod(NodeId, NodeId),
+}
+
+impl Node {
+    /// The children of this node, in operand order.
+    pub fn children(&self) -> impl Iterator<Item = NodeId> {
+        let (a, b, c) = match *self {
+            Node::Input { .. } | Node::Const(_) | Node::Pi | Node::E => (None, None, None),
+            Node::Neg(a) | Node::Pow(a, _) | Node::Unary(_, a) => (Some(a), None, None),
+            Node::Add(a, b)
+            | Node::Sub(a, b)
+            | Node::Mul(a, b)
+            | Node::Div(a, b)
+            | Node::Max(a, b)
+            | Node::Min(a, b)
+            | Node::Cmp(_, a, b)
+            | Node::FloorDiv(a, b)
+            | Node::Mod(a, b) => (Some(a), Some(b), None),
+            Node::Select(c, a, b) => (Some(c), Some(a), Some(b)),
+        };
+        a.into_iter().chain(b).chain(c)
+    }
+}
+
+/// A hash-consed DAG of [`Node`]s.
+#[derive(Default, Clone)]
+pub struct Graph {
+    nodes: Vec<Node>,
+    interned: FxHashMap<Node, NodeId>,
+}
+
+impl fmt::Debug for Graph {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Graph").field("nodes", &self.nodes.len()).finish()
+    }
+}
+
+impl Graph {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn len(&self) -> usize {
+        self.nodes.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.nodes.is_empty()
+    }
+
+    /// The node behind `id`. Ids come from this graph; a foreign id is a caller bug, reported as
+    /// `None` rather than a panic.
+    pub fn get(&self, id: NodeId) -> Option<&Node> {
+        self.nodes.get(id.index())
+    }
+
+    /// All nodes, in id (topological) order.
+    pub fn nodes(&self) -> impl Iterator<Item = (NodeId, &Node)> {
+        self.nodes.iter().enumerate().map(|(i, n)| (NodeId(i as u32), n))
+    }
+
+    /// The exact value of `id` if it is a constant.
+    pub fn as_const(&self, id: NodeId) -> Option<&BigRational> {
+        match self.get(id) {
+            Some(Node::Const(c)) => Some(c),
+            _ => None,
+        }
+    }
+
+    fn intern(&mut self, node: Node) -> NodeId {
+        if let Some(&id) = self.interned.get(&node) {
+            return id;
+        }
+        let id = NodeId(self.nodes.len() as u32);
+        self.nodes.push(node.clone());
+        self.interned.insert(node, id);
+        id
+    }
+
+    pub fn input(&mut self, arg: u32, index: u64) -> NodeId {
+        self.intern(Node::Input { arg, index })
+    }
+
+    pub fn constant(&mut self, value: BigRational) -> NodeId {
+        self.intern(Node::Const(value))
+    }
+
+    pub fn int(&mut self, value: i64) -> NodeId {
+        self.constant(BigRational::from_integer(BigInt::from(value)))
+    }
+
+    pub fn pi(&mut self) -> NodeId {
+        self.intern(Node::Pi)
+    }
+
+    pub fn e(&mut self) -> NodeId {
+        self.intern(Node::E)
+    }
+
+    fn consts2(&self, a: NodeId, b: NodeId) -> Option<(&BigRational, &BigRational)> {
+        Some((self.as_const(a)?, self.as_const(b)?))
+    }
+
+    pub fn add(&mut self, a: NodeId, b: NodeId) -> NodeId {
+        poisoned!(a, b);
+        if let Some((x, y)) = self.consts2(a, b) {
+            let v = x + y;
+            return self.constant(v);
+        }
+        self.intern(Node::Add(a, b))
+    }
+
+    pub fn sub(&mut self, a: NodeId, b: NodeId) -> NodeId {
+        poisoned!(a, b);
+        if let Some((x, y)) = self.consts2(a, b) {
+            let v = x - y;
+            return self.constant(v);
+        }
+        self.intern(Node::Sub(a, b))
+    }
+
+    pub fn mul(&mut self, a: NodeId, b: NodeId) -> NodeId {
+        poisoned!(a, b);
+        if let Some((x, y)) = self.consts2(a, b) {
+            let v = x * y;
+            return self.constant(v);
+        }
+        self.intern(Node::Mul(a, b))
+    }
+
+    /// Division; a constant divided by constant zero stays a node so the evaluator reports it.
+    pub fn div(&mut self, a: NodeId, b: NodeId) -> NodeId {
+        poisoned!(a, b);
+        if let Some((x, y)) = self.consts2(a, b) {
+            if !y.is_zero() {
+                let v = x / y;
+                return self.constant(v);
+            }
+        }
+        self.intern(Node::Div(a, b))
+    }
+
+    pub fn neg(&mut self, a: NodeId) -> NodeId {
+        poisoned!(a);
+        if let Some(x) = self.as_const(a) {
+            let v = -x;
+            return self.constant(v);
+        }
+        self.intern(Node::Neg(a))
+    }
+
+    pub fn pow(&mut self, a: NodeId, exponent: i32) -> NodeId {
+        poisoned!(a);
+        if let Some(x) = self.as_const(a) {
+            if !(x.is_zero() && exponent < 0) && exponent.unsigned_abs() <= 64 {
+                let v = num_traits::pow::Pow::pow(x, exponent);
+                return self.constant(v);
+            }
+        }
+        self.intern(Node::Pow(a, exponent))
+    }
+
+    /// A unary function. Only `abs` of a constant folds (it is rational); `exp(0)` stays.
+    pub fn unary(&mut self, f: UnaryFn, a: NodeId) -> NodeId {
+        poisoned!(a);
+        if f == UnaryFn::Abs {
+            if let Some(x) = self.as_const(a) {
+                let v = x.abs();
+                return self.constant(v);
+            }
+        }
+        self.intern(Node::Unary(f, a))
+    }
+
+    pub fn max(&mut self, a: NodeId, b: NodeId) -> NodeId {
+        poisoned!(a, b);
+        if let Some((x, y)) = self.consts2(a, b) {
+            let v = if x >= y { x.clone() } else { y.clone() };
+            return self.constant(v);
+        }
+        self.intern(Node::Max(a, b))
+    }
+
+    pub fn min(&mut self, a: NodeId, b: NodeId) -> NodeId {
+        poisoned!(a, b);
+        if let Some((x, y)) = self.consts2(a, b) {
+            let v = if x <= y { x.clone() } else { y.clone() };
+            return self.constant(v);
+        }
+        self.intern(Node::Min(a, b))
+    }
+
+    pub fn cmp(&mut self, op: CmpOp, a: NodeId, b: NodeId) -> NodeId {
+        poisoned!(a, b);
+        if let Some((x, y)) = self.consts2(a, b) {
+            let holds = op.holds(x, y);
+            return self.int(holds as i64);
+        }
+        self.intern(Node::Cmp(op, a, b))
+    }
+
+    /// `cond != 0 ? a : b`; a constant condition picks its branch (that is evaluation of a
+    /// known value, not algebra).
+    pub fn select(&mut self, cond: NodeId, a: NodeId, b: NodeId) -> NodeId {
+        if cond == NodeId::UNINIT {
+            return NodeId::UNINIT;
+        }
+        if let Some(c) = self.as_const(cond) {
+            return if c.is_zero() { b } else { a };
+        }
+        poisoned!(a, b);
+        self.intern(Node::Select(cond, a, b))
+    }
+
+    pub fn floor_div(&mut self, a: NodeId, b: NodeId) -> NodeId {
+        poisoned!(a, b);
+        if let Some((x, y)) = self.consts2(a, b) {
+            if !y.is_zero() {
+                let v = BigRational::from_integer((x / y).floor().to_integer());
+                return self.constant(v);
+            }
+        }
+        self.intern(Node::FloorDiv(a, b))
+    }
+
+    pub fn modulo(&mut self, a: NodeId, b: NodeId) -> NodeId {
+        poisoned!(a, b);
+        if let Some((x, y)) = self.consts2(a, b) {
+            if !y.is_zero() {
+                let v = python_mod(x, y);
+                return self.constant(v);
+            }
+        }
+        self.intern(Node::Mod(a, b))
+    }
+
+    pub fn zero(&mut self) -> NodeId {
+        self.constant(BigRational::zero())
+    }
+
+    pub fn one(&mut self) -> NodeId {
+        self.constant(BigRational::one())
+    }
+
+    /// A left fold `((x0 op x1) op x2) ...`; `None` for no terms.
+    pub fn fold(&mut self, terms: impl IntoIterator<Item = NodeId>, mut op: impl FnMut(&mut Graph, NodeId, NodeId) -> NodeId) -> Option<NodeId> {
+        let mut acc = None;
+        for t in terms {
+            acc = Some(match acc {
+                None => t,
+                Some(a) => op(self, a, t),
+            });
+        }
+        acc
+    }
+
+    /// A sum as a left fold in index order; the empty sum is 0.
+    pub fn sum(&mut self, terms: impl IntoIterator<Item = NodeId>) -> NodeId {
+        match self.fold(terms, Graph::add) {
+            Some(s) => s,
+            None => self.zero(),
+        }
+    }
+}
+
+/// Python's `%` on rationals: the result has the sign of the divisor. `y` must be non-zero.
+pub fn python_mod(x: &BigRational, y: &BigRational) -> BigRational {
+    x - (x / y).floor() * y
+}
+
+/// Whether a rational is an integer, and which.
+pub fn as_integer(value: &BigRational) -> Option<BigInt> {
+    value.is_integer().then(|| value.to_integer())
+}
+
+/// Floor division of integers, Python style.
+pub fn floor_div_int(a: i64, b: i64) -> Option<i64> {
+    (b != 0).then(|| Integer::div_floor(&a, &b))
+}
+
+/// Python's `%` on integers.
+pub fn mod_int(a: i64, b: i64) -> Option<i64> {
+    (b != 0).then(|| Integer::mod_floor(&a, &b))
+}
+
+macro_rules! poisoned {
+    ($($id:expr),+) => {
+        if $($id == NodeId::UNINIT)||+ {
+            return NodeId::UNINIT;
+        }
+    };
+}
+use poisoned;
