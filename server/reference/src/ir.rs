@@ -202,6 +202,9 @@ pub enum Attr {
     Eps,
     /// `.data`: the tensor itself
     Data,
+    /// `.values` / `.indices` of the result of `max(dim)` / `min(dim)`
+    Values,
+    Indices,
 }
 
 impl Attr {
@@ -215,6 +218,8 @@ impl Attr {
             "device" => Attr::Device,
             "eps" => Attr::Eps,
             "data" => Attr::Data,
+            "values" => Attr::Values,
+            "indices" => Attr::Indices,
             _ => return None,
         })
     }

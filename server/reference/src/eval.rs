@@ -1,0 +1,430 @@
+//! A plain evaluator of the scalar graph on concrete inputs.
+//!
+//! Rational arithmetic is exact (`BigRational`). Irrational values (`exp`, `log`, `sqrt` of a
+//! non-square, `tanh`, `erf`, `sin`, `cos`, `pi`, `e`) are computed in `f64` (53-bit significand)
+//! and carry an absolute error bound that is propagated through every later operation, so the
+//! caller always knows which values are exact and how far an approximate one may be from the
+//! ideal real number.
+//!
+//! The bound assumes the platform's `exp`/`ln`/`tanh`/`sin`/`cos` and `libm::erf` are within
+//! 4 ulp of the true value (glibc and musl document ≤ 1–2 ulp for these; `libm::erf` is a port of
+//! FreeBSD's, < 1 ulp) and that `sqrt` is correctly rounded (IEEE 754). For a value computed
+//! directly from exact inputs the bound is then about `2^-50 * |value|`; it grows honestly
+//! through cancellation. A bound of `inf` means "no useful bound" (an overflow, or a divisor
+//! whose interval contains zero).
+//!
+//! Errors of the *computation* (division by an exact zero, `log` of a non-positive exact value,
+//! `sqrt` of a negative one, a comparison that f64 precision cannot decide) are
+//! [`Value::Invalid`] values, which propagate like NaN: the caller sees which output is affected
+//! and why. Nothing here panics on any input.
+
+use crate::graph::{python_mod, CmpOp, Graph, Node, NodeId, UnaryFn};
+use num_bigint::BigInt;
+use num_rational::BigRational;
+use num_traits::{One, Signed, ToPrimitive, Zero};
+use std::fmt;
+
+/// The value of one node.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Value {
+    Exact(BigRational),
+    /// `|value - ideal| <= err`.
+    Approx { value: f64, err: f64 },
+    Invalid(Invalid),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Invalid {
+    DivisionByZero,
+    LogOfNonPositive,
+    SqrtOfNegative,
+    /// A comparison (or floor) of approximate values too close to decide at f64 precision.
+    Undecided,
+    /// A value too large for f64.
+    Overflow,
+}
+
+impl fmt::Display for Invalid {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Invalid::DivisionByZero => "division by zero",
+            Invalid::LogOfNonPositive => "log of a non-positive number",
+            Invalid::SqrtOfNegative => "square root of a negative number",
+            Invalid::Undecided => "a comparison too close to decide at f64 precision",
+            Invalid::Overflow => "a value too large for f64",
+        })
+    }
+}
+
+impl Value {
+    /// The value as an f64 (exact values rounded), `None` when invalid.
+    pub fn to_f64(&self) -> Option<f64> {
+        match self {
+            Value::Exact(r) => r.to_f64(),
+            Value::Approx { value, .. } => Some(*value),
+            Value::Invalid(_) => None,
+        }
+    }
+
+    pub fn is_exact(&self) -> bool {
+        matches!(self, Value::Exact(_))
+    }
+}
+
+/// Something wrong with the evaluation request itself (not with the values).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EvalError {
+    #[error("node {0} is not in the graph")]
+    UnknownNode(u32),
+    #[error("no value for element {index} of tensor argument {arg}")]
+    MissingInput { arg: u32, index: u64 },
+}
+
+/// Relative size of one rounding (an upper bound on half an ulp, doubled for safety).
+const ROUND: f64 = f64::EPSILON;
+/// Assumed accuracy of the libm functions, in ulps.
+const LIBM_ULPS: f64 = 4.0;
+/// Absolute floor for rounding errors near zero (subnormals).
+const TINY: f64 = f64::MIN_POSITIVE;
+
+fn rounding(v: f64) -> f64 {
+    v.abs() * ROUND + TINY
+}
+
+fn approx(value: f64, err: f64) -> Value {
+    if !value.is_finite() {
+        return Value::Invalid(Invalid::Overflow);
+    }
+    Value::Approx { value, err: if err.is_nan() { f64::INFINITY } else { err } }
+}
+
+/// An f64 view of a value with its error bound.
+fn as_interval(v: &Value) -> Result<(f64, f64), Invalid> {
+    match v {
+        Value::Exact(r) => {
+            let f = r.to_f64().filter(|f| f.is_finite()).ok_or(Invalid::Overflow)?;
+            // The conversion rounds; exact when it round-trips.
+            let exact = BigRational::from_float(f).is_some_and(|back| &back == r);
+            Ok((f, if exact { 0.0 } else { rounding(f) }))
+        }
+        Value::Approx { value, err } => Ok((*value, *err)),
+        Value::Invalid(i) => Err(*i),
+    }
+}
+
+/// Evaluates `roots` given the tensor inputs (`inputs[arg][index]`). Only the nodes the roots
+/// depend on are evaluated.
+pub fn evaluate(graph: &Graph, roots: &[NodeId], inputs: &[Vec<BigRational>]) -> Result<Vec<Value>, EvalError> {
+    let n = graph.len();
+    let mut needed = vec![false; n];
+    let mut stack: Vec<NodeId> = Vec::new();
+    for &r in roots {
+        if r.index() >= n {
+            return Err(EvalError::UnknownNode(r.0));
+        }
+        stack.push(r);
+    }
+    while let Some(id) = stack.pop() {
+        if needed[id.index()] {
+            continue;
+        }
+        needed[id.index()] = true;
+        let node = graph.get(id).ok_or(EvalError::UnknownNode(id.0))?;
+        stack.extend(node.children().filter(|c| !needed[c.index()]));
+    }
+    let mut values: Vec<Option<Value>> = vec![None; n];
+    for (i, node) in graph.nodes() {
+        if !needed[i.index()] {
+            continue;
+        }
+        let get = |c: NodeId| values[c.index()].as_ref().expect("children precede parents");
+        let v = match node {
+            Node::Input { arg, index } => {
+                let value = inputs.get(*arg as usize).and_then(|t| t.get(*index as usize)).ok_or(EvalError::MissingInput { arg: *arg, index: *index })?;
+                Value::Exact(value.clone())
+            }
+            Node::Const(c) => Value::Exact(c.clone()),
+            Node::Pi => approx(std::f64::consts::PI, rounding(std::f64::consts::PI)),
+            Node::E => approx(std::f64::consts::E, rounding(std::f64::consts::E)),
+            Node::Add(a, b) => add(get(*a), get(*b), false),
+            Node::Sub(a, b) => add(get(*a), get(*b), true),
+            Node::Mul(a, b) => mul(get(*a), get(*b)),
+            Node::Div(a, b) => div(get(*a), get(*b)),
+            Node::Neg(a) => neg(get(*a)),
+            Node::Pow(a, k) => pow(get(*a), *k),
+            Node::Unary(f, a) => unary(*f, get(*a)),
+            Node::Max(a, b) => extremum(get(*a), get(*b), true),
+            Node::Min(a, b) => extremum(get(*a), get(*b), false),
+            Node::Cmp(op, a, b) => {
+                if a == b {
+                    // x op x is decided exactly whatever x is (unless x is invalid).
+                    match get(*a) {
+                        Value::Invalid(e) => Value::Invalid(*e),
+                        _ => bool_value(op.holds(&0, &0)),
+                    }
+                } else {
+                    compare(*op, get(*a), get(*b))
+                }
+            }
+            Node::Select(c, a, b) => match get(*c) {
+                Value::Exact(c) => {
+                    if c.is_zero() {
+                        get(*b).clone()
+                    } else {
+                        get(*a).clone()
+                    }
+                }
+                Value::Approx { value, err } if value.abs() > *err => get(*a).clone(),
+                Value::Approx { .. } => Value::Invalid(Invalid::Undecided),
+                Value::Invalid(e) => Value::Invalid(*e),
+            },
+            Node::FloorDiv(a, b) => floor_div(get(*a), get(*b)),
+            Node::Mod(a, b) => modulo(get(*a), get(*b)),
+        };
+        values[i.index()] = Some(v);
+    }
+    Ok(roots.iter().map(|r| values[r.index()].clone().expect("roots were evaluated")).collect())
+}
+
+fn bool_value(b: bool) -> Value {
+    Value::Exact(if b { BigRational::one() } else { BigRational::zero() })
+}
+
+fn add(a: &Value, b: &Value, subtract: bool) -> Value {
+    if let (Value::Exact(x), Value::Exact(y)) = (a, b) {
+        return Value::Exact(if subtract { x - y } else { x + y });
+    }
+    match (as_interval(a), as_interval(b)) {
+        (Ok((x, ex)), Ok((y, ey))) => {
+            let v = if subtract { x - y } else { x + y };
+            approx(v, ex + ey + rounding(v))
+        }
+        (Err(e), _) | (_, Err(e)) => Value::Invalid(e),
+    }
+}
+
+fn neg(a: &Value) -> Value {
+    match a {
+        Value::Exact(x) => Value::Exact(-x),
+        Value::Approx { value, err } => Value::Approx { value: -value, err: *err },
+        Value::Invalid(e) => Value::Invalid(*e),
+    }
+}
+
+fn mul(a: &Value, b: &Value) -> Value {
+    if let (Value::Exact(x), Value::Exact(y)) = (a, b) {
+        return Value::Exact(x * y);
+    }
+    // An exact zero annihilates whatever the other factor's error.
+    if matches!(a, Value::Exact(x) if x.is_zero()) && !matches!(b, Value::Invalid(_)) || matches!(b, Value::Exact(y) if y.is_zero()) && !matches!(a, Value::Invalid(_)) {
+        return Value::Exact(BigRational::zero());
+    }
+    match (as_interval(a), as_interval(b)) {
+        (Ok((x, ex)), Ok((y, ey))) => {
+            let v = x * y;
+            approx(v, x.abs() * ey + y.abs() * ex + ex * ey + rounding(v))
+        }
+        (Err(e), _) | (_, Err(e)) => Value::Invalid(e),
+    }
+}
+
+fn div(a: &Value, b: &Value) -> Value {
+    match (a, b) {
+        (_, Value::Exact(y)) if y.is_zero() => Value::Invalid(Invalid::DivisionByZero),
+        (Value::Exact(x), Value::Exact(y)) => Value::Exact(x / y),
+        _ => match (as_interval(a), as_interval(b)) {
+            (Ok((x, ex)), Ok((y, ey))) => {
+                let v = x / y;
+                if y.abs() <= ey {
+                    return approx(v, f64::INFINITY);
+                }
+                approx(v, (x.abs() * ey + y.abs() * ex) / (y.abs() * (y.abs() - ey)) + rounding(v))
+            }
+            (Err(e), _) | (_, Err(e)) => Value::Invalid(e),
+        },
+    }
+}
+
+fn pow(a: &Value, k: i32) -> Value {
+    match a {
+        Value::Exact(x) if x.is_zero() && k < 0 => Value::Invalid(Invalid::DivisionByZero),
+        Value::Exact(x) => Value::Exact(num_traits::pow::Pow::pow(x, k)),
+        _ => {
+            // Repeated multiplication carries the bound correctly.
+            let mut result = Value::Exact(BigRational::one());
+            for _ in 0..k.unsigned_abs() {
+                result = mul(&result, a);
+            }
+            if k < 0 {
+                div(&Value::Exact(BigRational::one()), &result)
+            } else {
+                result
+            }
+        }
+    }
+}
+
+/// The exact square root of a non-negative rational when it is rational.
+fn exact_sqrt(x: &BigRational) -> Option<BigRational> {
+    let (n, d) = (x.numer(), x.denom());
+    let (rn, rd) = (n.sqrt(), d.sqrt());
+    (&rn * &rn == *n && &rd * &rd == *d).then(|| BigRational::new(rn, rd))
+}
+
+fn unary(f: UnaryFn, a: &Value) -> Value {
+    if let Value::Invalid(e) = a {
+        return Value::Invalid(*e);
+    }
+    // Exact cases: abs always; the functions at points where the value is rational.
+    if let Value::Exact(x) = a {
+        match f {
+            UnaryFn::Abs => return Value::Exact(x.abs()),
+            UnaryFn::Log if !x.is_positive() => return Value::Invalid(Invalid::LogOfNonPositive),
+            UnaryFn::Sqrt | UnaryFn::Rsqrt if x.is_negative() => return Value::Invalid(Invalid::SqrtOfNegative),
+            UnaryFn::Rsqrt if x.is_zero() => return Value::Invalid(Invalid::DivisionByZero),
+            UnaryFn::Sqrt => {
+                if let Some(r) = exact_sqrt(x) {
+                    return Value::Exact(r);
+                }
+            }
+            UnaryFn::Rsqrt => {
+                if let Some(r) = exact_sqrt(x) {
+                    return Value::Exact(r.recip());
+                }
+            }
+            UnaryFn::Exp | UnaryFn::Cos if x.is_zero() => return Value::Exact(BigRational::one()),
+            UnaryFn::Tanh | UnaryFn::Erf | UnaryFn::Sin if x.is_zero() => return Value::Exact(BigRational::zero()),
+            UnaryFn::Log if x.is_one() => return Value::Exact(BigRational::zero()),
+            _ => {}
+        }
+    }
+    let (x, e) = match as_interval(a) {
+        Ok(p) => p,
+        Err(err) => return Value::Invalid(err),
+    };
+    let libm = |v: f64| v.abs() * LIBM_ULPS * f64::EPSILON + TINY;
+    match f {
+        UnaryFn::Abs => approx(x.abs(), e),
+        UnaryFn::Exp => {
+            let v = x.exp();
+            // exp is increasing: the ideal lies in [exp(x - e), exp(x + e)].
+            let spread = ((x + e).exp() - v).max(v - (x - e).exp());
+            approx(v, spread * (1.0 + 4.0 * f64::EPSILON) + libm(v) + rounding(v))
+        }
+        UnaryFn::Log => {
+            if x + e <= 0.0 {
+                return Value::Invalid(Invalid::LogOfNonPositive);
+            }
+            let v = x.ln();
+            if x - e <= 0.0 {
+                return approx(v, f64::INFINITY);
+            }
+            let spread = ((x + e).ln() - v).max(v - (x - e).ln());
+            approx(v, spread * (1.0 + 4.0 * f64::EPSILON) + libm(v) + rounding(v))
+        }
+        UnaryFn::Sqrt => {
+            if x + e < 0.0 {
+                return Value::Invalid(Invalid::SqrtOfNegative);
+            }
+            let v = x.max(0.0).sqrt();
+            let spread = ((x + e).sqrt() - v).max(v - (x - e).max(0.0).sqrt());
+            approx(v, spread * (1.0 + 4.0 * f64::EPSILON) + rounding(v))
+        }
+        UnaryFn::Rsqrt => {
+            if x + e < 0.0 {
+                return Value::Invalid(Invalid::SqrtOfNegative);
+            }
+            if x - e <= 0.0 {
+                return approx(1.0 / x.max(f64::MIN_POSITIVE).sqrt(), f64::INFINITY);
+            }
+            let v = 1.0 / x.sqrt();
+            let spread = (1.0 / (x - e).sqrt() - v).max(v - 1.0 / (x + e).sqrt());
+            approx(v, spread * (1.0 + 4.0 * f64::EPSILON) + 2.0 * rounding(v))
+        }
+        // Lipschitz constants: tanh, sin, cos: 1; erf: 2/sqrt(pi) < 1.13.
+        UnaryFn::Tanh => {
+            let v = x.tanh();
+            approx(v, e + libm(v) + rounding(v))
+        }
+        UnaryFn::Erf => {
+            let v = libm::erf(x);
+            approx(v, 1.13 * e + libm(v) + rounding(v))
+        }
+        UnaryFn::Sin => {
+            let v = x.sin();
+            approx(v, e + libm(v) + rounding(v))
+        }
+        UnaryFn::Cos => {
+            let v = x.cos();
+            approx(v, e + libm(v) + rounding(v))
+        }
+    }
+}
+
+fn extremum(a: &Value, b: &Value, is_max: bool) -> Value {
+    if let (Value::Exact(x), Value::Exact(y)) = (a, b) {
+        return Value::Exact(if (x >= y) == is_max { x.clone() } else { y.clone() });
+    }
+    match (as_interval(a), as_interval(b)) {
+        // max and min are 1-Lipschitz in each argument.
+        (Ok((x, ex)), Ok((y, ey))) => approx(if is_max { x.max(y) } else { x.min(y) }, ex.max(ey)),
+        (Err(e), _) | (_, Err(e)) => Value::Invalid(e),
+    }
+}
+
+fn compare(op: CmpOp, a: &Value, b: &Value) -> Value {
+    if let (Value::Exact(x), Value::Exact(y)) = (a, b) {
+        return bool_value(op.holds(x, y));
+    }
+    match (as_interval(a), as_interval(b)) {
+        (Ok((x, ex)), Ok((y, ey))) => {
+            let d = x - y;
+            let slack = ex + ey + rounding(d);
+            if d.abs() <= slack {
+                // Too close: equal or not cannot be decided (nor the order).
+                return Value::Invalid(Invalid::Undecided);
+            }
+            bool_value(op.holds(&x, &y))
+        }
+        (Err(e), _) | (_, Err(e)) => Value::Invalid(e),
+    }
+}
+
+fn floor_div(a: &Value, b: &Value) -> Value {
+    match (a, b) {
+        (_, Value::Exact(y)) if y.is_zero() => Value::Invalid(Invalid::DivisionByZero),
+        (Value::Exact(x), Value::Exact(y)) => Value::Exact(BigRational::from_integer((x / y).floor().to_integer())),
+        _ => match div(a, b) {
+            Value::Approx { value, err } => {
+                let (lo, hi) = ((value - err).floor(), (value + err).floor());
+                if lo == hi && err.is_finite() {
+                    BigInt::from_f64_floor(lo).map_or(Value::Invalid(Invalid::Overflow), |i| Value::Exact(BigRational::from_integer(i)))
+                } else {
+                    Value::Invalid(Invalid::Undecided)
+                }
+            }
+            other => other,
+        },
+    }
+}
+
+fn modulo(a: &Value, b: &Value) -> Value {
+    match (a, b) {
+        (_, Value::Exact(y)) if y.is_zero() => Value::Invalid(Invalid::DivisionByZero),
+        (Value::Exact(x), Value::Exact(y)) => Value::Exact(python_mod(x, y)),
+        _ => {
+            let q = floor_div(a, b);
+            add(a, &mul(&q, b), true)
+        }
+    }
+}
+
+trait FromF64Floor: Sized {
+    fn from_f64_floor(v: f64) -> Option<Self>;
+}
+
+impl FromF64Floor for BigInt {
+    fn from_f64_floor(v: f64) -> Option<BigInt> {
+        num_traits::FromPrimitive::from_f64(v.floor())
+    }
+}
