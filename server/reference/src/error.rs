@@ -21,6 +21,11 @@ impl RefError {
         RefError::new(span, format!("unsupported: `{what}` is not in the supported subset"))
     }
 
+    /// "unsupported: <description>", for constructs named in words ("while loops").
+    pub fn unsupported_feature(span: Range<usize>, description: &str) -> Self {
+        RefError::new(span, format!("unsupported: {description}"))
+    }
+
     /// The 1-based line and column of the start of the span in `source` (columns count characters).
     pub fn line_col(&self, source: &str) -> (usize, usize) {
         let start = self.span.start.min(source.len());

@@ -409,3 +409,31 @@ macro_rules! poisoned {
     };
 }
 use poisoned;
+
+impl Graph {
+    /// `id` as an infix expression, for tests and debugging (`a0[3]` is element 3 of argument
+    /// 0). Shared subterms are repeated, so keep it to small graphs.
+    pub fn render(&self, id: NodeId) -> String {
+        let Some(node) = self.get(id) else { return format!("<foreign node {}>", id.0) };
+        let r = |c: &NodeId| self.render(*c);
+        match node {
+            Node::Input { arg, index } => format!("a{arg}[{index}]"),
+            Node::Const(c) => c.to_string(),
+            Node::Pi => "pi".to_string(),
+            Node::E => "e".to_string(),
+            Node::Add(a, b) => format!("({} + {})", r(a), r(b)),
+            Node::Sub(a, b) => format!("({} - {})", r(a), r(b)),
+            Node::Mul(a, b) => format!("({} * {})", r(a), r(b)),
+            Node::Div(a, b) => format!("({} / {})", r(a), r(b)),
+            Node::Neg(a) => format!("-{}", r(a)),
+            Node::Pow(a, k) => format!("{}^{k}", r(a)),
+            Node::Unary(f, a) => format!("{}({})", f.name(), r(a)),
+            Node::Max(a, b) => format!("max({}, {})", r(a), r(b)),
+            Node::Min(a, b) => format!("min({}, {})", r(a), r(b)),
+            Node::Cmp(op, a, b) => format!("({} {} {})", r(a), op.symbol(), r(b)),
+            Node::Select(c, a, b) => format!("({} ? {} : {})", r(c), r(a), r(b)),
+            Node::FloorDiv(a, b) => format!("({} // {})", r(a), r(b)),
+            Node::Mod(a, b) => format!("({} % {})", r(a), r(b)),
+        }
+    }
+}

@@ -110,7 +110,7 @@ impl<'a> Converter<'a> {
 
     fn function_def(&mut self, def: &ast::StmtFunctionDef, name: String, class: Option<String>) -> Result<ir::Function> {
         if def.is_async {
-            return Err(RefError::unsupported(span_of(&def.name), "async def"));
+            return Err(RefError::unsupported_feature(span_of(&def.name), "async def"));
         }
         for decorator in &def.decorator_list {
             let path = dotted_path(self.scan, &decorator.expression).or_else(|| match &decorator.expression {
@@ -123,10 +123,10 @@ impl<'a> Converter<'a> {
         }
         let parameters = &def.parameters;
         if let Some(vararg) = &parameters.vararg {
-            return Err(RefError::unsupported(span_of(vararg.as_ref()), "*args parameters"));
+            return Err(RefError::unsupported_feature(span_of(vararg.as_ref()), "*args parameters"));
         }
         if let Some(kwarg) = &parameters.kwarg {
-            return Err(RefError::unsupported(span_of(kwarg.as_ref()), "**kwargs parameters"));
+            return Err(RefError::unsupported_feature(span_of(kwarg.as_ref()), "**kwargs parameters"));
         }
         let mut all: Vec<&ast::ParameterWithDefault> = parameters.posonlyargs.iter().chain(parameters.args.iter()).chain(parameters.kwonlyargs.iter()).collect();
         let class_scope = match class {
@@ -191,10 +191,10 @@ impl<'a> Converter<'a> {
             }
             Stmt::For(for_) => {
                 if for_.is_async {
-                    return Err(RefError::unsupported(span, "async for"));
+                    return Err(RefError::unsupported_feature(span, "async for"));
                 }
                 if !for_.orelse.is_empty() {
-                    return Err(RefError::unsupported(span_of(&for_.orelse[0]), "for ... else"));
+                    return Err(RefError::unsupported_feature(span_of(&for_.orelse[0]), "for ... else"));
                 }
                 StmtKind::For { target: self.target(scope, &for_.target)?, iter: self.expr(scope, &for_.iter)?, body: self.block(scope, &for_.body)? }
             }
@@ -224,7 +224,7 @@ impl<'a> Converter<'a> {
                 self.expr(scope, &e.value)?;
                 return Ok(None);
             }
-            other => return Err(RefError::unsupported(span, stmt_name(other))),
+            other => return Err(RefError::unsupported_feature(span, stmt_name(other))),
         };
         Ok(Some(ir::Stmt { kind, span }))
     }
@@ -240,10 +240,10 @@ impl<'a> Converter<'a> {
                 Expr::Name(name) if scope.locals.contains(name.id.as_str()) => {
                     Ok(Target::Index { name: name.id.to_string(), index: self.index_items(scope, &sub.slice)?, span })
                 }
-                _ => Err(RefError::unsupported(span, "index assignment into anything but a local tensor variable")),
+                _ => Err(RefError::unsupported_feature(span, "index assignment into anything but a local tensor variable")),
             },
-            Expr::Attribute(_) => Err(RefError::unsupported(span, "assignment to an attribute")),
-            Expr::Starred(_) => Err(RefError::unsupported(span, "starred assignment")),
+            Expr::Attribute(_) => Err(RefError::unsupported_feature(span, "assignment to an attribute")),
+            Expr::Starred(_) => Err(RefError::unsupported_feature(span, "starred assignment")),
             _ => Err(RefError::new(span, "cannot assign to this expression")),
         }
     }
@@ -279,14 +279,14 @@ impl<'a> Converter<'a> {
                     let text = self.text(&span);
                     ExprKind::Float(parse_float_literal(text).ok_or_else(|| RefError::new(span.clone(), format!("cannot read the float literal `{text}` exactly")))?)
                 }
-                ast::Number::Complex { .. } => return Err(RefError::unsupported(span, "complex numbers")),
+                ast::Number::Complex { .. } => return Err(RefError::unsupported_feature(span, "complex numbers")),
             },
             Expr::BooleanLiteral(b) => ExprKind::Bool(b.value),
             Expr::NoneLiteral(_) => ExprKind::None,
             Expr::EllipsisLiteral(_) => ExprKind::Ellipsis,
             Expr::StringLiteral(s) => ExprKind::Str(s.value.to_str().to_string()),
             Expr::BinOp(bin) => {
-                let op = bin_op(bin.op).ok_or_else(|| RefError::unsupported(span.clone(), &format!("the operator `{}`", bin.op.as_str())))?;
+                let op = bin_op(bin.op).ok_or_else(|| RefError::unsupported_feature(span.clone(), &format!("the operator `{}`", bin.op.as_str())))?;
                 ExprKind::Binary { op, lhs: Box::new(self.expr(scope, &bin.left)?), rhs: Box::new(self.expr(scope, &bin.right)?) }
             }
             Expr::UnaryOp(unary) => {
@@ -316,7 +316,7 @@ impl<'a> Converter<'a> {
             Expr::Call(call) => return self.call(scope, call, span),
             Expr::ListComp(comp) => return self.list_comp(scope, comp, span),
             Expr::Slice(_) => return Err(RefError::new(span, "a slice is only valid inside `[...]`")),
-            other => return Err(RefError::unsupported(span, expr_name(other))),
+            other => return Err(RefError::unsupported_feature(span, expr_name(other))),
         };
         Ok(ir::Expr { kind, span })
     }
@@ -338,7 +338,7 @@ impl<'a> Converter<'a> {
                 ast::CmpOp::LtE => CmpOp::Le,
                 ast::CmpOp::Gt => CmpOp::Gt,
                 ast::CmpOp::GtE => CmpOp::Ge,
-                ast::CmpOp::In | ast::CmpOp::NotIn => return Err(RefError::unsupported(span, "`in` comparisons")),
+                ast::CmpOp::In | ast::CmpOp::NotIn => return Err(RefError::unsupported_feature(span, "`in` comparisons")),
             };
             let (lhs, rhs) = (operands[i].clone(), operands[i + 1].clone());
             let part_span = lhs.span.start..rhs.span.end;
@@ -352,10 +352,10 @@ impl<'a> Converter<'a> {
 
     fn list_comp(&mut self, scope: &Scope, comp: &ast::ExprListComp, span: Span) -> Result<ir::Expr> {
         let [generator] = comp.generators.as_slice() else {
-            return Err(RefError::unsupported(span, "list comprehensions with several `for`s"));
+            return Err(RefError::unsupported_feature(span, "list comprehensions with several `for`s"));
         };
         if generator.is_async || !generator.ifs.is_empty() {
-            return Err(RefError::unsupported(span, "list comprehensions with `if` or `async`"));
+            return Err(RefError::unsupported_feature(span, "list comprehensions with `if` or `async`"));
         }
         let iter = self.expr(scope, &generator.iter)?;
         let mut inner = Scope { locals: scope.locals.clone(), class: scope.class.clone(), init_env: scope.init_env.clone() };
@@ -390,7 +390,7 @@ impl<'a> Converter<'a> {
             };
         }
         if self.scan.functions.contains_key(name) || self.scan.classes.contains_key(name) {
-            return Err(RefError::unsupported(span, &format!("`{name}` as a value (only calls of helper functions)")));
+            return Err(RefError::unsupported_feature(span, &format!("`{name}` as a value (only calls of helper functions)")));
         }
         if name == "__name__" {
             return Ok(ir::Expr { kind: ExprKind::Str("__main__".into()), span });
@@ -529,13 +529,13 @@ impl<'a> Converter<'a> {
             Expr::Name(name) => {
                 let n = name.id.as_str();
                 if scope.locals.contains(n) {
-                    return Err(RefError::unsupported(func_span, &format!("calling the local value `{n}`")));
+                    return Err(RefError::unsupported_feature(func_span, &format!("calling the local value `{n}`")));
                 } else if self.scan.functions.contains_key(n) {
                     Callee::Helper(EntryPoint::Function(n.to_string()))
                 } else if let Some(Binding::Item(path)) = self.scan.bindings.get(n) {
                     Callee::Op(path_op(path).ok_or_else(|| RefError::unsupported(func_span.clone(), path))?, false)
                 } else if self.scan.classes.contains_key(n) {
-                    return Err(RefError::unsupported(func_span, &format!("constructing `{n}`")));
+                    return Err(RefError::unsupported_feature(func_span, &format!("constructing `{n}`")));
                 } else if let Some(op) = ops::builtin(n) {
                     Callee::Op(op, false)
                 } else {
@@ -550,7 +550,7 @@ impl<'a> Converter<'a> {
                     let class = scope.class.as_ref().map(|(c, _)| c.clone()).unwrap_or_default();
                     let method = attr.attr.id.to_string();
                     if find_method(self.scan.classes[class.as_str()], &method).is_none() {
-                        return Err(RefError::unsupported(func_span, &format!("calling `self.{method}` (submodules are not supported; pass weights as arguments)")));
+                        return Err(RefError::unsupported_feature(func_span, &format!("calling `self.{method}` (submodules are not supported; pass weights as arguments)")));
                     }
                     Callee::Helper(EntryPoint::Method { class, method })
                 } else {
@@ -560,7 +560,7 @@ impl<'a> Converter<'a> {
                     Callee::Op(op, true)
                 }
             }
-            _ => return Err(RefError::unsupported(func_span, "calling this kind of expression")),
+            _ => return Err(RefError::unsupported_feature(func_span, "calling this kind of expression")),
         };
         let kind = match callee {
             Callee::Op(op, method) => ExprKind::Call { op, method, args, kwargs },
@@ -574,7 +574,7 @@ impl<'a> Converter<'a> {
         let mut kwargs = Vec::new();
         for keyword in arguments.keywords.iter() {
             let Some(name) = &keyword.arg else {
-                return Err(RefError::unsupported(span_of(keyword), "**kwargs arguments"));
+                return Err(RefError::unsupported_feature(span_of(keyword), "**kwargs arguments"));
             };
             kwargs.push(Kwarg { name: name.id.to_string(), value: self.expr(scope, &keyword.value)?, span: span_of(keyword) });
         }

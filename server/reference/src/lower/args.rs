@@ -58,7 +58,7 @@ impl CallArgs {
                 Some(i) if bound[i].is_some() => return Err(RefError::new(arg.span, format!("`{}` got two values for `{name}`", self.name))),
                 Some(i) => bound[i] = Some(arg),
                 None if IGNORED_KEYWORDS.contains(&name.as_str()) => {}
-                None if name == "out" => return Err(RefError::unsupported(arg.span, "`out=` (writing into an existing tensor)")),
+                None if name == "out" => return Err(RefError::unsupported_feature(arg.span, "`out=` (writing into an existing tensor)")),
                 None => return Err(RefError::new(arg.span, format!("`{}` has no parameter `{name}` that LARK knows", self.name))),
             }
         }

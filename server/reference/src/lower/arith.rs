@@ -160,7 +160,7 @@ fn tensor_binary(lw: &mut Lowerer<'_>, op: BinOp, l: &Arg, r: &Arg, span: &Span)
         BinOp::Mod => elementwise(lw, &[&a, &b], dtype, span, |g, x| g.modulo(x[0], x[1])),
         BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor => {
             if !both_bool {
-                return Err(RefError::unsupported(span.clone(), &format!("`{}` on non-bool tensors (bitwise integer operations)", op.symbol())));
+                return Err(RefError::unsupported_feature(span.clone(), &format!("`{}` on non-bool tensors (bitwise integer operations)", op.symbol())));
             }
             elementwise(lw, &[&a, &b], DType::Bool, span, |g, x| match op {
                 BinOp::BitAnd => g.mul(x[0], x[1]),
@@ -176,12 +176,12 @@ fn tensor_binary(lw: &mut Lowerer<'_>, op: BinOp, l: &Arg, r: &Arg, span: &Span)
 /// `0.5`/`-0.5` as `sqrt`/`rsqrt`).
 pub(crate) fn pow(lw: &mut Lowerer<'_>, base: &Arg, exponent: &Arg, span: &Span) -> Result<Val> {
     if matches!(exponent.val, Val::Tensor(_)) {
-        return Err(RefError::unsupported(exponent.span.clone(), "a tensor exponent in `**`/`pow`"));
+        return Err(RefError::unsupported_feature(exponent.span.clone(), "a tensor exponent in `**`/`pow`"));
     }
     let b = lw.operand(base)?;
     let e = lw.operand(exponent)?;
     let dtype = promoted(&[&b, &e]);
-    let value = lw.graph.as_const(e.elems[0]).cloned().ok_or_else(|| RefError::unsupported(exponent.span.clone(), "an irrational exponent"))?;
+    let value = lw.graph.as_const(e.elems[0]).cloned().ok_or_else(|| RefError::unsupported_feature(exponent.span.clone(), "an irrational exponent"))?;
     let half = BigRational::new(BigInt::from(1), BigInt::from(2));
     if let Some(k) = as_integer(&value).and_then(|k| k.to_i32()) {
         if dtype.is_integral() && k < 0 {
@@ -196,7 +196,7 @@ pub(crate) fn pow(lw: &mut Lowerer<'_>, base: &Arg, exponent: &Arg, span: &Span)
     if value == -half {
         return elementwise(lw, &[&b], dtype, span, |g, x| g.unary(UnaryFn::Rsqrt, x[0]));
     }
-    Err(RefError::unsupported(exponent.span.clone(), "non-integer powers other than 0.5 and -0.5"))
+    Err(RefError::unsupported_feature(exponent.span.clone(), "non-integer powers other than 0.5 and -0.5"))
 }
 
 /// The exact value of a known Python number.
@@ -274,7 +274,7 @@ fn python_binary(lw: &mut Lowerer<'_>, op: BinOp, l: &Arg, r: &Arg, span: &Span)
 }
 
 fn python_float_pow(lw: &mut Lowerer<'_>, base: NodeId, exponent: &Arg, span: &Span) -> Result<Val> {
-    let value = number_value(lw, exponent).ok_or_else(|| RefError::unsupported(exponent.span.clone(), "an irrational exponent"))?;
+    let value = number_value(lw, exponent).ok_or_else(|| RefError::unsupported_feature(exponent.span.clone(), "an irrational exponent"))?;
     if let Some(k) = as_integer(&value).and_then(|k| k.to_i32()) {
         return Ok(Val::Float(lw.graph.pow(base, k)));
     }
@@ -283,7 +283,7 @@ fn python_float_pow(lw: &mut Lowerer<'_>, base: NodeId, exponent: &Arg, span: &S
         let f = if value.is_positive() { UnaryFn::Sqrt } else { UnaryFn::Rsqrt };
         return Ok(Val::Float(lw.graph.unary(f, base)));
     }
-    Err(RefError::unsupported(span.clone(), "non-integer powers other than 0.5 and -0.5"))
+    Err(RefError::unsupported_feature(span.clone(), "non-integer powers other than 0.5 and -0.5"))
 }
 
 pub(crate) fn unary(lw: &mut Lowerer<'_>, op: UnaryOp, v: &Arg, span: &Span) -> Result<Val> {
@@ -308,7 +308,7 @@ pub(crate) fn unary(lw: &mut Lowerer<'_>, op: UnaryOp, v: &Arg, span: &Span) -> 
                 g.sub(one, x)
             })))
         }
-        (Val::Tensor(_), UnaryOp::Invert) => Err(RefError::unsupported(span.clone(), "`~` on non-bool tensors (bitwise integer operations)")),
+        (Val::Tensor(_), UnaryOp::Invert) => Err(RefError::unsupported_feature(span.clone(), "`~` on non-bool tensors (bitwise integer operations)")),
         (other, _) => Err(RefError::new(span.clone(), format!("unary `{}` is not defined on {}", unary_symbol(op), other.kind_name()))),
     }
 }

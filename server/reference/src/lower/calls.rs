@@ -76,7 +76,7 @@ pub(crate) fn call(lw: &mut Lowerer<'_>, op: Op, method: bool, positional: Vec<A
     if let Some(func) = func_of(op) {
         let [x, inplace] = a.bind(["input", "inplace"])?;
         if lw.bool_of(&inplace, false)? {
-            return Err(RefError::unsupported(span.clone(), "`inplace=True`"));
+            return Err(RefError::unsupported_feature(span.clone(), "`inplace=True`"));
         }
         return ew::unary_function(lw, func, &required(x, "input", span)?, span);
     }
@@ -175,7 +175,7 @@ pub(crate) fn call(lw: &mut Lowerer<'_>, op: Op, method: bool, positional: Vec<A
             let (cond, x, y) = if method { (second, first, third) } else { (first, second, third) };
             let cond = required(cond, "condition", span)?;
             let (Some(x), Some(y)) = (x, y) else {
-                return Err(RefError::unsupported(span.clone(), "`torch.where(condition)` with one argument (its result shape depends on the data)"));
+                return Err(RefError::unsupported_feature(span.clone(), "`torch.where(condition)` with one argument (its result shape depends on the data)"));
             };
             ew::where_(lw, &cond, &x, &y, span)
         }
@@ -342,7 +342,7 @@ pub(crate) fn call(lw: &mut Lowerer<'_>, op: Op, method: bool, positional: Vec<A
             let ([x], rest) = a.bind_rest(["input"], Some("shape"))?;
             let t = lw.tensor_of(&required(x, "input", span)?)?;
             if let [Arg { val: Val::DType(_), span: s }] = rest.as_slice() {
-                return Err(RefError::unsupported(s.clone(), "`view(dtype)` (reinterpreting bits)"));
+                return Err(RefError::unsupported_feature(s.clone(), "`view(dtype)` (reinterpreting bits)"));
             }
             let sizes = int_list(lw, &rest)?;
             Ok(Val::Tensor(shape_ops::reshape(lw, &t, &sizes, span)?))
@@ -499,7 +499,7 @@ pub(crate) fn call(lw: &mut Lowerer<'_>, op: Op, method: bool, positional: Vec<A
         Op::Embedding => {
             let [idx, weight, _padding_idx, max_norm] = a.bind(["input", "weight", "padding_idx", "max_norm"])?;
             if !is_none(&max_norm) {
-                return Err(RefError::unsupported(span.clone(), "`embedding(max_norm=...)` (it renormalises the weight)"));
+                return Err(RefError::unsupported_feature(span.clone(), "`embedding(max_norm=...)` (it renormalises the weight)"));
             }
             let idx_arg = required(idx, "input", span)?;
             let idx = lw.tensor_of(&idx_arg)?;
@@ -626,7 +626,7 @@ pub(crate) fn call(lw: &mut Lowerer<'_>, op: Op, method: bool, positional: Vec<A
             let [x] = a.bind(["x"])?;
             let x = required(x, "x", span)?;
             match &x.val {
-                Val::Str(_) => Err(RefError::unsupported(x.span.clone(), "`float(\"...\")` (infinities and NaN have no exact value)")),
+                Val::Str(_) => Err(RefError::unsupported_feature(x.span.clone(), "`float(\"...\")` (infinities and NaN have no exact value)")),
                 Val::Tensor(t) if t.numel() == 1 => Ok(Val::Float(t.elems[0])),
                 _ => Ok(Val::Float(lw.operand(&x)?.elems[0])),
             }

@@ -48,10 +48,10 @@ fn eval_items(lw: &mut Lowerer<'_>, items: &[IndexItem]) -> Result<Vec<Idx>> {
                     Val::None => Idx::NewAxis,
                     Val::Ellipsis => Idx::Ellipsis(e.span.clone()),
                     Val::Int(i) => Idx::Int(i, e.span.clone()),
-                    Val::Bool(_) => return Err(RefError::unsupported(e.span.clone(), "indexing with a Python bool")),
+                    Val::Bool(_) => return Err(RefError::unsupported_feature(e.span.clone(), "indexing with a Python bool")),
                     Val::Tensor(t) => {
                         if t.dtype == crate::DType::Bool {
-                            return Err(RefError::unsupported(e.span.clone(), "boolean mask indexing (its result shape depends on the data)"));
+                            return Err(RefError::unsupported_feature(e.span.clone(), "boolean mask indexing (its result shape depends on the data)"));
                         }
                         let values = lw.concrete_indices(&t, &e.span)?;
                         Idx::Tensor { shape: t.shape.clone(), values, span: e.span.clone() }

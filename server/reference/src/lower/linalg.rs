@@ -105,7 +105,7 @@ pub(crate) fn einsum(lw: &mut Lowerer<'_>, equation: &str, operands: &[Tensor], 
     let err = |m: String| RefError::new(span.clone(), m);
     let equation: String = equation.chars().filter(|c| !c.is_whitespace()).collect();
     if equation.contains("...") {
-        return Err(RefError::unsupported(span.clone(), "`...` in einsum equations"));
+        return Err(RefError::unsupported_feature(span.clone(), "`...` in einsum equations"));
     }
     let (inputs, output) = match equation.split_once("->") {
         Some((i, o)) => (i.to_string(), Some(o.to_string())),
@@ -148,7 +148,7 @@ pub(crate) fn einsum(lw: &mut Lowerer<'_>, equation: &str, operands: &[Tensor], 
             return Err(err(format!("einsum output index `{c}` does not appear in the inputs")));
         }
         if output[..i].contains(c) {
-            return Err(RefError::unsupported(span.clone(), "a repeated index in the einsum output"));
+            return Err(RefError::unsupported_feature(span.clone(), "a repeated index in the einsum output"));
         }
     }
     let summed: Vec<char> = order.iter().copied().filter(|c| !output.contains(c)).collect();

@@ -75,7 +75,7 @@ const MAX_CALL_DEPTH: usize = 64;
 /// Lowers `program` for the given arguments (one per parameter of the reference function, in
 /// order; parameters with defaults may be left off).
 pub fn lower(program: &Program, args: &[ArgValue]) -> Result<Lowered> {
-    let mut lowerer = Lowerer { graph: Graph::new(), notes: Vec::new(), frames: Vec::new(), next_storage: 0, iterations: 0, program };
+    let mut lowerer = Lowerer { graph: Graph::new(), notes: Vec::new(), frames: Vec::new(), next_storage: 0, iterations: 0, return_span: None, program };
     let entry = program.entry_function();
     if args.len() > entry.params.len() {
         return Err(RefError::new(entry.span.clone(), format!("`{}` takes {} arguments, {} were given", entry.name, entry.params.len(), args.len())));
@@ -87,7 +87,8 @@ pub fn lower(program: &Program, args: &[ArgValue]) -> Result<Lowered> {
         bound.push(Arg { val, span: entry.params[position].span.clone() });
     }
     let result = lowerer.call_function(program.entry, bound, Vec::new(), &entry.span)?;
-    let return_span = entry.span.clone();
+    // Errors about the result point at the `return` that produced it.
+    let return_span = lowerer.return_span.clone().unwrap_or_else(|| entry.span.clone());
     let outputs = match result {
         Val::Tensor(t) => vec![lowerer.output(t, &return_span)?],
         Val::Seq(items) if !items.is_empty() => items
@@ -115,6 +116,8 @@ pub(crate) struct Lowerer<'p> {
     frames: Vec<HashMap<String, Val>>,
     next_storage: u32,
     iterations: u64,
+    /// The span of the returned expression of the reference function itself.
+    return_span: Option<Span>,
 }
 
 enum Flow {
@@ -256,6 +259,9 @@ impl<'p> Lowerer<'p> {
                     Some(e) => self.eval(e)?,
                     None => Val::None,
                 };
+                if self.frames.len() == 1 {
+                    self.return_span = Some(value.as_ref().map_or(stmt.span.clone(), |e| e.span.clone()));
+                }
                 return Ok(Flow::Return(v));
             }
             StmtKind::Raise => return Err(RefError::new(stmt.span.clone(), "the reference raises an exception for these arguments")),
@@ -426,7 +432,7 @@ impl<'p> Lowerer<'p> {
             ExprKind::Ellipsis => Val::Ellipsis,
             ExprKind::MathConst(MathConst::Pi) => Val::Float(self.graph.pi()),
             ExprKind::MathConst(MathConst::E) => Val::Float(self.graph.e()),
-            ExprKind::MathConst(MathConst::Inf) => return Err(RefError::unsupported(span.clone(), "infinity (it has no exact value)")),
+            ExprKind::MathConst(MathConst::Inf) => return Err(RefError::unsupported_feature(span.clone(), "infinity (it has no exact value)")),
             ExprKind::DType(d) => Val::DType(*d),
             ExprKind::Binary { op, lhs, rhs } => {
                 let l = Arg { val: self.eval(lhs)?, span: lhs.span.clone() };
