@@ -100,6 +100,37 @@ def flatten_output(value):
     return [{"shape": list(value.shape), "integer": is_int, "values": [int(v) if is_int else float(v) for v in flat]}]
 
 
+def transcendental_references():
+    """Ideal values (60 significant digits, mpmath) of functions at exact rational points, for
+    checking the evaluator's error bounds."""
+    import fractions
+
+    import mpmath
+
+    mpmath.mp.dps = 80
+    funcs = {
+        "exp": mpmath.exp, "log": mpmath.log, "sqrt": mpmath.sqrt, "rsqrt": lambda x: 1 / mpmath.sqrt(x),
+        "tanh": mpmath.tanh, "erf": mpmath.erf, "sin": mpmath.sin, "cos": mpmath.cos,
+        # Compositions, built the same way on the Rust side.
+        "sigmoid": lambda x: 1 / (1 + mpmath.exp(-x)),
+        "gelu_tanh": lambda x: x / 2 * (1 + mpmath.tanh(mpmath.sqrt(2 / mpmath.pi) * (x + mpmath.mpf(44715) / 10**6 * x**3))),
+        "expm1_over_x": lambda x: (mpmath.exp(x) - 1) / x,
+        "log_exp": lambda x: mpmath.log(mpmath.exp(x) + mpmath.exp(2 * x)),
+    }
+    points = ["1/3", "-5/2", "3/7", "10", "2", "1/1000", "7/10", "-3", "1/2", "-5/4", "3", "1", "25"]
+    out = []
+    for name, f in funcs.items():
+        for p in points:
+            x = fractions.Fraction(p)
+            if name in ("log", "sqrt", "rsqrt") and x <= 0:
+                continue
+            value = f(mpmath.mpf(x.numerator) / x.denominator)
+            out.append({"function": name, "x": p, "value": mpmath.nstr(value, 60, min_fixed=-100, max_fixed=100)})
+    for name, value in (("pi", mpmath.pi), ("e", mpmath.e)):
+        out.append({"function": name, "x": "0", "value": mpmath.nstr(value, 60, min_fixed=-100, max_fixed=100)})
+    return out
+
+
 def main():
     cases = tomllib.loads((FIXTURES / "cases.toml").read_text())["case"]
     expected = {}
@@ -110,7 +141,7 @@ def main():
             result = fn(*tensors)
         outputs = flatten_output(result) if isinstance(result, torch.Tensor) else flatten_output(list(result))
         expected[case["name"]] = {"inputs": values, "outputs": outputs}
-    text = json.dumps({"generated_by": "tests/gen_expected.py", "torch": torch.__version__, "cases": expected}, indent=1)
+    text = json.dumps({"generated_by": "tests/gen_expected.py", "torch": torch.__version__, "cases": expected, "transcendental": transcendental_references()}, indent=1)
     (FIXTURES / "expected.json").write_text(text + "\n")
     print(f"wrote {len(expected)} cases to {FIXTURES / 'expected.json'}")
 
