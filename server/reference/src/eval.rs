@@ -108,13 +108,18 @@ fn as_interval(v: &Value) -> Result<(f64, f64), Invalid> {
         Value::Exact(r) => {
             let f = r.to_f64().filter(|f| f.is_finite()).ok_or(Invalid::Overflow)?;
             // The conversion rounds (num-rational does not promise correct rounding, so allow a
-            // full ulp); it is exact when it round-trips.
-            let exact = BigRational::from_float(f).is_some_and(|back| &back == r);
-            Ok((f, if exact { 0.0 } else { 2.0 * rounding(f) }))
+            // full ulp) unless the rational is a double: a dyadic with a short numerator.
+            Ok((f, if is_double(r) { 0.0 } else { 2.0 * rounding(f) }))
         }
         Value::Approx { value, err } => Ok((*value, *err)),
         Value::Invalid(i) => Err(*i),
     }
+}
+
+/// Whether `r` is exactly representable as a normal f64 (cheap: no allocation).
+fn is_double(r: &BigRational) -> bool {
+    let (n, d) = (r.numer().magnitude(), r.denom().magnitude());
+    n.bits() <= 53 && d.count_ones() == 1 && d.bits() <= 1000
 }
 
 /// Evaluates `roots` given the tensor inputs (`inputs[arg][index]`). Only the nodes the roots

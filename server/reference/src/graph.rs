@@ -141,10 +141,38 @@ impl Node {
 }
 
 /// A hash-consed DAG of [`Node`]s.
+///
+/// Structural nodes are interned under a 16-byte key and constants under their value, so that
+/// building a node hashes a few integers, not a `Node` with a `BigRational` in it.
 #[derive(Default, Clone)]
 pub struct Graph {
     nodes: Vec<Node>,
-    interned: FxHashMap<Node, NodeId>,
+    structural: FxHashMap<[u32; 4], NodeId>,
+    constants: FxHashMap<BigRational, NodeId>,
+}
+
+/// The interning key of a non-constant node: a tag and up to three operands.
+fn key(node: &Node) -> Option<[u32; 4]> {
+    let binary = |tag: u32, a: &NodeId, b: &NodeId| [tag, a.0, b.0, 0];
+    Some(match node {
+        Node::Const(_) => return None,
+        Node::Input { arg, index } => [0, *arg, *index as u32, (*index >> 32) as u32],
+        Node::Pi => [1, 0, 0, 0],
+        Node::E => [2, 0, 0, 0],
+        Node::Add(a, b) => binary(3, a, b),
+        Node::Sub(a, b) => binary(4, a, b),
+        Node::Mul(a, b) => binary(5, a, b),
+        Node::Div(a, b) => binary(6, a, b),
+        Node::Neg(a) => [7, a.0, 0, 0],
+        Node::Pow(a, k) => [8, a.0, *k as u32, 0],
+        Node::Max(a, b) => binary(9, a, b),
+        Node::Min(a, b) => binary(10, a, b),
+        Node::FloorDiv(a, b) => binary(11, a, b),
+        Node::Mod(a, b) => binary(12, a, b),
+        Node::Select(c, a, b) => [13, c.0, a.0, b.0],
+        Node::Unary(f, a) => [32 + *f as u32, a.0, 0, 0],
+        Node::Cmp(op, a, b) => binary(64 + *op as u32, a, b),
+    })
 }
 
 impl fmt::Debug for Graph {
@@ -186,12 +214,21 @@ impl Graph {
     }
 
     fn intern(&mut self, node: Node) -> NodeId {
-        if let Some(&id) = self.interned.get(&node) {
-            return id;
+        let next = NodeId(self.nodes.len() as u32);
+        let id = match (key(&node), &node) {
+            (Some(k), _) => *self.structural.entry(k).or_insert(next),
+            (None, Node::Const(c)) => match self.constants.get(c) {
+                Some(&id) => id,
+                None => {
+                    self.constants.insert(c.clone(), next);
+                    next
+                }
+            },
+            (None, _) => unreachable!("only constants have no structural key"),
+        };
+        if id == next {
+            self.nodes.push(node);
         }
-        let id = NodeId(self.nodes.len() as u32);
-        self.nodes.push(node.clone());
-        self.interned.insert(node, id);
         id
     }
 

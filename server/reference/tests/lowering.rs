@@ -203,3 +203,20 @@ fn hash_consing_shares_identical_subterms() {
     // a0[0], 2, a0*2, 1, a0*2+1, sum: six nodes.
     assert_eq!(l.graph.len(), 6);
 }
+
+/// The graphs of the benchmark references stay as small as their arithmetic: no per-element
+/// copies of shared reductions.
+#[test]
+fn benchmark_graphs_stay_compact() {
+    let nodes = |source: &str, args: &[ArgValue]| lowered(source, args).graph.len();
+    let eps = ArgValue::Scalar(Number::Float(reference::front::parse_float_literal("1e-6").unwrap()));
+    // 20480 inputs, 16384 squares, 4 x 4095 additions, 4 divisions, 4 + eps, 4 rsqrt,
+    // 2 x 16384 products, and the constants 2 (the exponent), 4096 and 1e-6.
+    let rms = "import torch\ndef reference(x, w, eps):\n    return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps) * w\n";
+    assert_eq!(nodes(rms, &[f32(&[4, 4096]), f32(&[4096]), eps]), 20480 + 16384 + 4 * 4095 + 4 + 4 + 4 + 2 * 16384 + 3);
+    // 8192 inputs, 4 x 2047 max, 8192 differences, 8192 exp, 4 x 2047 additions, 8192 divisions.
+    let softmax = "import torch\ndef reference(x):\n    return torch.softmax(x, dim=-1)\n";
+    assert_eq!(nodes(softmax, &[f32(&[4, 2048])]), 8192 + 4 * 2047 + 8192 + 8192 + 4 * 2047 + 8192);
+    // 8192 inputs, 64^3 products, 64^2 x 63 additions.
+    assert_eq!(nodes("def reference(a, b):\n    return a @ b\n", &[f32(&[64, 64]), f32(&[64, 64])]), 8192 + 262_144 + 4096 * 63);
+}
