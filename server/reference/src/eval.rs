@@ -33,7 +33,10 @@ use std::fmt;
 pub enum Value {
     Exact(BigRational),
     /// `|value - ideal| <= err`.
-    Approx { value: f64, err: f64 },
+    Approx {
+        value: f64,
+        err: f64,
+    },
     Invalid(Invalid),
 }
 
@@ -226,7 +229,9 @@ fn mul(a: &Value, b: &Value) -> Value {
         return Value::Exact(x * y);
     }
     // An exact zero annihilates whatever the other factor's error.
-    if matches!(a, Value::Exact(x) if x.is_zero()) && !matches!(b, Value::Invalid(_)) || matches!(b, Value::Exact(y) if y.is_zero()) && !matches!(a, Value::Invalid(_)) {
+    if matches!(a, Value::Exact(x) if x.is_zero()) && !matches!(b, Value::Invalid(_))
+        || matches!(b, Value::Exact(y) if y.is_zero()) && !matches!(a, Value::Invalid(_))
+    {
         return Value::Exact(BigRational::zero());
     }
     match (as_interval(a), as_interval(b)) {
@@ -256,6 +261,10 @@ fn div(a: &Value, b: &Value) -> Value {
 }
 
 fn pow(a: &Value, k: i32) -> Value {
+    // Graphs built by the lowering never exceed 64; refuse absurd exponents from other builders.
+    if k.unsigned_abs() > 4096 {
+        return Value::Invalid(Invalid::Overflow);
+    }
     match a {
         Value::Exact(x) if x.is_zero() && k < 0 => Value::Invalid(Invalid::DivisionByZero),
         Value::Exact(x) => Value::Exact(num_traits::pow::Pow::pow(x, k)),

@@ -98,7 +98,10 @@ impl CmpOp {
 pub enum Node {
     /// Element `index` (row-major) of tensor argument number `arg` (its position in the
     /// reference's parameter list).
-    Input { arg: u32, index: u64 },
+    Input {
+        arg: u32,
+        index: u64,
+    },
     Const(BigRational),
     Pi,
     E,
@@ -428,14 +431,17 @@ pub fn as_integer(value: &BigRational) -> Option<BigInt> {
     value.is_integer().then(|| value.to_integer())
 }
 
-/// Floor division of integers, Python style.
+/// Floor division of integers, Python style; `None` for a zero divisor or an overflow
+/// (`i64::MIN // -1`).
 pub fn floor_div_int(a: i64, b: i64) -> Option<i64> {
-    (b != 0).then(|| Integer::div_floor(&a, &b))
+    a.checked_rem(b)?;
+    Some(Integer::div_floor(&a, &b))
 }
 
-/// Python's `%` on integers.
+/// Python's `%` on integers; `None` for a zero divisor or an overflow.
 pub fn mod_int(a: i64, b: i64) -> Option<i64> {
-    (b != 0).then(|| Integer::mod_floor(&a, &b))
+    a.checked_rem(b)?;
+    Some(Integer::mod_floor(&a, &b))
 }
 
 macro_rules! poisoned {

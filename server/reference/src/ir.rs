@@ -56,15 +56,32 @@ pub struct Stmt {
 #[derive(Debug, Clone)]
 pub enum StmtKind {
     /// `a = b = value`, `q, k = value`.
-    Assign { targets: Vec<Target>, value: Expr },
+    Assign {
+        targets: Vec<Target>,
+        value: Expr,
+    },
     /// `x += value` (in place on a tensor, as in PyTorch) and `x[i] += value`.
-    AugAssign { target: Target, op: BinOp, value: Expr },
+    AugAssign {
+        target: Target,
+        op: BinOp,
+        value: Expr,
+    },
     /// `for var in iter:`, unrolled at lowering (`iter` is `range(...)` or a known tuple/list).
-    For { target: Target, iter: Expr, body: Vec<Stmt> },
+    For {
+        target: Target,
+        iter: Expr,
+        body: Vec<Stmt>,
+    },
     /// `if` with a condition known at lowering time.
-    If { cond: Expr, then: Vec<Stmt>, orelse: Vec<Stmt> },
+    If {
+        cond: Expr,
+        then: Vec<Stmt>,
+        orelse: Vec<Stmt>,
+    },
     /// `assert cond`: checked at lowering when known.
-    Assert { cond: Expr },
+    Assert {
+        cond: Expr,
+    },
     Return(Option<Expr>),
     /// `raise ...`: an error of the reference if lowering reaches it.
     Raise,
@@ -76,7 +93,11 @@ pub enum Target {
     Name(String, Span),
     Tuple(Vec<Target>, Span),
     /// `x[index] = ...`: an index assignment (a scatter into a fresh copy).
-    Index { name: String, index: Vec<IndexItem>, span: Span },
+    Index {
+        name: String,
+        index: Vec<IndexItem>,
+        span: Span,
+    },
 }
 
 impl Target {
@@ -105,28 +126,65 @@ pub enum ExprKind {
     Ellipsis,
     MathConst(MathConst),
     DType(crate::DType),
-    Binary { op: BinOp, lhs: Box<Expr>, rhs: Box<Expr> },
-    Unary { op: UnaryOp, operand: Box<Expr> },
+    Binary {
+        op: BinOp,
+        lhs: Box<Expr>,
+        rhs: Box<Expr>,
+    },
+    Unary {
+        op: UnaryOp,
+        operand: Box<Expr>,
+    },
     /// One comparison; chains `a < b < c` are split into `and`s by the front end.
-    Compare { op: crate::graph::CmpOp, lhs: Box<Expr>, rhs: Box<Expr> },
+    Compare {
+        op: crate::graph::CmpOp,
+        lhs: Box<Expr>,
+        rhs: Box<Expr>,
+    },
     /// `and` / `or` on values known at lowering.
-    BoolOp { and: bool, values: Vec<Expr> },
+    BoolOp {
+        and: bool,
+        values: Vec<Expr>,
+    },
     /// `a if cond else b` with `cond` known at lowering.
-    IfExp { cond: Box<Expr>, then: Box<Expr>, orelse: Box<Expr> },
+    IfExp {
+        cond: Box<Expr>,
+        then: Box<Expr>,
+        orelse: Box<Expr>,
+    },
     /// A supported operation. For a method call `x.op(...)` the receiver is `args[0]` and
     /// `method` is true.
-    Call { op: Op, method: bool, args: Vec<Expr>, kwargs: Vec<Kwarg> },
+    Call {
+        op: Op,
+        method: bool,
+        args: Vec<Expr>,
+        kwargs: Vec<Kwarg>,
+    },
     /// A call of a helper function of the same file (inlined at lowering).
-    CallHelper { function: FunctionId, args: Vec<Expr>, kwargs: Vec<Kwarg> },
+    CallHelper {
+        function: FunctionId,
+        args: Vec<Expr>,
+        kwargs: Vec<Kwarg>,
+    },
     /// `x.shape`, `x.T`, `x.dtype`, ...
-    Attribute { value: Box<Expr>, attr: Attr },
-    Subscript { value: Box<Expr>, index: Vec<IndexItem> },
+    Attribute {
+        value: Box<Expr>,
+        attr: Attr,
+    },
+    Subscript {
+        value: Box<Expr>,
+        index: Vec<IndexItem>,
+    },
     Tuple(Vec<Expr>),
     List(Vec<Expr>),
     /// `*xs` in a call's arguments or a tuple/list display: the elements of a known sequence.
     Starred(Box<Expr>),
     /// `[elt for target in iter]` (one generator, no conditions), unrolled at lowering.
-    ListComp { elt: Box<Expr>, target: Box<Target>, iter: Box<Expr> },
+    ListComp {
+        elt: Box<Expr>,
+        target: Box<Target>,
+        iter: Box<Expr>,
+    },
 }
 
 #[derive(Debug, Clone)]

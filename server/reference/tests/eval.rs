@@ -146,10 +146,7 @@ fn rational_arithmetic_is_exact() {
     let f = g.floor_div(a, b);
     let inputs = vec![vec![rat(1, 3), rat(-1, 6)]];
     let values = evaluate(&g, &[s, q, p, m, f], &inputs).unwrap();
-    assert_eq!(
-        values,
-        vec![Value::Exact(rat(1, 6)), Value::Exact(rat(-1, 1)), Value::Exact(rat(1, 1)), Value::Exact(rat(0, 1)), Value::Exact(rat(-2, 1))]
-    );
+    assert_eq!(values, vec![Value::Exact(rat(1, 6)), Value::Exact(rat(-1, 1)), Value::Exact(rat(1, 1)), Value::Exact(rat(0, 1)), Value::Exact(rat(-2, 1))]);
 }
 
 #[test]

@@ -53,7 +53,12 @@ pub struct Converter<'a> {
     class_attrs: HashMap<String, ClassAttrs>,
     constants: HashMap<String, Result<ir::Expr>>,
     constants_in_progress: Vec<String>,
+    /// Nesting depth of the expression being converted (lowering recurses as deep).
+    depth: usize,
 }
+
+/// Deeper expressions are refused rather than risking the stack.
+const MAX_EXPR_DEPTH: usize = 200;
 
 pub fn convert(source: &str, scan: &ModuleScan<'_>, entry: Option<&str>) -> Result<ir::Program> {
     let entry_point = choose_entry(scan, entry, source.len())?;
@@ -66,6 +71,7 @@ pub fn convert(source: &str, scan: &ModuleScan<'_>, entry: Option<&str>) -> Resu
         class_attrs: HashMap::new(),
         constants: HashMap::new(),
         constants_in_progress: Vec::new(),
+        depth: 0,
     };
     let entry = converter.function_id(entry_point);
     while let Some((id, point)) = converter.queue.pop() {
@@ -100,9 +106,8 @@ impl<'a> Converter<'a> {
             }
             EntryPoint::Method { class, method } => {
                 let class_def = self.scan.classes[class.as_str()];
-                let def = find_method(class_def, method).ok_or_else(|| {
-                    RefError::new(span_of(&class_def.name), format!("class `{class}` has no method `{method}`"))
-                })?;
+                let def = find_method(class_def, method)
+                    .ok_or_else(|| RefError::new(span_of(&class_def.name), format!("class `{class}` has no method `{method}`")))?;
                 self.function_def(def, format!("{class}.{method}"), Some(class.clone()))
             }
         }
@@ -128,7 +133,8 @@ impl<'a> Converter<'a> {
         if let Some(kwarg) = &parameters.kwarg {
             return Err(RefError::unsupported_feature(span_of(kwarg.as_ref()), "**kwargs parameters"));
         }
-        let mut all: Vec<&ast::ParameterWithDefault> = parameters.posonlyargs.iter().chain(parameters.args.iter()).chain(parameters.kwonlyargs.iter()).collect();
+        let mut all: Vec<&ast::ParameterWithDefault> =
+            parameters.posonlyargs.iter().chain(parameters.args.iter()).chain(parameters.kwonlyargs.iter()).collect();
         let class_scope = match class {
             Some(class) => {
                 if all.is_empty() {
@@ -268,16 +274,26 @@ impl<'a> Converter<'a> {
     }
 
     fn expr(&mut self, scope: &Scope, expr: &Expr) -> Result<ir::Expr> {
+        if self.depth >= MAX_EXPR_DEPTH {
+            return Err(RefError::new(span_of(expr), format!("expression nested deeper than {MAX_EXPR_DEPTH} levels")));
+        }
+        self.depth += 1;
+        let result = self.expr_inner(scope, expr);
+        self.depth -= 1;
+        result
+    }
+
+    fn expr_inner(&mut self, scope: &Scope, expr: &Expr) -> Result<ir::Expr> {
         let span = span_of(expr);
         let kind = match expr {
             Expr::Name(name) => return self.name(scope, name.id.as_str(), span),
             Expr::NumberLiteral(number) => match &number.value {
-                ast::Number::Int(int) => {
-                    ExprKind::Int(int.as_i64().ok_or_else(|| RefError::new(span.clone(), "integer literal does not fit in 64 bits"))?)
-                }
+                ast::Number::Int(int) => ExprKind::Int(int.as_i64().ok_or_else(|| RefError::new(span.clone(), "integer literal does not fit in 64 bits"))?),
                 ast::Number::Float(_) => {
                     let text = self.text(&span);
-                    ExprKind::Float(parse_float_literal(text).ok_or_else(|| RefError::new(span.clone(), format!("cannot read the float literal `{text}` exactly")))?)
+                    ExprKind::Float(
+                        parse_float_literal(text).ok_or_else(|| RefError::new(span.clone(), format!("cannot read the float literal `{text}` exactly")))?,
+                    )
                 }
                 ast::Number::Complex { .. } => return Err(RefError::unsupported_feature(span, "complex numbers")),
             },
@@ -299,10 +315,9 @@ impl<'a> Converter<'a> {
                 ExprKind::Unary { op, operand: Box::new(self.expr(scope, &unary.operand)?) }
             }
             Expr::Compare(compare) => return self.compare(scope, compare),
-            Expr::BoolOp(bool_op) => ExprKind::BoolOp {
-                and: bool_op.op == ast::BoolOp::And,
-                values: bool_op.values.iter().map(|v| self.expr(scope, v)).collect::<Result<_>>()?,
-            },
+            Expr::BoolOp(bool_op) => {
+                ExprKind::BoolOp { and: bool_op.op == ast::BoolOp::And, values: bool_op.values.iter().map(|v| self.expr(scope, v)).collect::<Result<_>>()? }
+            }
             Expr::If(if_) => ExprKind::IfExp {
                 cond: Box::new(self.expr(scope, &if_.test)?),
                 then: Box::new(self.expr(scope, &if_.body)?),
@@ -471,7 +486,8 @@ impl<'a> Converter<'a> {
         }
         if let Some(init) = find_method(class_def, "__init__") {
             let mut env: HashMap<String, Option<ir::Expr>> = HashMap::new();
-            let params: Vec<&ast::ParameterWithDefault> = init.parameters.posonlyargs.iter().chain(init.parameters.args.iter()).chain(init.parameters.kwonlyargs.iter()).collect();
+            let params: Vec<&ast::ParameterWithDefault> =
+                init.parameters.posonlyargs.iter().chain(init.parameters.args.iter()).chain(init.parameters.kwonlyargs.iter()).collect();
             let self_name = params.first().map(|p| p.parameter.name.id.to_string()).unwrap_or_default();
             for p in params.iter().skip(1) {
                 let default = match &p.default {
@@ -550,7 +566,10 @@ impl<'a> Converter<'a> {
                     let class = scope.class.as_ref().map(|(c, _)| c.clone()).unwrap_or_default();
                     let method = attr.attr.id.to_string();
                     if find_method(self.scan.classes[class.as_str()], &method).is_none() {
-                        return Err(RefError::unsupported_feature(func_span, &format!("calling `self.{method}` (submodules are not supported; pass weights as arguments)")));
+                        return Err(RefError::unsupported_feature(
+                            func_span,
+                            &format!("calling `self.{method}` (submodules are not supported; pass weights as arguments)"),
+                        ));
                     }
                     Callee::Helper(EntryPoint::Method { class, method })
                 } else {
@@ -649,8 +668,8 @@ fn path_constant(path: &str) -> Option<ExprKind> {
 
 fn torch_dtype(name: &str) -> Option<DType> {
     match name {
-        "float32" | "float" | "float16" | "half" | "bfloat16" | "float64" | "double" | "int8" | "int16" | "short" | "int32" | "int" | "int64" | "long" | "bool"
-        | "uint8" => DType::from_name(name),
+        "float32" | "float" | "float16" | "half" | "bfloat16" | "float64" | "double" | "int8" | "int16" | "short" | "int32" | "int" | "int64" | "long"
+        | "bool" | "uint8" => DType::from_name(name),
         _ => None,
     }
 }

@@ -30,11 +30,7 @@ pub fn parse_float_literal(text: &str) -> Option<BigRational> {
     let scale = exponent - frac_part.len() as i64;
     let ten = BigInt::from(10);
     let power = num_traits::pow(ten, scale.unsigned_abs() as usize);
-    Some(if scale >= 0 {
-        BigRational::from_integer(numerator * power)
-    } else {
-        BigRational::new(numerator, power)
-    })
+    Some(if scale >= 0 { BigRational::from_integer(numerator * power) } else { BigRational::new(numerator, power) })
 }
 
 #[cfg(test)]

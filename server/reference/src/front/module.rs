@@ -29,13 +29,8 @@ pub struct ModuleScan<'a> {
 }
 
 pub fn scan(body: &[Stmt]) -> ModuleScan<'_> {
-    let mut scan = ModuleScan {
-        bindings: HashMap::new(),
-        functions: HashMap::new(),
-        classes: HashMap::new(),
-        constants: HashMap::new(),
-        class_order: Vec::new(),
-    };
+    let mut scan =
+        ModuleScan { bindings: HashMap::new(), functions: HashMap::new(), classes: HashMap::new(), constants: HashMap::new(), class_order: Vec::new() };
     for stmt in body {
         match stmt {
             Stmt::Import(import) => {

@@ -12,6 +12,9 @@ use num_rational::BigRational;
 use num_traits::{Signed, ToPrimitive, Zero};
 use std::rc::Rc;
 
+/// Integer exponents beyond this are refused: exact powers that large are impractical.
+const MAX_EXPONENT: u32 = 64;
+
 /// A tensor or number taking part in an elementwise operation.
 #[derive(Clone)]
 pub(crate) struct Operand {
@@ -72,7 +75,8 @@ pub(crate) fn zip_map(
 ) -> Result<(Vec<usize>, Vec<NodeId>)> {
     let mut shape: Vec<usize> = Vec::new();
     for op in operands {
-        shape = broadcast_shapes(&shape, &op.shape).ok_or_else(|| RefError::new(span.clone(), format!("cannot broadcast {} with {}", fmt_shape(&shape), fmt_shape(&op.shape))))?;
+        shape = broadcast_shapes(&shape, &op.shape)
+            .ok_or_else(|| RefError::new(span.clone(), format!("cannot broadcast {} with {}", fmt_shape(&shape), fmt_shape(&op.shape))))?;
     }
     let count = lw.check_size(&shape, span)?;
     let all_strides: Vec<Vec<usize>> = operands.iter().map(|op| broadcast_strides(&op.shape, &shape)).collect();
@@ -184,6 +188,9 @@ pub(crate) fn pow(lw: &mut Lowerer<'_>, base: &Arg, exponent: &Arg, span: &Span)
     let value = lw.graph.as_const(e.elems[0]).cloned().ok_or_else(|| RefError::unsupported_feature(exponent.span.clone(), "an irrational exponent"))?;
     let half = BigRational::new(BigInt::from(1), BigInt::from(2));
     if let Some(k) = as_integer(&value).and_then(|k| k.to_i32()) {
+        if k.unsigned_abs() > MAX_EXPONENT {
+            return Err(RefError::unsupported_feature(exponent.span.clone(), &format!("integer powers above {MAX_EXPONENT} in magnitude")));
+        }
         if dtype.is_integral() && k < 0 {
             return Err(RefError::new(exponent.span.clone(), "integers to negative integer powers are not allowed"));
         }
@@ -230,8 +237,8 @@ fn python_binary(lw: &mut Lowerer<'_>, op: BinOp, l: &Arg, r: &Arg, span: &Span)
             BinOp::Add => Val::Int(a.checked_add(b).ok_or_else(overflow)?),
             BinOp::Sub => Val::Int(a.checked_sub(b).ok_or_else(overflow)?),
             BinOp::Mul => Val::Int(a.checked_mul(b).ok_or_else(overflow)?),
-            BinOp::FloorDiv => Val::Int(floor_div_int(a, b).ok_or_else(zero)?),
-            BinOp::Mod => Val::Int(mod_int(a, b).ok_or_else(zero)?),
+            BinOp::FloorDiv => Val::Int(floor_div_int(a, b).ok_or_else(|| if b == 0 { zero() } else { overflow() })?),
+            BinOp::Mod => Val::Int(mod_int(a, b).ok_or_else(|| if b == 0 { zero() } else { overflow() })?),
             BinOp::Div => {
                 if b == 0 {
                     return Err(zero());
@@ -241,9 +248,9 @@ fn python_binary(lw: &mut Lowerer<'_>, op: BinOp, l: &Arg, r: &Arg, span: &Span)
             BinOp::Pow if b >= 0 => Val::Int(u32::try_from(b).ok().and_then(|b| a.checked_pow(b)).ok_or_else(overflow)?),
             BinOp::Pow => {
                 if a == 0 {
-                    return Err(zero());
+                    return Err(RefError::new(span.clone(), "0 cannot be raised to a negative power"));
                 }
-                let k = i32::try_from(b).map_err(|_| overflow())?;
+                let k = i32::try_from(b).ok().filter(|k| k.unsigned_abs() <= MAX_EXPONENT).ok_or_else(overflow)?;
                 let base = lw.graph.int(a);
                 Val::Float(lw.graph.pow(base, k))
             }
@@ -276,6 +283,9 @@ fn python_binary(lw: &mut Lowerer<'_>, op: BinOp, l: &Arg, r: &Arg, span: &Span)
 fn python_float_pow(lw: &mut Lowerer<'_>, base: NodeId, exponent: &Arg, span: &Span) -> Result<Val> {
     let value = number_value(lw, exponent).ok_or_else(|| RefError::unsupported_feature(exponent.span.clone(), "an irrational exponent"))?;
     if let Some(k) = as_integer(&value).and_then(|k| k.to_i32()) {
+        if k.unsigned_abs() > MAX_EXPONENT {
+            return Err(RefError::unsupported_feature(exponent.span.clone(), &format!("integer powers above {MAX_EXPONENT} in magnitude")));
+        }
         return Ok(Val::Float(lw.graph.pow(base, k)));
     }
     let half = BigRational::new(BigInt::from(1), BigInt::from(2));
@@ -351,7 +361,8 @@ pub(crate) fn compare(lw: &mut Lowerer<'_>, op: CmpOp, l: &Arg, r: &Arg, span: &
     }
     match op {
         CmpOp::Eq | CmpOp::Ne => {
-            let equal = values_equal(lw, &l.val, &r.val).ok_or_else(|| RefError::new(span.clone(), format!("cannot compare {} with {}", l.val.kind_name(), r.val.kind_name())))?;
+            let equal = values_equal(lw, &l.val, &r.val)
+                .ok_or_else(|| RefError::new(span.clone(), format!("cannot compare {} with {}", l.val.kind_name(), r.val.kind_name())))?;
             Ok(Val::Bool(equal == (op == CmpOp::Eq)))
         }
         _ => Err(RefError::new(span.clone(), format!("`{}` is not defined between {} and {}", op.symbol(), l.val.kind_name(), r.val.kind_name()))),
@@ -362,7 +373,9 @@ pub(crate) fn compare(lw: &mut Lowerer<'_>, op: CmpOp, l: &Arg, r: &Arg, span: &
 fn values_equal(lw: &Lowerer<'_>, a: &Val, b: &Val) -> Option<bool> {
     let span = 0..0;
     Some(match (a, b) {
-        (Val::Seq(x), Val::Seq(y)) => x.len() == y.len() && x.iter().zip(y.iter()).map(|(p, q)| values_equal(lw, p, q)).collect::<Option<Vec<_>>>()?.into_iter().all(|e| e),
+        (Val::Seq(x), Val::Seq(y)) => {
+            x.len() == y.len() && x.iter().zip(y.iter()).map(|(p, q)| values_equal(lw, p, q)).collect::<Option<Vec<_>>>()?.into_iter().all(|e| e)
+        }
         (Val::Str(x), Val::Str(y)) => x == y,
         (Val::DType(x), Val::DType(y)) => x == y,
         (x, y) if is_number(x) && is_number(y) => {

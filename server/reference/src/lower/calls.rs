@@ -494,7 +494,11 @@ pub(crate) fn call(lw: &mut Lowerer<'_>, op: Op, method: bool, positional: Vec<A
             let d = lw.dim_of(&required(dim, "dim", span)?, t.ndim())?;
             let idx_arg = required(idx, "index", span)?;
             let idx = lw.tensor_of(&idx_arg)?;
-            Ok(Val::Tensor(if op == Op::Gather { index::gather(lw, &t, d, &idx, &idx_arg.span)? } else { index::index_select(lw, &t, d, &idx, &idx_arg.span)? }))
+            Ok(Val::Tensor(if op == Op::Gather {
+                index::gather(lw, &t, d, &idx, &idx_arg.span)?
+            } else {
+                index::index_select(lw, &t, d, &idx, &idx_arg.span)?
+            }))
         }
         Op::Embedding => {
             let [idx, weight, _padding_idx, max_norm] = a.bind(["input", "weight", "padding_idx", "max_norm"])?;
@@ -589,12 +593,12 @@ pub(crate) fn call(lw: &mut Lowerer<'_>, op: Op, method: bool, positional: Vec<A
             if step == 0 {
                 return Err(RefError::new(span.clone(), "`range` step must not be zero"));
             }
-            let (span_len, stride) = if step > 0 { (stop - start, step) } else { (start - stop, -step) };
+            let (span_len, stride) = if step > 0 { (stop as i128 - start as i128, step as i128) } else { (start as i128 - stop as i128, -(step as i128)) };
             let count = if span_len <= 0 { 0 } else { (span_len + stride - 1) / stride };
             if count > 1 << 22 {
                 return Err(RefError::new(span.clone(), format!("`range` of {count} iterations is more than LARK unrolls")));
             }
-            Ok(Val::seq((0..count).map(|i| Val::Int(start + i * step)).collect()))
+            Ok(Val::seq((0..count as i64).map(|i| Val::Int(start + i * step)).collect()))
         }
         Op::Len => {
             let [x] = a.bind(["obj"])?;

@@ -36,7 +36,8 @@ pub(crate) fn dtype_for_value(v: &Val) -> DType {
 /// `torch.arange(start, end, step)`: `ceil((end - start) / step)` values `start + i * step`.
 pub(crate) fn arange(lw: &mut Lowerer<'_>, start: &Arg, end: &Arg, step: &Arg, dtype: Option<DType>, span: &Span) -> Result<Tensor> {
     let value = |lw: &Lowerer<'_>, a: &Arg| {
-        super::arith::number_value(lw, a).ok_or_else(|| RefError::new(a.span.clone(), format!("expected a number known at lowering time, found {}", a.val.kind_name())))
+        super::arith::number_value(lw, a)
+            .ok_or_else(|| RefError::new(a.span.clone(), format!("expected a number known at lowering time, found {}", a.val.kind_name())))
     };
     let (s, e, d) = (value(lw, start)?, value(lw, end)?, value(lw, step)?);
     if d.is_zero() {

@@ -228,7 +228,10 @@ pub(crate) fn masked_fill(lw: &mut Lowerer<'_>, x: &Tensor, mask: &Arg, value: &
     let base = lw.operand(&Arg { val: Val::Tensor(x.clone()), span: span.clone() })?;
     let (shape, elems) = super::arith::zip_map(lw, &[&base, &m, &v], span, |g, e| g.select(e[1], e[2], e[0]))?;
     if shape != x.shape {
-        return Err(RefError::new(span.clone(), format!("the mask of shape {} does not broadcast to the input's shape {}", super::fmt_shape(&m.shape), super::fmt_shape(&x.shape))));
+        return Err(RefError::new(
+            span.clone(),
+            format!("the mask of shape {} does not broadcast to the input's shape {}", super::fmt_shape(&m.shape), super::fmt_shape(&x.shape)),
+        ));
     }
     Ok(Val::Tensor(lw.fresh(shape, x.dtype, elems)))
 }

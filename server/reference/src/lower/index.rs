@@ -12,11 +12,20 @@ use std::collections::HashSet;
 /// One evaluated index item.
 enum Idx {
     Int(i64, Span),
-    Slice { start: Option<i64>, stop: Option<i64>, step: Option<i64>, span: Span },
+    Slice {
+        start: Option<i64>,
+        stop: Option<i64>,
+        step: Option<i64>,
+        span: Span,
+    },
     NewAxis,
     Ellipsis(Span),
     /// An integer index tensor: its shape and (known) values.
-    Tensor { shape: Vec<usize>, values: Vec<i64>, span: Span },
+    Tensor {
+        shape: Vec<usize>,
+        values: Vec<i64>,
+        span: Span,
+    },
 }
 
 impl Idx {
@@ -71,10 +80,18 @@ fn eval_items(lw: &mut Lowerer<'_>, items: &[IndexItem]) -> Result<Vec<Idx>> {
 
 /// Python's `slice.indices(n)` for a positive step: `(start, count)`.
 fn slice_range(start: Option<i64>, stop: Option<i64>, step: i64, n: usize) -> (usize, usize) {
-    let n = n as i64;
-    let clamp = |v: i64| if v < 0 { (v + n).max(0) } else { v.min(n) };
+    let n = n as i128;
+    let clamp = |v: i64| {
+        let v = v as i128;
+        if v < 0 {
+            (v + n).max(0)
+        } else {
+            v.min(n)
+        }
+    };
     let s = start.map_or(0, clamp);
     let e = stop.map_or(n, clamp);
+    let step = step as i128;
     let count = if e > s { (e - s + step - 1) / step } else { 0 };
     (s as usize, count as usize)
 }
@@ -177,8 +194,9 @@ fn plan(lw: &Lowerer<'_>, t: &Tensor, items: Vec<Idx>, span: &Span) -> Result<Pl
     }
     let mut advanced_shape: Vec<usize> = Vec::new();
     for (_, shape, _) in &advanced {
-        advanced_shape = broadcast_shapes(&advanced_shape, shape)
-            .ok_or_else(|| RefError::new(span.clone(), format!("index tensors of shapes {} and {} cannot be broadcast together", fmt_shape(&advanced_shape), fmt_shape(shape))))?;
+        advanced_shape = broadcast_shapes(&advanced_shape, shape).ok_or_else(|| {
+            RefError::new(span.clone(), format!("index tensors of shapes {} and {} cannot be broadcast together", fmt_shape(&advanced_shape), fmt_shape(shape)))
+        })?;
     }
     if !advanced.is_empty() {
         // NumPy's rule: adjacent advanced indices stay in place, separated ones go first.
@@ -252,7 +270,9 @@ fn sequence_subscript(lw: &mut Lowerer<'_>, items: &[Val], index: &[IndexItem], 
     };
     let n = items.len();
     match eval_items(lw, std::slice::from_ref(item))?.pop() {
-        Some(Idx::Int(i, s)) => Ok(items[normalize_index(i, n, 0, &s).map_err(|_| RefError::new(s, format!("tuple index {i} is out of range for length {n}")))?].clone()),
+        Some(Idx::Int(i, s)) => {
+            Ok(items[normalize_index(i, n, 0, &s).map_err(|_| RefError::new(s, format!("tuple index {i} is out of range for length {n}")))?].clone())
+        }
         Some(Idx::Slice { start, stop, step, .. }) => {
             let step = step.unwrap_or(1);
             if step == 0 {
@@ -267,6 +287,7 @@ fn sequence_subscript(lw: &mut Lowerer<'_>, items: &[Val], index: &[IndexItem], 
 /// The indices Python's `seq[start:stop:step]` selects (any non-zero step).
 fn python_slice(n: usize, start: Option<i64>, stop: Option<i64>, step: i64) -> Vec<usize> {
     let n = n as i64;
+    let (start, stop) = (start.map(|v| v.clamp(-n - 1, n + 1)), stop.map(|v| v.clamp(-n - 1, n + 1)));
     let (lo, hi) = if step > 0 { (0, n) } else { (-1, n - 1) };
     let adjust = |v: i64| if v < 0 { (v + n).max(lo) } else { v.min(hi) };
     let s = start.map_or(if step > 0 { lo } else { hi }, adjust);
@@ -275,7 +296,10 @@ fn python_slice(n: usize, start: Option<i64>, stop: Option<i64>, step: i64) -> V
     let mut i = s;
     while (step > 0 && i < e) || (step < 0 && i > e) {
         out.push(i as usize);
-        i += step;
+        match i.checked_add(step) {
+            Some(next) => i = next,
+            None => break,
+        }
     }
     out
 }
@@ -289,7 +313,10 @@ pub(crate) fn assign(lw: &mut Lowerer<'_>, base: &Tensor, index: &[IndexItem], v
         return Err(RefError::new(value.span.clone(), format!("assigning float values into an {} tensor", base.dtype)));
     }
     if broadcast_shapes(&v.shape, &p.shape).as_deref() != Some(p.shape.as_slice()) {
-        return Err(RefError::new(value.span.clone(), format!("cannot broadcast a value of shape {} to the indexed shape {}", fmt_shape(&v.shape), fmt_shape(&p.shape))));
+        return Err(RefError::new(
+            value.span.clone(),
+            format!("cannot broadcast a value of shape {} to the indexed shape {}", fmt_shape(&v.shape), fmt_shape(&p.shape)),
+        ));
     }
     let values = {
         let t = Tensor { shape: v.shape.clone(), dtype: v.dtype, elems: v.elems.clone(), storage: 0 };
@@ -342,11 +369,17 @@ pub(crate) fn index_select(lw: &mut Lowerer<'_>, t: &Tensor, dim: usize, index: 
 /// `torch.gather(t, dim, index)`: `out[i][j] = t[i][index[i][j]]` for `dim = 1`.
 pub(crate) fn gather(lw: &mut Lowerer<'_>, t: &Tensor, dim: usize, index: &Tensor, span: &Span) -> Result<Tensor> {
     if index.ndim() != t.ndim() {
-        return Err(RefError::new(span.clone(), format!("`gather` needs an index with as many dimensions as the input: {} and {}", fmt_shape(&t.shape), fmt_shape(&index.shape))));
+        return Err(RefError::new(
+            span.clone(),
+            format!("`gather` needs an index with as many dimensions as the input: {} and {}", fmt_shape(&t.shape), fmt_shape(&index.shape)),
+        ));
     }
     for d in 0..t.ndim() {
         if d != dim && index.shape[d] > t.shape[d] {
-            return Err(RefError::new(span.clone(), format!("`gather` index of shape {} is larger than the input {} in dimension {d}", fmt_shape(&index.shape), fmt_shape(&t.shape))));
+            return Err(RefError::new(
+                span.clone(),
+                format!("`gather` index of shape {} is larger than the input {} in dimension {d}", fmt_shape(&index.shape), fmt_shape(&t.shape)),
+            ));
         }
     }
     let values = lw.concrete_indices(index, span)?;

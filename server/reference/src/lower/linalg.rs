@@ -24,7 +24,10 @@ pub(crate) fn matmul(lw: &mut Lowerer<'_>, a: &Tensor, b: &Tensor, span: &Span) 
     let (m, k) = (a_shape[a_shape.len() - 2], a_shape[a_shape.len() - 1]);
     let (k2, n) = (b_shape[b_shape.len() - 2], b_shape[b_shape.len() - 1]);
     if k != k2 {
-        return Err(RefError::new(span.clone(), format!("cannot multiply shapes {} and {} (inner sizes {k} and {k2} differ)", fmt_shape(&a.shape), fmt_shape(&b.shape))));
+        return Err(RefError::new(
+            span.clone(),
+            format!("cannot multiply shapes {} and {} (inner sizes {k} and {k2} differ)", fmt_shape(&a.shape), fmt_shape(&b.shape)),
+        ));
     }
     let a_batch = &a_shape[..a_shape.len() - 2];
     let b_batch = &b_shape[..b_shape.len() - 2];
@@ -73,7 +76,10 @@ pub(crate) fn matmul(lw: &mut Lowerer<'_>, a: &Tensor, b: &Tensor, span: &Span) 
 pub(crate) fn mm(lw: &mut Lowerer<'_>, a: &Tensor, b: &Tensor, batched: bool, span: &Span) -> Result<Val> {
     let want = if batched { 3 } else { 2 };
     if a.ndim() != want || b.ndim() != want {
-        return Err(RefError::new(span.clone(), format!("`{}` needs {want}-D tensors, found {} and {}", if batched { "bmm" } else { "mm" }, fmt_shape(&a.shape), fmt_shape(&b.shape))));
+        return Err(RefError::new(
+            span.clone(),
+            format!("`{}` needs {want}-D tensors, found {} and {}", if batched { "bmm" } else { "mm" }, fmt_shape(&a.shape), fmt_shape(&b.shape)),
+        ));
     }
     if batched && a.shape[0] != b.shape[0] {
         return Err(RefError::new(span.clone(), format!("`bmm` needs equal batch sizes, found {} and {}", fmt_shape(&a.shape), fmt_shape(&b.shape))));
@@ -119,7 +125,12 @@ pub(crate) fn einsum(lw: &mut Lowerer<'_>, equation: &str, operands: &[Tensor], 
     let mut order: Vec<char> = Vec::new();
     for (spec, t) in input_specs.iter().zip(operands) {
         if spec.len() != t.ndim() {
-            return Err(err(format!("einsum operand `{}` has {} dimensions, its shape is {}", spec.iter().collect::<String>(), spec.len(), fmt_shape(&t.shape))));
+            return Err(err(format!(
+                "einsum operand `{}` has {} dimensions, its shape is {}",
+                spec.iter().collect::<String>(),
+                spec.len(),
+                fmt_shape(&t.shape)
+            )));
         }
         for (&c, &s) in spec.iter().zip(&t.shape) {
             if !c.is_ascii_alphabetic() {

@@ -129,14 +129,14 @@ impl<'p> Lowerer<'p> {
     fn argument(&mut self, position: u32, arg: &ArgValue) -> std::result::Result<Val, String> {
         Ok(match arg {
             ArgValue::Tensor { shape, dtype } => {
-                let count = checked_numel(shape).ok_or("the argument shape is too large")?;
+                let count = checked_numel(shape).filter(|&n| n <= MAX_TENSOR_ELEMENTS).ok_or("the argument shape is larger than LARK lowers")?;
                 let elems: Vec<NodeId> = (0..count as u64).map(|i| self.graph.input(position, i)).collect();
                 Val::Tensor(self.fresh(shape.clone(), *dtype, elems))
             }
             ArgValue::Scalar(Number::Int(i)) => Val::Int(*i),
             ArgValue::Scalar(Number::Float(r)) => Val::Float(self.graph.constant(r.clone())),
             ArgValue::IntTensor { shape, values } => {
-                let count = checked_numel(shape).ok_or("the argument shape is too large")?;
+                let count = checked_numel(shape).filter(|&n| n <= MAX_TENSOR_ELEMENTS).ok_or("the argument shape is larger than LARK lowers")?;
                 if count != values.len() {
                     return Err(format!("index tensor of shape {} has {} values", fmt_shape(shape), values.len()));
                 }
@@ -335,7 +335,10 @@ impl<'p> Lowerer<'p> {
                     (Val::Tensor(old), Val::Tensor(new)) => {
                         self.check_unaliased(name, old, span)?;
                         if new.shape != old.shape {
-                            return Err(RefError::new(stmt_span.clone(), format!("in-place update of a {} tensor with a result of shape {}", fmt_shape(&old.shape), fmt_shape(&new.shape))));
+                            return Err(RefError::new(
+                                stmt_span.clone(),
+                                format!("in-place update of a {} tensor with a result of shape {}", fmt_shape(&old.shape), fmt_shape(&new.shape)),
+                            ));
                         }
                         if old.dtype.is_integral() && new.dtype.is_float() {
                             return Err(RefError::new(stmt_span.clone(), format!("in-place update of an {} tensor with a float result", old.dtype)));
@@ -413,7 +416,9 @@ impl<'p> Lowerer<'p> {
             Val::Str(s) => !s.is_empty(),
             Val::Tensor(t) if t.numel() == 1 => match self.graph.as_const(t.elems[0]) {
                 Some(c) => !c.is_zero(),
-                None => return Err(RefError::new(span.clone(), "this condition depends on tensor values; only conditions known at lowering time are supported")),
+                None => {
+                    return Err(RefError::new(span.clone(), "this condition depends on tensor values; only conditions known at lowering time are supported"))
+                }
             },
             Val::Tensor(_) => return Err(RefError::new(span.clone(), "the truth value of a tensor with more than one element is ambiguous")),
             Val::DType(_) | Val::Device | Val::Finfo(_) | Val::Ellipsis => true,

@@ -142,9 +142,7 @@ pub(crate) fn amax(lw: &mut Lowerer<'_>, t: &Tensor, dims: Option<Vec<usize>>, k
     if t.numel() == 0 {
         return Err(RefError::new(span.clone(), "max/min of an empty tensor"));
     }
-    Ok(reduce(lw, t, dims, keepdim, t.dtype, |g, xs| {
-        g.fold(xs.iter().copied(), if is_max { Graph::max } else { Graph::min }).expect("groups are not empty")
-    }))
+    Ok(reduce(lw, t, dims, keepdim, t.dtype, |g, xs| g.fold(xs.iter().copied(), if is_max { Graph::max } else { Graph::min }).expect("groups are not empty")))
 }
 
 /// The running extremum and the index of its first occurrence, as PyTorch breaks ties.

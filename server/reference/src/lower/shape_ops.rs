@@ -1,8 +1,8 @@
 //! Shape and layout operations. Elements are always kept row-major, so a view is a new list of
 //! node ids (no nodes are created); views keep the storage of their base.
 
-use super::arith::{broadcast_strides, promoted, Operand};
 use super::args::{dim_error, normalize_dim, shape_mismatch};
+use super::arith::{broadcast_strides, promoted, Operand};
 use super::{fmt_shape, strides, Lowerer, Tensor};
 use crate::dtype::Priority;
 use crate::error::{RefError, Result};
@@ -32,7 +32,8 @@ pub(crate) fn strided(t: &Tensor, shape: &[usize], view_strides: &[usize], offse
 
 /// `t.view(shape)` / `t.reshape(shape)`, with one `-1` inferred.
 pub(crate) fn reshape(lw: &Lowerer<'_>, t: &Tensor, sizes: &[i64], span: &Span) -> Result<Tensor> {
-    let invalid = || RefError::new(span.clone(), format!("shape [{}] is invalid for an input of shape {} ({} elements)", join(sizes), fmt_shape(&t.shape), t.numel()));
+    let invalid =
+        || RefError::new(span.clone(), format!("shape [{}] is invalid for an input of shape {} ({} elements)", join(sizes), fmt_shape(&t.shape), t.numel()));
     let mut inferred = None;
     let mut known = 1usize;
     for (i, &s) in sizes.iter().enumerate() {
@@ -44,7 +45,7 @@ pub(crate) fn reshape(lw: &Lowerer<'_>, t: &Tensor, sizes: &[i64], span: &Span) 
     }
     let mut shape: Vec<usize> = sizes.iter().map(|&s| s.max(0) as usize).collect();
     if let Some(i) = inferred {
-        if known == 0 || t.numel() % known != 0 {
+        if known == 0 || !t.numel().is_multiple_of(known) {
             return Err(invalid());
         }
         shape[i] = t.numel() / known;
@@ -181,7 +182,7 @@ pub(crate) fn chunk(lw: &Lowerer<'_>, t: &Tensor, chunks: usize, dim: usize) -> 
         return vec![t.clone(); chunks.min(1)];
     }
     let mut sizes = vec![size; n / size];
-    if n % size != 0 {
+    if !n.is_multiple_of(size) {
         sizes.push(n % size);
     }
     split_sizes(lw, t, dim, &sizes)
@@ -224,7 +225,8 @@ pub(crate) fn cat(lw: &mut Lowerer<'_>, tensors: &[Tensor], dim: i64, span: &Spa
             elems.extend_from_slice(&t.elems[o * block..(o + 1) * block]);
         }
     }
-    let operands: Vec<Operand> = tensors.iter().map(|t| Operand { shape: t.shape.clone(), elems: t.elems.clone(), dtype: t.dtype, priority: Priority::Dimensioned }).collect();
+    let operands: Vec<Operand> =
+        tensors.iter().map(|t| Operand { shape: t.shape.clone(), elems: t.elems.clone(), dtype: t.dtype, priority: Priority::Dimensioned }).collect();
     let dtype = promoted(&operands.iter().collect::<Vec<_>>());
     Ok(lw.fresh(shape, dtype, elems))
 }
@@ -251,7 +253,7 @@ pub(crate) fn repeat(lw: &mut Lowerer<'_>, t: &Tensor, reps: &[usize], span: &Sp
     }
     let lead = reps.len() - t.ndim();
     let src_shape: Vec<usize> = std::iter::repeat_n(1, lead).chain(t.shape.iter().copied()).collect();
-    let shape: Vec<usize> = src_shape.iter().zip(reps).map(|(s, r)| s * r).collect();
+    let shape: Vec<usize> = src_shape.iter().zip(reps).map(|(s, r)| s.saturating_mul(*r)).collect();
     let count = lw.check_size(&shape, span)?;
     let src_strides = strides(&src_shape);
     let out_strides = strides(&shape);
