@@ -91,6 +91,21 @@ impl DType {
         Some(BigRational::new(BigInt::from(1), BigInt::from(1) << mantissa_bits))
     }
 
+    /// `torch.finfo(dtype).max` exactly: `(2 - 2^-m) * 2^emax`; `None` for non-float types.
+    pub fn finfo_max(self) -> Option<BigRational> {
+        let (mantissa_bits, max_exponent): (u32, u32) = match self {
+            DType::F16 => (10, 15),
+            DType::BF16 => (7, 127),
+            DType::F32 => (23, 127),
+            DType::F64 => (52, 1023),
+            _ => return None,
+        };
+        let one = BigInt::from(1);
+        // (2^(m+1) - 1) * 2^(emax - m)
+        let significand = (&one << (mantissa_bits + 1)) - &one;
+        Some(BigRational::from_integer(significand << (max_exponent - mantissa_bits)))
+    }
+
     /// PyTorch's promotion of two tensor dtypes of equal priority (`torch.promote_types`).
     pub fn promote(a: DType, b: DType) -> DType {
         use DType::*;

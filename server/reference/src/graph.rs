@@ -20,6 +20,36 @@ impl NodeId {
     /// A poisoned element: read from `torch.empty*` before being written. It never enters a
     /// graph; operations on it stay poisoned, and lowering reports it if it reaches an output.
     pub(crate) const UNINIT: NodeId = NodeId(u32::MAX);
+    /// `-inf` and `+inf`, as attention masks use them (`masked_fill(mask, -inf)` before a
+    /// softmax). They never enter a graph: the builder applies the extended-real rules exactly
+    /// (`max(x, -inf) = x`, `exp(-inf) = 0`, `x + -inf = -inf`, `1 / inf = 0`), and lowering
+    /// refuses an infinity that reaches an output.
+    pub(crate) const NEG_INF: NodeId = NodeId(u32::MAX - 1);
+    pub(crate) const POS_INF: NodeId = NodeId(u32::MAX - 2);
+    /// Not a real number LARK models: `inf - inf`, `0 * inf`, a select between `-inf` and a
+    /// value under a data-dependent condition, ... Like `UNINIT`, an error if it reaches an output.
+    pub(crate) const NOT_REAL: NodeId = NodeId(u32::MAX - 3);
+
+    /// One of the sentinels above (never a node of a graph).
+    pub(crate) fn is_special(self) -> bool {
+        self.0 >= u32::MAX - 3
+    }
+
+    fn infinity_sign(self) -> Option<i8> {
+        match self {
+            NodeId::NEG_INF => Some(-1),
+            NodeId::POS_INF => Some(1),
+            _ => None,
+        }
+    }
+
+    fn infinity(sign: i8) -> NodeId {
+        if sign < 0 {
+            NodeId::NEG_INF
+        } else {
+            NodeId::POS_INF
+        }
+    }
 
     pub fn index(self) -> usize {
         self.0 as usize
@@ -260,7 +290,9 @@ impl Graph {
     }
 
     pub fn add(&mut self, a: NodeId, b: NodeId) -> NodeId {
-        poisoned!(a, b);
+        if a.is_special() || b.is_special() {
+            return special_sum(a, b);
+        }
         if let Some((x, y)) = self.consts2(a, b) {
             let v = x + y;
             return self.constant(v);
@@ -269,7 +301,9 @@ impl Graph {
     }
 
     pub fn sub(&mut self, a: NodeId, b: NodeId) -> NodeId {
-        poisoned!(a, b);
+        if a.is_special() || b.is_special() {
+            return special_sum(a, negate_special(b));
+        }
         if let Some((x, y)) = self.consts2(a, b) {
             let v = x - y;
             return self.constant(v);
@@ -278,7 +312,9 @@ impl Graph {
     }
 
     pub fn mul(&mut self, a: NodeId, b: NodeId) -> NodeId {
-        poisoned!(a, b);
+        if a.is_special() || b.is_special() {
+            return self.special_product(a, b, false);
+        }
         if let Some((x, y)) = self.consts2(a, b) {
             let v = x * y;
             return self.constant(v);
@@ -288,7 +324,9 @@ impl Graph {
 
     /// Division; a constant divided by constant zero stays a node so the evaluator reports it.
     pub fn div(&mut self, a: NodeId, b: NodeId) -> NodeId {
-        poisoned!(a, b);
+        if a.is_special() || b.is_special() {
+            return self.special_product(a, b, true);
+        }
         if let Some((x, y)) = self.consts2(a, b) {
             if !y.is_zero() {
                 let v = x / y;
@@ -299,7 +337,9 @@ impl Graph {
     }
 
     pub fn neg(&mut self, a: NodeId) -> NodeId {
-        poisoned!(a);
+        if a.is_special() {
+            return negate_special(a);
+        }
         if let Some(x) = self.as_const(a) {
             let v = -x;
             return self.constant(v);
@@ -309,6 +349,9 @@ impl Graph {
 
     pub fn pow(&mut self, a: NodeId, exponent: i32) -> NodeId {
         poisoned!(a);
+        if a.is_special() {
+            return NodeId::NOT_REAL;
+        }
         if let Some(x) = self.as_const(a) {
             if !(x.is_zero() && exponent < 0) && exponent.unsigned_abs() <= 64 {
                 let v = num_traits::pow::Pow::pow(x, exponent);
@@ -321,6 +364,15 @@ impl Graph {
     /// A unary function. Only `abs` of a constant folds (it is rational); `exp(0)` stays.
     pub fn unary(&mut self, f: UnaryFn, a: NodeId) -> NodeId {
         poisoned!(a);
+        if let Some(sign) = a.infinity_sign() {
+            return match (f, sign) {
+                (UnaryFn::Exp, -1) => self.zero(),
+                (UnaryFn::Exp | UnaryFn::Log | UnaryFn::Sqrt | UnaryFn::Abs, 1) | (UnaryFn::Abs, -1) => NodeId::POS_INF,
+                (UnaryFn::Rsqrt, 1) => self.zero(),
+                (UnaryFn::Tanh | UnaryFn::Erf, s) => self.int(s as i64),
+                _ => NodeId::NOT_REAL,
+            };
+        }
         if f == UnaryFn::Abs {
             if let Some(x) = self.as_const(a) {
                 let v = x.abs();
@@ -332,6 +384,11 @@ impl Graph {
 
     pub fn max(&mut self, a: NodeId, b: NodeId) -> NodeId {
         poisoned!(a, b);
+        match (a, b) {
+            (NodeId::NEG_INF, x) | (x, NodeId::NEG_INF) => return x,
+            (NodeId::POS_INF, _) | (_, NodeId::POS_INF) => return NodeId::POS_INF,
+            _ => {}
+        }
         if let Some((x, y)) = self.consts2(a, b) {
             let v = if x >= y { x.clone() } else { y.clone() };
             return self.constant(v);
@@ -341,6 +398,11 @@ impl Graph {
 
     pub fn min(&mut self, a: NodeId, b: NodeId) -> NodeId {
         poisoned!(a, b);
+        match (a, b) {
+            (NodeId::POS_INF, x) | (x, NodeId::POS_INF) => return x,
+            (NodeId::NEG_INF, _) | (_, NodeId::NEG_INF) => return NodeId::NEG_INF,
+            _ => {}
+        }
         if let Some((x, y)) = self.consts2(a, b) {
             let v = if x <= y { x.clone() } else { y.clone() };
             return self.constant(v);
@@ -350,6 +412,12 @@ impl Graph {
 
     pub fn cmp(&mut self, op: CmpOp, a: NodeId, b: NodeId) -> NodeId {
         poisoned!(a, b);
+        if a.infinity_sign().is_some() || b.infinity_sign().is_some() {
+            // Order in the extended reals: -inf < every real < +inf.
+            let rank = |x: NodeId| x.infinity_sign().unwrap_or(0);
+            let holds = op.holds(&rank(a), &rank(b));
+            return self.int(holds as i64);
+        }
         if let Some((x, y)) = self.consts2(a, b) {
             let holds = op.holds(x, y);
             return self.int(holds as i64);
@@ -360,18 +428,28 @@ impl Graph {
     /// `cond != 0 ? a : b`; a constant condition picks its branch (that is evaluation of a
     /// known value, not algebra).
     pub fn select(&mut self, cond: NodeId, a: NodeId, b: NodeId) -> NodeId {
-        if cond == NodeId::UNINIT {
-            return NodeId::UNINIT;
+        if cond == NodeId::UNINIT || cond == NodeId::NOT_REAL {
+            return cond;
+        }
+        if cond.infinity_sign().is_some() {
+            return a;
         }
         if let Some(c) = self.as_const(cond) {
             return if c.is_zero() { b } else { a };
         }
         poisoned!(a, b);
+        if a.is_special() || b.is_special() {
+            // An infinity chosen by a data-dependent condition has no real value to stand for.
+            return if a == b { a } else { NodeId::NOT_REAL };
+        }
         self.intern(Node::Select(cond, a, b))
     }
 
     pub fn floor_div(&mut self, a: NodeId, b: NodeId) -> NodeId {
         poisoned!(a, b);
+        if a.is_special() || b.is_special() {
+            return NodeId::NOT_REAL;
+        }
         if let Some((x, y)) = self.consts2(a, b) {
             if !y.is_zero() {
                 let v = BigRational::from_integer((x / y).floor().to_integer());
@@ -383,6 +461,9 @@ impl Graph {
 
     pub fn modulo(&mut self, a: NodeId, b: NodeId) -> NodeId {
         poisoned!(a, b);
+        if a.is_special() || b.is_special() {
+            return NodeId::NOT_REAL;
+        }
         if let Some((x, y)) = self.consts2(a, b) {
             if !y.is_zero() {
                 let v = python_mod(x, y);
@@ -421,6 +502,54 @@ impl Graph {
     }
 }
 
+/// `a + b` when one of them is a sentinel (extended-real addition).
+fn special_sum(a: NodeId, b: NodeId) -> NodeId {
+    for poison in [NodeId::UNINIT, NodeId::NOT_REAL] {
+        if a == poison || b == poison {
+            return poison;
+        }
+    }
+    match (a.infinity_sign(), b.infinity_sign()) {
+        (Some(x), Some(y)) if x != y => NodeId::NOT_REAL,
+        (Some(x), _) | (_, Some(x)) => NodeId::infinity(x),
+        (None, None) => unreachable!("called with a sentinel"),
+    }
+}
+
+/// `-x` for a sentinel (`x` itself otherwise, which callers only pass for a sentinel sum).
+fn negate_special(x: NodeId) -> NodeId {
+    match x.infinity_sign() {
+        Some(s) => NodeId::infinity(-s),
+        None => x,
+    }
+}
+
+impl Graph {
+    /// `a * b` (or `a / b`) when one of them is a sentinel: an infinity times a known non-zero
+    /// constant keeps its sign rule; a finite value over an infinity is 0; the rest is not real.
+    fn special_product(&mut self, a: NodeId, b: NodeId, divide: bool) -> NodeId {
+        for poison in [NodeId::UNINIT, NodeId::NOT_REAL] {
+            if a == poison || b == poison {
+                return poison;
+            }
+        }
+        let sign_of = |g: &Graph, x: NodeId| -> Option<i8> {
+            match x.infinity_sign() {
+                Some(s) => Some(s),
+                None => g.as_const(x).filter(|c| !c.is_zero()).map(|c| if c.is_positive() { 1 } else { -1 }),
+            }
+        };
+        match (a.infinity_sign(), b.infinity_sign(), divide) {
+            (None, Some(_), true) => self.zero(),
+            (Some(_), Some(_), true) => NodeId::NOT_REAL,
+            _ => match (sign_of(self, a), sign_of(self, b)) {
+                (Some(x), Some(y)) => NodeId::infinity(x * y),
+                _ => NodeId::NOT_REAL,
+            },
+        }
+    }
+}
+
 /// Python's `%` on rationals: the result has the sign of the divisor. `y` must be non-zero.
 pub fn python_mod(x: &BigRational, y: &BigRational) -> BigRational {
     x - (x / y).floor() * y
@@ -444,10 +573,14 @@ pub fn mod_int(a: i64, b: i64) -> Option<i64> {
     Some(Integer::mod_floor(&a, &b))
 }
 
+/// Returns the poison (`UNINIT` first, then `NOT_REAL`) if an operand carries one.
 macro_rules! poisoned {
     ($($id:expr),+) => {
         if $($id == NodeId::UNINIT)||+ {
             return NodeId::UNINIT;
+        }
+        if $($id == NodeId::NOT_REAL)||+ {
+            return NodeId::NOT_REAL;
         }
     };
 }
@@ -457,7 +590,13 @@ impl Graph {
     /// `id` as an infix expression, for tests and debugging (`a0[3]` is element 3 of argument
     /// 0). Shared subterms are repeated, so keep it to small graphs.
     pub fn render(&self, id: NodeId) -> String {
-        let Some(node) = self.get(id) else { return format!("<foreign node {}>", id.0) };
+        let Some(node) = self.get(id) else {
+            return match id {
+                NodeId::NEG_INF => "-inf".to_string(),
+                NodeId::POS_INF => "inf".to_string(),
+                _ => format!("<foreign node {}>", id.0),
+            };
+        };
         let r = |c: &NodeId| self.render(*c);
         match node {
             Node::Input { arg, index } => format!("a{arg}[{index}]"),

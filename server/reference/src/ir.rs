@@ -263,6 +263,9 @@ pub enum Attr {
     /// `.values` / `.indices` of the result of `max(dim)` / `min(dim)`
     Values,
     Indices,
+    /// `torch.finfo(dtype).min` / `.max`
+    Min,
+    Max,
 }
 
 impl Attr {
@@ -278,6 +281,8 @@ impl Attr {
             "data" => Attr::Data,
             "values" => Attr::Values,
             "indices" => Attr::Indices,
+            "min" => Attr::Min,
+            "max" => Attr::Max,
             _ => return None,
         })
     }

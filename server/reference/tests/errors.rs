@@ -237,22 +237,41 @@ fn duplicate_scatter_indices() {
 }
 
 #[test]
-fn infinity_has_no_exact_value() {
+fn infinities_only_as_masks() {
+    // A data-dependent condition choosing -inf: no real value to stand for.
     check(
-        "import math\ndef reference(x):\n    return x.masked_fill(x > 0, -math.inf)\n",
+        "import math\ndef reference(x):\n    return x.masked_fill(x > 0, -math.inf).softmax(-1)\n",
         &[f32(&[3])],
         expect![[r#"
-            3:34: unsupported: infinity (it has no exact value)
-                return x.masked_fill(x > 0, -math.inf)
-                                             ^^^^^^^^"#]],
+            3:12: returned element 0 is not a real number LARK models (an infinity meeting another, or `-inf` chosen by a data-dependent condition)
+                return x.masked_fill(x > 0, -math.inf).softmax(-1)
+                       ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^"#]],
+    );
+    // An infinity that no max or exp removes.
+    check(
+        "import math\ndef reference(x):\n    return x + math.inf\n",
+        &[f32(&[2])],
+        expect![[r#"
+        3:12: returned element 0 is infinite; infinities are modelled only as masks that a max or an exp removes
+            return x + math.inf
+                   ^^^^^^^^^^^^"#]],
+    );
+    // inf - inf
+    check(
+        "import torch\ndef reference(x):\n    m = torch.full((2,), float('inf'))\n    return x + (m - m)\n",
+        &[f32(&[2])],
+        expect![[r#"
+        4:12: returned element 0 is not a real number LARK models (an infinity meeting another, or `-inf` chosen by a data-dependent condition)
+            return x + (m - m)
+                   ^^^^^^^^^^^"#]],
     );
     check(
-        "def reference(x):\n    return x.masked_fill(x > 0, float('-inf'))\n",
-        &[f32(&[3])],
+        "def reference(x):\n    return x * float('nan')\n",
+        &[f32(&[2])],
         expect![[r#"
-            2:39: unsupported: `float("...")` (infinities and NaN have no exact value)
-                return x.masked_fill(x > 0, float('-inf'))
-                                                  ^^^^^^"#]],
+        2:22: unsupported: `float("nan")` (NaN and non-numeric strings have no exact value)
+            return x * float('nan')
+                             ^^^^^"#]],
     );
 }
 

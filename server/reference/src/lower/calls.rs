@@ -630,7 +630,16 @@ pub(crate) fn call(lw: &mut Lowerer<'_>, op: Op, method: bool, positional: Vec<A
             let [x] = a.bind(["x"])?;
             let x = required(x, "x", span)?;
             match &x.val {
-                Val::Str(_) => Err(RefError::unsupported_feature(x.span.clone(), "`float(\"...\")` (infinities and NaN have no exact value)")),
+                Val::Str(s) => match s.trim().to_ascii_lowercase().as_str() {
+                    "inf" | "+inf" | "infinity" => Ok(Val::Float(NodeId::POS_INF)),
+                    "-inf" | "-infinity" => Ok(Val::Float(NodeId::NEG_INF)),
+                    text => match crate::front::parse_float_literal(text.trim_start_matches(['-', '+'])) {
+                        Some(v) => Ok(Val::Float(lw.graph.constant(if text.starts_with('-') { -v } else { v }))),
+                        None => {
+                            Err(RefError::unsupported_feature(x.span.clone(), &format!("`float(\"{s}\")` (NaN and non-numeric strings have no exact value)")))
+                        }
+                    },
+                },
                 Val::Tensor(t) if t.numel() == 1 => Ok(Val::Float(t.elems[0])),
                 _ => Ok(Val::Float(lw.operand(&x)?.elems[0])),
             }
@@ -785,6 +794,10 @@ pub(crate) fn attribute(lw: &mut Lowerer<'_>, attr: Attr, v: &Arg, span: &Span) 
         (Attr::Eps, Val::Finfo(d)) => {
             let eps = d.finfo_eps().expect("finfo is only made for float dtypes");
             Ok(Val::Float(lw.graph.constant(eps)))
+        }
+        (Attr::Min | Attr::Max, Val::Finfo(d)) => {
+            let max = d.finfo_max().expect("finfo is only made for float dtypes");
+            Ok(Val::Float(lw.graph.constant(if attr == Attr::Max { max } else { -max })))
         }
         (Attr::Values | Attr::Indices, Val::Seq(items)) if items.len() == 2 => Ok(items[if attr == Attr::Values { 0 } else { 1 }].clone()),
         (_, other) => Err(RefError::new(span.clone(), format!("this attribute is not defined on {}", other.kind_name()))),

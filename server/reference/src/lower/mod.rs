@@ -147,8 +147,15 @@ impl<'p> Lowerer<'p> {
     }
 
     fn output(&mut self, t: Tensor, span: &Span) -> Result<LoweredTensor> {
-        if let Some(i) = t.elems.iter().position(|&e| e == NodeId::UNINIT) {
-            return Err(RefError::new(span.clone(), format!("returned element {i} is read from `torch.empty` memory that was never written")));
+        if let Some(i) = t.elems.iter().position(|e| e.is_special()) {
+            let message = match t.elems[i] {
+                NodeId::UNINIT => format!("returned element {i} is read from `torch.empty` memory that was never written"),
+                NodeId::NOT_REAL => format!(
+                    "returned element {i} is not a real number LARK models (an infinity meeting another, or `-inf` chosen by a data-dependent condition)"
+                ),
+                _ => format!("returned element {i} is infinite; infinities are modelled only as masks that a max or an exp removes"),
+            };
+            return Err(RefError::new(span.clone(), message));
         }
         Ok(LoweredTensor { shape: t.shape, dtype: t.dtype, elements: t.elems.to_vec() })
     }
@@ -437,7 +444,7 @@ impl<'p> Lowerer<'p> {
             ExprKind::Ellipsis => Val::Ellipsis,
             ExprKind::MathConst(MathConst::Pi) => Val::Float(self.graph.pi()),
             ExprKind::MathConst(MathConst::E) => Val::Float(self.graph.e()),
-            ExprKind::MathConst(MathConst::Inf) => return Err(RefError::unsupported_feature(span.clone(), "infinity (it has no exact value)")),
+            ExprKind::MathConst(MathConst::Inf) => Val::Float(NodeId::POS_INF),
             ExprKind::DType(d) => Val::DType(*d),
             ExprKind::Binary { op, lhs, rhs } => {
                 let l = Arg { val: self.eval(lhs)?, span: lhs.span.clone() };
