@@ -87,7 +87,8 @@ def reference_function(case):
     modules = [m for m in modules if m.__module__ == "reference_fixture" or m.__module__ == namespace["__name__"]]
     if len(modules) != 1:
         raise ValueError(f"{case['name']}: expected one nn.Module, found {modules}")
-    return modules[0]().forward
+    init_inputs = namespace.get("get_init_inputs", lambda: [])()  # KernelBench's convention
+    return modules[0](*init_inputs).forward
 
 
 def flatten_output(value):

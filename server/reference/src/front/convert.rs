@@ -489,10 +489,13 @@ impl<'a> Converter<'a> {
             let params: Vec<&ast::ParameterWithDefault> =
                 init.parameters.posonlyargs.iter().chain(init.parameters.args.iter()).chain(init.parameters.kwonlyargs.iter()).collect();
             let self_name = params.first().map(|p| p.parameter.name.id.to_string()).unwrap_or_default();
-            for p in params.iter().skip(1) {
-                let default = match &p.default {
-                    Some(d) => Some(self.expr(&Scope::module_level(), d)?),
-                    None => None,
+            let init_inputs = self.init_inputs();
+            for (i, p) in params.iter().skip(1).enumerate() {
+                let default = match (&p.default, init_inputs.as_ref().and_then(|inputs| inputs.get(i))) {
+                    // KernelBench passes `Model(*get_init_inputs())`: those values win.
+                    (_, Some(value)) => Some(self.expr(&Scope::module_level(), value)?),
+                    (Some(d), None) => Some(self.expr(&Scope::module_level(), d)?),
+                    (None, None) => None,
                 };
                 env.insert(p.parameter.name.id.to_string(), default);
             }
@@ -515,6 +518,18 @@ impl<'a> Converter<'a> {
         }
         self.class_attrs.insert(class.to_string(), ClassAttrs { attrs, init_error });
         Ok(())
+    }
+
+    /// The elements of `get_init_inputs()` when it is a plain `return [a, b, ...]` (KernelBench's
+    /// convention for the constructor arguments of `Model`).
+    fn init_inputs(&self) -> Option<Vec<&'a Expr>> {
+        let def = self.scan.functions.get("get_init_inputs")?;
+        let body: Vec<&Stmt> = def.body.iter().filter(|s| !matches!(s, Stmt::Expr(e) if matches!(&*e.value, Expr::StringLiteral(_)))).collect();
+        let [Stmt::Return(ast::StmtReturn { value: Some(value), .. })] = body.as_slice() else { return None };
+        match &**value {
+            Expr::List(ast::ExprList { elts, .. }) | Expr::Tuple(ast::ExprTuple { elts, .. }) => Some(elts.iter().collect()),
+            _ => None,
+        }
     }
 
     fn init_stmt(&mut self, scope: &Scope, self_name: &str, stmt: &Stmt, first: bool) -> Result<InitEffect> {
