@@ -22,10 +22,13 @@
 //! [`Value::Invalid`] values, which propagate like NaN: the caller sees which output is affected
 //! and why. Nothing here panics on any input.
 
-use crate::graph::{python_mod, CmpOp, Graph, Node, NodeId, UnaryFn};
+mod rational;
+
+use crate::graph::{CmpOp, Graph, Node, NodeId, UnaryFn};
 use num_bigint::BigInt;
 use num_rational::BigRational;
-use num_traits::{One, Signed, ToPrimitive, Zero};
+use num_traits::{FromPrimitive, ToPrimitive};
+use rational::Q;
 use std::fmt;
 
 /// The value of one node.
@@ -98,31 +101,52 @@ fn rounding(v: f64) -> f64 {
     v.abs() * ROUND + TINY
 }
 
-fn approx(value: f64, err: f64) -> Value {
-    if !value.is_finite() {
-        return Value::Invalid(Invalid::Overflow);
+/// A node's value during evaluation: like [`Value`], with the fast rationals.
+#[derive(Debug, Clone, PartialEq)]
+enum V {
+    Exact(Q),
+    Approx { value: f64, err: f64 },
+    Invalid(Invalid),
+}
+
+impl V {
+    fn public(self) -> Value {
+        match self {
+            V::Exact(q) => Value::Exact(q.to_big()),
+            V::Approx { value, err } => Value::Approx { value, err },
+            V::Invalid(i) => Value::Invalid(i),
+        }
     }
-    Value::Approx { value, err: if err.is_nan() { f64::INFINITY } else { err } }
+}
+
+fn approx(value: f64, err: f64) -> V {
+    if !value.is_finite() {
+        return V::Invalid(Invalid::Overflow);
+    }
+    V::Approx { value, err: if err.is_nan() { f64::INFINITY } else { err } }
+}
+
+fn zero() -> V {
+    V::Exact(Q::int(0))
+}
+
+fn one() -> V {
+    V::Exact(Q::int(1))
 }
 
 /// An f64 view of a value with its error bound.
-fn as_interval(v: &Value) -> Result<(f64, f64), Invalid> {
+fn as_interval(v: &V) -> Result<(f64, f64), Invalid> {
     match v {
-        Value::Exact(r) => {
-            let f = r.to_f64().filter(|f| f.is_finite()).ok_or(Invalid::Overflow)?;
-            // The conversion rounds (num-rational does not promise correct rounding, so allow a
-            // full ulp) unless the rational is a double: a dyadic with a short numerator.
-            Ok((f, if is_double(r) { 0.0 } else { 2.0 * rounding(f) }))
+        V::Exact(q) => {
+            let f = q.to_f64().filter(|f| f.is_finite()).ok_or(Invalid::Overflow)?;
+            // The conversion rounds (at most three roundings of half an ulp for `n as f64 / d
+            // as f64`; num-rational does not promise correct rounding either): allow two ulps,
+            // unless the rational is a double.
+            Ok((f, if q.is_double() { 0.0 } else { 4.0 * rounding(f) }))
         }
-        Value::Approx { value, err } => Ok((*value, *err)),
-        Value::Invalid(i) => Err(*i),
+        V::Approx { value, err } => Ok((*value, *err)),
+        V::Invalid(i) => Err(*i),
     }
-}
-
-/// Whether `r` is exactly representable as a normal f64 (cheap: no allocation).
-fn is_double(r: &BigRational) -> bool {
-    let (n, d) = (r.numer().magnitude(), r.denom().magnitude());
-    n.bits() <= 53 && d.count_ones() == 1 && d.bits() <= 1000
 }
 
 /// Evaluates `roots` given the tensor inputs (`inputs[arg][index]`). Only the nodes the roots
@@ -145,7 +169,7 @@ pub fn evaluate(graph: &Graph, roots: &[NodeId], inputs: &[Vec<BigRational>]) ->
         let node = graph.get(id).ok_or(EvalError::UnknownNode(id.0))?;
         stack.extend(node.children().filter(|c| !needed[c.index()]));
     }
-    let mut values: Vec<Option<Value>> = vec![None; n];
+    let mut values: Vec<Option<V>> = vec![None; n];
     for (i, node) in graph.nodes() {
         if !needed[i.index()] {
             continue;
@@ -154,9 +178,9 @@ pub fn evaluate(graph: &Graph, roots: &[NodeId], inputs: &[Vec<BigRational>]) ->
         let v = match node {
             Node::Input { arg, index } => {
                 let value = inputs.get(*arg as usize).and_then(|t| t.get(*index as usize)).ok_or(EvalError::MissingInput { arg: *arg, index: *index })?;
-                Value::Exact(value.clone())
+                V::Exact(Q::from_big(value))
             }
-            Node::Const(c) => Value::Exact(c.clone()),
+            Node::Const(c) => V::Exact(Q::from_big(c)),
             Node::Pi => approx(std::f64::consts::PI, rounding(std::f64::consts::PI)),
             Node::E => approx(std::f64::consts::E, rounding(std::f64::consts::E)),
             Node::Add(a, b) => add(get(*a), get(*b), false),
@@ -172,7 +196,7 @@ pub fn evaluate(graph: &Graph, roots: &[NodeId], inputs: &[Vec<BigRational>]) ->
                 if a == b {
                     // x op x is decided exactly whatever x is (unless x is invalid).
                     match get(*a) {
-                        Value::Invalid(e) => Value::Invalid(*e),
+                        V::Invalid(e) => V::Invalid(*e),
                         _ => bool_value(op.holds(&0, &0)),
                     }
                 } else {
@@ -180,73 +204,76 @@ pub fn evaluate(graph: &Graph, roots: &[NodeId], inputs: &[Vec<BigRational>]) ->
                 }
             }
             Node::Select(c, a, b) => match get(*c) {
-                Value::Exact(c) => {
+                V::Exact(c) => {
                     if c.is_zero() {
                         get(*b).clone()
                     } else {
                         get(*a).clone()
                     }
                 }
-                Value::Approx { value, err } if value.abs() > *err => get(*a).clone(),
-                Value::Approx { .. } => Value::Invalid(Invalid::Undecided),
-                Value::Invalid(e) => Value::Invalid(*e),
+                V::Approx { value, err } if value.abs() > *err => get(*a).clone(),
+                V::Approx { .. } => V::Invalid(Invalid::Undecided),
+                V::Invalid(e) => V::Invalid(*e),
             },
             Node::FloorDiv(a, b) => floor_div(get(*a), get(*b)),
             Node::Mod(a, b) => modulo(get(*a), get(*b)),
         };
         values[i.index()] = Some(v);
     }
-    Ok(roots.iter().map(|r| values[r.index()].clone().expect("roots were evaluated")).collect())
+    Ok(roots.iter().map(|r| values[r.index()].clone().expect("roots were evaluated").public()).collect())
 }
 
-fn bool_value(b: bool) -> Value {
-    Value::Exact(if b { BigRational::one() } else { BigRational::zero() })
+fn bool_value(b: bool) -> V {
+    if b {
+        one()
+    } else {
+        zero()
+    }
 }
 
-fn add(a: &Value, b: &Value, subtract: bool) -> Value {
-    if let (Value::Exact(x), Value::Exact(y)) = (a, b) {
-        return Value::Exact(if subtract { x - y } else { x + y });
+fn add(a: &V, b: &V, subtract: bool) -> V {
+    if let (V::Exact(x), V::Exact(y)) = (a, b) {
+        return V::Exact(if subtract { x.sub(y) } else { x.add(y) });
     }
     match (as_interval(a), as_interval(b)) {
         (Ok((x, ex)), Ok((y, ey))) => {
             let v = if subtract { x - y } else { x + y };
             approx(v, ex + ey + rounding(v))
         }
-        (Err(e), _) | (_, Err(e)) => Value::Invalid(e),
+        (Err(e), _) | (_, Err(e)) => V::Invalid(e),
     }
 }
 
-fn neg(a: &Value) -> Value {
+fn neg(a: &V) -> V {
     match a {
-        Value::Exact(x) => Value::Exact(-x),
-        Value::Approx { value, err } => Value::Approx { value: -value, err: *err },
-        Value::Invalid(e) => Value::Invalid(*e),
+        V::Exact(x) => V::Exact(x.neg()),
+        V::Approx { value, err } => V::Approx { value: -value, err: *err },
+        V::Invalid(e) => V::Invalid(*e),
     }
 }
 
-fn mul(a: &Value, b: &Value) -> Value {
-    if let (Value::Exact(x), Value::Exact(y)) = (a, b) {
-        return Value::Exact(x * y);
+fn mul(a: &V, b: &V) -> V {
+    if let (V::Exact(x), V::Exact(y)) = (a, b) {
+        return V::Exact(x.mul(y));
     }
     // An exact zero annihilates whatever the other factor's error.
-    if matches!(a, Value::Exact(x) if x.is_zero()) && !matches!(b, Value::Invalid(_))
-        || matches!(b, Value::Exact(y) if y.is_zero()) && !matches!(a, Value::Invalid(_))
-    {
-        return Value::Exact(BigRational::zero());
+    let exact_zero = |v: &V| matches!(v, V::Exact(x) if x.is_zero());
+    if (exact_zero(a) && !matches!(b, V::Invalid(_))) || (exact_zero(b) && !matches!(a, V::Invalid(_))) {
+        return zero();
     }
     match (as_interval(a), as_interval(b)) {
         (Ok((x, ex)), Ok((y, ey))) => {
             let v = x * y;
             approx(v, x.abs() * ey + y.abs() * ex + ex * ey + rounding(v))
         }
-        (Err(e), _) | (_, Err(e)) => Value::Invalid(e),
+        (Err(e), _) | (_, Err(e)) => V::Invalid(e),
     }
 }
 
-fn div(a: &Value, b: &Value) -> Value {
+fn div(a: &V, b: &V) -> V {
     match (a, b) {
-        (_, Value::Exact(y)) if y.is_zero() => Value::Invalid(Invalid::DivisionByZero),
-        (Value::Exact(x), Value::Exact(y)) => Value::Exact(x / y),
+        (_, V::Exact(y)) if y.is_zero() => V::Invalid(Invalid::DivisionByZero),
+        (V::Exact(x), V::Exact(y)) => V::Exact(x.div(y)),
         _ => match (as_interval(a), as_interval(b)) {
             (Ok((x, ex)), Ok((y, ey))) => {
                 let v = x / y;
@@ -255,71 +282,71 @@ fn div(a: &Value, b: &Value) -> Value {
                 }
                 approx(v, (x.abs() * ey + y.abs() * ex) / (y.abs() * (y.abs() - ey)) + rounding(v))
             }
-            (Err(e), _) | (_, Err(e)) => Value::Invalid(e),
+            (Err(e), _) | (_, Err(e)) => V::Invalid(e),
         },
     }
 }
 
-fn pow(a: &Value, k: i32) -> Value {
+fn pow(a: &V, k: i32) -> V {
     // Graphs built by the lowering never exceed 64; refuse absurd exponents from other builders.
     if k.unsigned_abs() > 4096 {
-        return Value::Invalid(Invalid::Overflow);
+        return V::Invalid(Invalid::Overflow);
     }
-    match a {
-        Value::Exact(x) if x.is_zero() && k < 0 => Value::Invalid(Invalid::DivisionByZero),
-        Value::Exact(x) => Value::Exact(num_traits::pow::Pow::pow(x, k)),
-        _ => {
-            // Repeated multiplication carries the bound correctly.
-            let mut result = Value::Exact(BigRational::one());
-            for _ in 0..k.unsigned_abs() {
-                result = mul(&result, a);
-            }
-            if k < 0 {
-                div(&Value::Exact(BigRational::one()), &result)
-            } else {
-                result
-            }
+    if let V::Exact(x) = a {
+        if x.is_zero() && k < 0 {
+            return V::Invalid(Invalid::DivisionByZero);
         }
+    }
+    // Repeated multiplication is exact on rationals and carries the bound on approximations.
+    let mut result = one();
+    for _ in 0..k.unsigned_abs() {
+        result = mul(&result, a);
+    }
+    if k < 0 {
+        div(&one(), &result)
+    } else {
+        result
     }
 }
 
 /// The exact square root of a non-negative rational when it is rational.
-fn exact_sqrt(x: &BigRational) -> Option<BigRational> {
-    let (n, d) = (x.numer(), x.denom());
+fn exact_sqrt(x: &Q) -> Option<Q> {
+    let r = x.to_big();
+    let (n, d) = (r.numer(), r.denom());
     let (rn, rd) = (n.sqrt(), d.sqrt());
-    (&rn * &rn == *n && &rd * &rd == *d).then(|| BigRational::new(rn, rd))
+    (&rn * &rn == *n && &rd * &rd == *d).then(|| Q::from_big(&BigRational::new(rn, rd)))
 }
 
-fn unary(f: UnaryFn, a: &Value) -> Value {
-    if let Value::Invalid(e) = a {
-        return Value::Invalid(*e);
+fn unary(f: UnaryFn, a: &V) -> V {
+    if let V::Invalid(e) = a {
+        return V::Invalid(*e);
     }
     // Exact cases: abs always; the functions at points where the value is rational.
-    if let Value::Exact(x) = a {
+    if let V::Exact(x) = a {
         match f {
-            UnaryFn::Abs => return Value::Exact(x.abs()),
-            UnaryFn::Log if !x.is_positive() => return Value::Invalid(Invalid::LogOfNonPositive),
-            UnaryFn::Sqrt | UnaryFn::Rsqrt if x.is_negative() => return Value::Invalid(Invalid::SqrtOfNegative),
-            UnaryFn::Rsqrt if x.is_zero() => return Value::Invalid(Invalid::DivisionByZero),
+            UnaryFn::Abs => return V::Exact(x.abs()),
+            UnaryFn::Log if !x.is_positive() => return V::Invalid(Invalid::LogOfNonPositive),
+            UnaryFn::Sqrt | UnaryFn::Rsqrt if x.is_negative() => return V::Invalid(Invalid::SqrtOfNegative),
+            UnaryFn::Rsqrt if x.is_zero() => return V::Invalid(Invalid::DivisionByZero),
             UnaryFn::Sqrt => {
                 if let Some(r) = exact_sqrt(x) {
-                    return Value::Exact(r);
+                    return V::Exact(r);
                 }
             }
             UnaryFn::Rsqrt => {
                 if let Some(r) = exact_sqrt(x) {
-                    return Value::Exact(r.recip());
+                    return V::Exact(Q::int(1).div(&r));
                 }
             }
-            UnaryFn::Exp | UnaryFn::Cos if x.is_zero() => return Value::Exact(BigRational::one()),
-            UnaryFn::Tanh | UnaryFn::Erf | UnaryFn::Sin if x.is_zero() => return Value::Exact(BigRational::zero()),
-            UnaryFn::Log if x.is_one() => return Value::Exact(BigRational::zero()),
+            UnaryFn::Exp | UnaryFn::Cos if x.is_zero() => return one(),
+            UnaryFn::Tanh | UnaryFn::Erf | UnaryFn::Sin if x.is_zero() => return zero(),
+            UnaryFn::Log if x.is_one() => return zero(),
             _ => {}
         }
     }
     let (x, e) = match as_interval(a) {
         Ok(p) => p,
-        Err(err) => return Value::Invalid(err),
+        Err(err) => return V::Invalid(err),
     };
     let libm = |v: f64| v.abs() * LIBM_ULPS * f64::EPSILON + TINY;
     match f {
@@ -332,7 +359,7 @@ fn unary(f: UnaryFn, a: &Value) -> Value {
         }
         UnaryFn::Log => {
             if x + e <= 0.0 {
-                return Value::Invalid(Invalid::LogOfNonPositive);
+                return V::Invalid(Invalid::LogOfNonPositive);
             }
             let v = x.ln();
             if x - e <= 0.0 {
@@ -343,7 +370,7 @@ fn unary(f: UnaryFn, a: &Value) -> Value {
         }
         UnaryFn::Sqrt => {
             if x + e < 0.0 {
-                return Value::Invalid(Invalid::SqrtOfNegative);
+                return V::Invalid(Invalid::SqrtOfNegative);
             }
             let v = x.max(0.0).sqrt();
             let spread = ((x + e).sqrt() - v).max(v - (x - e).max(0.0).sqrt());
@@ -351,7 +378,7 @@ fn unary(f: UnaryFn, a: &Value) -> Value {
         }
         UnaryFn::Rsqrt => {
             if x + e < 0.0 {
-                return Value::Invalid(Invalid::SqrtOfNegative);
+                return V::Invalid(Invalid::SqrtOfNegative);
             }
             if x - e <= 0.0 {
                 return approx(1.0 / x.max(f64::MIN_POSITIVE).sqrt(), f64::INFINITY);
@@ -380,19 +407,19 @@ fn unary(f: UnaryFn, a: &Value) -> Value {
     }
 }
 
-fn extremum(a: &Value, b: &Value, is_max: bool) -> Value {
-    if let (Value::Exact(x), Value::Exact(y)) = (a, b) {
-        return Value::Exact(if (x >= y) == is_max { x.clone() } else { y.clone() });
+fn extremum(a: &V, b: &V, is_max: bool) -> V {
+    if let (V::Exact(x), V::Exact(y)) = (a, b) {
+        return V::Exact(if (x >= y) == is_max { x.clone() } else { y.clone() });
     }
     match (as_interval(a), as_interval(b)) {
         // max and min are 1-Lipschitz in each argument.
         (Ok((x, ex)), Ok((y, ey))) => approx(if is_max { x.max(y) } else { x.min(y) }, ex.max(ey)),
-        (Err(e), _) | (_, Err(e)) => Value::Invalid(e),
+        (Err(e), _) | (_, Err(e)) => V::Invalid(e),
     }
 }
 
-fn compare(op: CmpOp, a: &Value, b: &Value) -> Value {
-    if let (Value::Exact(x), Value::Exact(y)) = (a, b) {
+fn compare(op: CmpOp, a: &V, b: &V) -> V {
+    if let (V::Exact(x), V::Exact(y)) = (a, b) {
         return bool_value(op.holds(x, y));
     }
     match (as_interval(a), as_interval(b)) {
@@ -401,25 +428,28 @@ fn compare(op: CmpOp, a: &Value, b: &Value) -> Value {
             let slack = ex + ey + rounding(d);
             if d.abs() <= slack {
                 // Too close: equal or not cannot be decided (nor the order).
-                return Value::Invalid(Invalid::Undecided);
+                return V::Invalid(Invalid::Undecided);
             }
             bool_value(op.holds(&x, &y))
         }
-        (Err(e), _) | (_, Err(e)) => Value::Invalid(e),
+        (Err(e), _) | (_, Err(e)) => V::Invalid(e),
     }
 }
 
-fn floor_div(a: &Value, b: &Value) -> Value {
+fn floor_div(a: &V, b: &V) -> V {
     match (a, b) {
-        (_, Value::Exact(y)) if y.is_zero() => Value::Invalid(Invalid::DivisionByZero),
-        (Value::Exact(x), Value::Exact(y)) => Value::Exact(BigRational::from_integer((x / y).floor().to_integer())),
+        (_, V::Exact(y)) if y.is_zero() => V::Invalid(Invalid::DivisionByZero),
+        (V::Exact(x), V::Exact(y)) => V::Exact(x.div(y).floor()),
         _ => match div(a, b) {
-            Value::Approx { value, err } => {
+            V::Approx { value, err } => {
                 let (lo, hi) = ((value - err).floor(), (value + err).floor());
                 if lo == hi && err.is_finite() {
-                    BigInt::from_f64_floor(lo).map_or(Value::Invalid(Invalid::Overflow), |i| Value::Exact(BigRational::from_integer(i)))
+                    match BigInt::from_f64(lo) {
+                        Some(i) => V::Exact(Q::from_big(&BigRational::from_integer(i))),
+                        None => V::Invalid(Invalid::Overflow),
+                    }
                 } else {
-                    Value::Invalid(Invalid::Undecided)
+                    V::Invalid(Invalid::Undecided)
                 }
             }
             other => other,
@@ -427,23 +457,14 @@ fn floor_div(a: &Value, b: &Value) -> Value {
     }
 }
 
-fn modulo(a: &Value, b: &Value) -> Value {
+fn modulo(a: &V, b: &V) -> V {
     match (a, b) {
-        (_, Value::Exact(y)) if y.is_zero() => Value::Invalid(Invalid::DivisionByZero),
-        (Value::Exact(x), Value::Exact(y)) => Value::Exact(python_mod(x, y)),
+        (_, V::Exact(y)) if y.is_zero() => V::Invalid(Invalid::DivisionByZero),
+        // Python's `%`: a - floor(a / b) * b, the sign of the divisor.
+        (V::Exact(x), V::Exact(y)) => V::Exact(x.sub(&x.div(y).floor().mul(y))),
         _ => {
             let q = floor_div(a, b);
             add(a, &mul(&q, b), true)
         }
-    }
-}
-
-trait FromF64Floor: Sized {
-    fn from_f64_floor(v: f64) -> Option<Self>;
-}
-
-impl FromF64Floor for BigInt {
-    fn from_f64_floor(v: f64) -> Option<BigInt> {
-        num_traits::FromPrimitive::from_f64(v.floor())
     }
 }
