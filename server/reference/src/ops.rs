@@ -136,6 +136,8 @@ pub enum Op {
     PySum,
     PyTuple,
     PyList,
+    PyEnumerate,
+    PyZip,
 }
 
 /// `torch.<name>` (also `torch.special.<name>` for the few that live there).
@@ -292,6 +294,8 @@ pub fn builtin(name: &str) -> Option<Op> {
         "tuple" => PyTuple,
         "list" => PyList,
         "pow" => Pow,
+        "enumerate" => PyEnumerate,
+        "zip" => PyZip,
         _ => return None,
     })
 }
@@ -395,10 +399,4 @@ pub fn method(name: &str) -> Option<Op> {
         "new_empty" => Empty,
         _ => return None,
     })
-}
-
-/// Whether a method op takes the receiver as its first argument (`x.sum()` is `sum(x)`) or
-/// only borrows the receiver's dtype (`x.new_zeros(shape)`).
-pub fn method_uses_receiver_as_input(op: Op) -> bool {
-    !matches!(op, Op::Zeros | Op::Ones | Op::Full | Op::Empty)
 }

@@ -671,7 +671,28 @@ pub(crate) fn call(lw: &mut Lowerer<'_>, op: Op, method: bool, positional: Vec<A
                 other => Err(RefError::new(x.span.clone(), format!("cannot make a tuple of {}", other.kind_name()))),
             }
         }
+        Op::PyEnumerate => {
+            let [items, start] = a.bind(["iterable", "start"])?;
+            let items = sequence_of(lw, &required(items, "iterable", span)?)?;
+            let start = lw.opt_int(&start)?.unwrap_or(0);
+            Ok(Val::seq(items.into_iter().enumerate().map(|(i, v)| Val::seq(vec![Val::Int(start + i as i64), v])).collect()))
+        }
+        Op::PyZip => {
+            let ([], rest) = a.bind_rest([], Some("iterables"))?;
+            let columns = rest.iter().map(|r| sequence_of(lw, r)).collect::<Result<Vec<_>>>()?;
+            let len = columns.iter().map(Vec::len).min().unwrap_or(0);
+            Ok(Val::seq((0..len).map(|i| Val::seq(columns.iter().map(|c| c[i].clone()).collect())).collect()))
+        }
         _ => Err(RefError::unsupported(span.clone(), &op_name(op))),
+    }
+}
+
+/// The items of a tuple/list, or the rows of a tensor.
+fn sequence_of(lw: &Lowerer<'_>, arg: &Arg) -> Result<Vec<Val>> {
+    match &arg.val {
+        Val::Seq(items) => Ok(items.to_vec()),
+        Val::Tensor(t) if t.ndim() > 0 => Ok(shape_ops::unbind(lw, t, 0).into_iter().map(Val::Tensor).collect()),
+        other => Err(RefError::new(arg.span.clone(), format!("expected a tuple, a list or a tensor to iterate over, found {}", other.kind_name()))),
     }
 }
 
