@@ -358,3 +358,15 @@ fn type_errors() {
             ^^^^^^^^^^^^^^^^^^^^"#]],
     );
 }
+
+#[test]
+fn einsum_ellipsis_without_broadcasting() {
+    check(
+        "import torch\ndef reference(a, b):\n    return torch.einsum('...ij,...jk->...ik', a, b)\n",
+        &[f32(&[2, 3, 4]), f32(&[1, 4, 5])],
+        expect![[r#"
+            3:12: unsupported: broadcasting inside an einsum `...` ([2] and [1])
+                return torch.einsum('...ij,...jk->...ik', a, b)
+                       ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^"#]],
+    );
+}

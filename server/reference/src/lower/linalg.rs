@@ -105,14 +105,65 @@ pub(crate) fn linear(lw: &mut Lowerer<'_>, x: &Tensor, w: &Tensor, bias: Option<
     }
 }
 
+/// Rewrites `...` into fresh index letters. The ellipsis must cover the same shape in every
+/// operand that has one (broadcasting inside `...` is refused); without `->`, its dimensions
+/// lead the output, as in PyTorch.
+fn expand_ellipsis(equation: &str, operands: &[Tensor], span: &Span) -> Result<String> {
+    let (inputs, output) = match equation.split_once("->") {
+        Some((i, o)) => (i, Some(o)),
+        None => (equation, None),
+    };
+    let specs: Vec<&str> = inputs.split(',').collect();
+    let used: Vec<char> = equation.chars().filter(|c| c.is_ascii_alphabetic()).collect();
+    let fresh: Vec<char> = ('A'..='Z').chain('a'..='z').filter(|c| !used.contains(c)).collect();
+    let mut ellipsis_shape: Option<Vec<usize>> = None;
+    let mut rewritten = Vec::new();
+    for (spec, t) in specs.iter().zip(operands) {
+        let Some((before, after)) = spec.split_once("...") else {
+            rewritten.push(spec.to_string());
+            continue;
+        };
+        let named = before.len() + after.len();
+        if named > t.ndim() {
+            return Err(RefError::new(span.clone(), format!("einsum operand `{spec}` names more dimensions than its shape {} has", fmt_shape(&t.shape))));
+        }
+        let covered = t.shape[before.len()..t.ndim() - after.len()].to_vec();
+        match &ellipsis_shape {
+            Some(shape) if *shape != covered => {
+                return Err(RefError::unsupported_feature(
+                    span.clone(),
+                    &format!("broadcasting inside an einsum `...` ({} and {})", fmt_shape(shape), fmt_shape(&covered)),
+                ));
+            }
+            _ => ellipsis_shape = Some(covered.clone()),
+        }
+        if covered.len() > fresh.len() {
+            return Err(RefError::new(span.clone(), "too many dimensions under an einsum `...`"));
+        }
+        let letters: String = fresh[..covered.len()].iter().collect();
+        rewritten.push(format!("{before}{letters}{after}"));
+    }
+    let letters: String = fresh[..ellipsis_shape.map_or(0, |s| s.len())].iter().collect();
+    let output = match output {
+        Some(o) => o.replace("...", &letters),
+        None => {
+            // Implicit output: the ellipsis dims, then the letters that appear once, sorted.
+            let joined: String = specs.join("");
+            let mut once: Vec<char> = used.iter().copied().filter(|c| joined.matches(*c).count() == 1).collect();
+            once.sort_unstable();
+            once.dedup();
+            format!("{letters}{}", once.into_iter().collect::<String>())
+        }
+    };
+    Ok(format!("{}->{output}", rewritten.join(",")))
+}
+
 /// `torch.einsum(equation, *operands)` for plain contractions: every index letter has one
 /// size, output letters are distinct; repeated letters in one operand take a diagonal.
 pub(crate) fn einsum(lw: &mut Lowerer<'_>, equation: &str, operands: &[Tensor], span: &Span) -> Result<Val> {
     let err = |m: String| RefError::new(span.clone(), m);
     let equation: String = equation.chars().filter(|c| !c.is_whitespace()).collect();
-    if equation.contains("...") {
-        return Err(RefError::unsupported_feature(span.clone(), "`...` in einsum equations"));
-    }
+    let equation = if equation.contains("...") { expand_ellipsis(&equation, operands, span)? } else { equation };
     let (inputs, output) = match equation.split_once("->") {
         Some((i, o)) => (i.to_string(), Some(o.to_string())),
         None => (equation.clone(), None),
