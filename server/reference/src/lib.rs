@@ -10,20 +10,22 @@
 //!
 //! # The subset
 //! A reference is a top-level `def reference(...)`, or the `forward` of an `nn.Module` subclass
-//! whose `__init__` only sets constant attributes (`self.eps = eps`, with defaults). Helper
+//! whose `__init__` only sets constant attributes (`self.eps = eps`, with defaults, or with the
+//! values KernelBench's `get_init_inputs()` returns). Helper
 //! functions and methods of the same file are inlined; `import torch`, `import
 //! torch.nn.functional as F`, `from torch import nn`, `import math` and similar forms resolve
 //! names. Supported: elementwise arithmetic (`+ - * / // % **` with integer powers, unary `-`),
 //! comparisons, `relu/sigmoid/silu/gelu(approximate="none"|"tanh")/exp/log/sqrt/rsqrt/tanh/abs/
 //! neg/erf/sin/cos/maximum/minimum/where/clamp/pow/masked_fill`, broadcasting; `sum/mean/prod/
 //! amax/amin/max/min/argmax/argmin/cumsum/softmax/log_softmax/var/std` with `dim` (negative,
-//! tuples) and `keepdim`; `matmul/@/mm/bmm/einsum/F.linear`; `view/reshape/transpose/permute/T/
+//! tuples) and `keepdim`; `matmul/@/mm/bmm/einsum` (with `...`)`/F.linear`; `view/reshape/transpose/permute/T/
 //! mT/unsqueeze/squeeze/expand/contiguous/flatten/chunk/split/unbind/narrow/cat/stack/repeat/
 //! tril/triu`; slicing with steps, negative indices, `None` and `...`; integer-tensor indexing,
 //! `index_select`, `gather`, `F.embedding`, and index assignment (a scatter); `F.rms_norm`,
 //! `F.layer_norm`; `torch.zeros/ones/full/empty/arange/*_like/tensor`; `x.shape`, `x.size()`,
-//! `x.numel()`, `len(x)`; `math` constants and functions; locals, tuple unpacking, `for` over
-//! `range(...)` (unrolled), `if` on values known at lowering, list comprehensions, `assert`.
+//! `x.numel()`, `len(x)`, `torch.finfo(dtype).eps/min/max`; `math` constants and functions;
+//! locals, tuple unpacking, `for` over `range(...)`/`enumerate`/`zip`/tuples (unrolled), `if` on
+//! values known at lowering, list comprehensions, `assert`.
 //! The full list of names is [`ops`]. Anything else is a [`RefError`] with the byte span of
 //! the construct ("unsupported: `torch.fft.fft` is not in the supported subset"); LARK never
 //! guesses.
@@ -35,6 +37,14 @@
 //! integer tensors stay integers (`//` floors, `%` takes the divisor's sign); int with float
 //! promotes to float following `torch.result_type`; `max(dim)`/`argmax` break ties at the first
 //! index. Reductions are left folds in index order (`((x0 + x1) + x2) ...`).
+//!
+//! `-inf`/`inf` (`float("-inf")`, `math.inf`) are modelled exactly as masks: `max(x, -inf) = x`,
+//! `exp(-inf) = 0`, `x + -inf = -inf`, `1 / inf = 0`, so a causal softmax with
+//! `masked_fill(mask, -inf)` or an additive `triu` mask lowers to plain real arithmetic. An
+//! infinity that reaches an output, `inf - inf`, or `-inf` chosen by a data-dependent condition
+//! is an error. Writes through an alias (`y = x.view(...); y[0] = 1` while `x` is live) are
+//! refused rather than mis-modelled; `torch.empty` memory read before it is written is an error
+//! if it reaches an output.
 //!
 //! # The exact-arithmetic contract
 //! Values are ideal: integers exact, floats exact rationals, `exp`/`log`/`sqrt`/`tanh`/`erf`/
