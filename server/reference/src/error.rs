@@ -21,7 +21,7 @@ impl RefError {
         RefError::new(span, format!("unsupported: `{what}` is not in the supported subset"))
     }
 
-    /// "unsupported: <description>", for constructs named in words ("while loops").
+    /// "unsupported: DESCRIPTION", for constructs named in words ("while loops").
     pub fn unsupported_feature(span: Range<usize>, description: &str) -> Self {
         RefError::new(span, format!("unsupported: {description}"))
     }
