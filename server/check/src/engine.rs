@@ -87,6 +87,10 @@ pub fn check_kernel(k: &Kernel, spec: Option<&KernelSpec>, src: &Sources, opts: 
         notes: bind.unmatched.iter().map(|n| Note::UnmatchedParameter { name: n.clone() }).collect(),
         stats: Stats { accesses: lifted.accesses.len(), barriers: lifted.barriers.len(), ..Stats::default() },
     };
+    if spec.is_none() {
+        let kernel = spec::unmangled_name(&k.name).unwrap_or_else(|| k.name.to_string());
+        report.notes.push(Note::NoInterface { kernel });
+    }
     for u in &lifted.unsupported {
         report
             .uncertified

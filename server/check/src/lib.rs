@@ -69,9 +69,6 @@ pub fn check_ptx(file: &str, text: &str, cx: &Context, opts: &Options, solver: &
                 let src = Sources { ptx: text, index: &index, cu_file, param_names: cx.cu_text.and_then(|cu| spec::cu_param_names(cu, &source_name)) };
                 let spec = cx.interface.and_then(|i| i.kernel(&name));
                 let mut report = check_kernel_guarded(&k, spec, &src, opts, solver);
-                if spec.is_none() {
-                    report.notes.push(Note::NoInterface { kernel: source_name.clone() });
-                }
                 kernels.push(report);
             }
             Err(e) => {

@@ -55,8 +55,9 @@ enum Format {
     Sarif,
 }
 
-/// Why a file could not be checked at all (exit code 2).
-struct Unusable(String);
+/// Why a file could not be checked at all (exit code 2), with what there is to show about it
+/// (its compile errors, say).
+struct Unusable(String, Option<FileReport>);
 
 pub fn run(args: CheckArgs) -> ExitCode {
     let settings = ide::Settings {
@@ -78,8 +79,9 @@ pub fn run(args: CheckArgs) -> ExitCode {
     for path in &args.files {
         match check_file(&mut host, path, &args) {
             Ok(report) => reports.push(report),
-            Err(Unusable(why)) => {
+            Err(Unusable(why, report)) => {
                 eprintln!("lark: {}: {why}", path.display());
+                reports.extend(report);
                 unusable = true;
             }
         }
@@ -100,13 +102,13 @@ pub fn run(args: CheckArgs) -> ExitCode {
 }
 
 fn check_file(host: &mut AnalysisHost, path: &Path, args: &CheckArgs) -> Result<FileReport, Unusable> {
-    let file = SourceFile::read(path).map_err(Unusable)?;
+    let file = SourceFile::read(path).map_err(|e| Unusable(e, None))?;
     let key = file.key.clone();
     host.set_file(file);
     // Nothing else changes the host while this runs, so the analysis is never cancelled.
-    let fa = host.snapshot().analyse(&key).map_err(|_| Unusable("the analysis was cancelled".into()))?;
+    let fa = host.snapshot().analyse(&key).map_err(|_| Unusable("the analysis was cancelled".into(), None))?;
     if let Some(e) = &fa.interface_error {
-        return Err(Unusable(format!("the interface cannot be used: {e}")));
+        return Err(Unusable(format!("the interface cannot be used: {e}"), None));
     }
     let mut report = file_report(&fa, path);
     if report.kernels.is_empty() {
@@ -117,9 +119,7 @@ fn check_file(host: &mut AnalysisHost, path: &Path, args: &CheckArgs) -> Result<
             (None, None) if args.kernel.is_some() => format!("no kernel named `{}`", args.kernel.as_deref().unwrap_or_default()),
             (None, None) => "no kernels".into(),
         };
-        // Compile errors are printed with the report; say once why nothing was checked.
-        print!("{}", output::text(&report));
-        return Err(Unusable(why));
+        return Err(Unusable(why, Some(report)));
     }
     resolve_sources(&mut report, path);
     if args.dump_model {
