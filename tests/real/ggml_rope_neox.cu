@@ -45,9 +45,10 @@ static __global__ void rope_neox(const T* x, T* dst, const int ne0, const int ne
   const int idst = row_dst * ne0 + i0 / 2;
   const int ix = channel_x * s2 + row_x * s1 + i0 / 2;
 
-  if (i0 >= n_dims) {
-    dst[idst + i0 / 2 + 0] = x[ix + i0 / 2 + 0];
-    dst[idst + i0 / 2 + 1] = x[ix + i0 / 2 + 1];
+  if (i0 >= n_dims) {  // pass-through dimensions: contiguous row_dst * ne0 indexing for x and dst
+    const int i = row_dst * ne0 + i0;
+    dst[i + 0] = x[i + 0];
+    dst[i + 1] = x[i + 1];
     return;
   }
   const float theta_base = pos[channel_x] * powf(theta_scale, i0 / 2.0f);
