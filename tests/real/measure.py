@@ -215,9 +215,12 @@ def sentryward_input(item: dict, mode: str) -> tuple[dict | None, str]:
     shapes, lost = [], []
     for src, pname in index["params"].items():
         spec = (cfg.get("params") or {}).get(src) or {}
-        if "values" in spec:
-            if spec.get("dtype") in SW_SHAPE_TYPES and all(v >= 0 for v in spec["values"]):
-                shapes.append({"parameter": pname, "element_type": SW_SHAPE_TYPES[spec["dtype"]], "shapes": [[v] for v in spec["values"]]})
+        values = spec.get("values")
+        if "values_file" in spec:  # a JSON list of numbers, relative to the lark.toml
+            values = json.loads((toml_path.parent / spec["values_file"]).read_text())
+        if values is not None:
+            if spec.get("dtype") in SW_SHAPE_TYPES and all(v >= 0 for v in values):
+                shapes.append({"parameter": pname, "element_type": SW_SHAPE_TYPES[spec["dtype"]], "shapes": [[v] for v in values]})
             else:
                 lost.append(src)
     if shapes:
