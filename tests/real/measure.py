@@ -11,6 +11,9 @@ Setups ("modes"):
   none          the PTX (and its .cu, for line numbers) copied alone into a temporary directory:
                 no lark.toml, every launch and size symbolic
   toml          the corpus's lark.toml (as a user would have it next to the kernels)
+  toml-positional  the same lark.toml with parameters renamed to param_N by their position in
+                the .cu signature; run only for C++ kernels in a namespace or with internal linkage
+                (_ZN..., _ZL...), whose .cu parameter names LARK did not bind at the time of writing
   racy          tests/index only: racy/lark.toml (contents that make each kernel race or go OOB)
   toml-novalues tests/index only: lark.toml with `values`/`values_file` removed (what an engine
   racy-novalues that cannot read fixed contents sees; the index buffers are then unconstrained)
@@ -48,14 +51,16 @@ sys.path.insert(0, str(REPO / "tests" / "compare"))
 import make_inputs  # noqa: E402  (tests/compare/make_inputs.py: SentryWard kernel-input JSON)
 
 CORPORA = {
-    "real": {"dir": HERE, "modes": ["none", "toml"]},
-    "bugs": {"dir": HERE / "bugs", "modes": ["none", "toml"]},
+    "real": {"dir": HERE, "modes": ["none", "toml", "toml-positional"]},
+    "bugs": {"dir": HERE / "bugs", "modes": ["none", "toml", "toml-positional"]},
     "index": {"dir": REPO / "tests" / "index", "modes": ["none", "toml", "racy", "toml-novalues", "racy-novalues"]},
 }
 # The interface file of each mode, relative to the corpus directory (None: no interface at all).
-MODE_TOML = {"none": None, "toml": "lark.toml", "racy": "racy/lark.toml", "toml-novalues": "lark.toml", "racy-novalues": "racy/lark.toml"}
+MODE_TOML = {"none": None, "toml": "lark.toml", "toml-positional": "lark.toml", "racy": "racy/lark.toml", "toml-novalues": "lark.toml",
+             "racy-novalues": "racy/lark.toml"}
 # Which expectation (the `config` key of a [[expect]]; absent means lark.toml) a mode is judged by.
-MODE_CONFIG = {"none": "lark.toml", "toml": "lark.toml", "racy": "racy/lark.toml", "toml-novalues": "lark.toml", "racy-novalues": "racy/lark.toml"}
+MODE_CONFIG = {"none": "lark.toml", "toml": "lark.toml", "toml-positional": "lark.toml", "racy": "racy/lark.toml", "toml-novalues": "lark.toml",
+               "racy-novalues": "racy/lark.toml"}
 FINDINGS = ("race", "barrier_divergence", "out_of_bounds")
 VERDICT_ORDER = ["verified", "race", "barrier_divergence", "out_of_bounds", "uncertified", "error", "timeout"]
 
@@ -117,6 +122,40 @@ def strip_values(toml_path: Path, out_path: Path) -> None:
     out_path.write_text(text)
 
 
+def toml_value(v) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, (int, float)):
+        return repr(v)
+    if isinstance(v, str):
+        return json.dumps(v)
+    if isinstance(v, list):
+        return "[" + ", ".join(toml_value(x) for x in v) + "]"
+    if isinstance(v, dict):
+        return "{ " + ", ".join(f"{k} = {toml_value(x)}" for k, x in v.items()) + " }"
+    raise ValueError(f"cannot write {v!r} as TOML")
+
+
+def positional_toml(item: dict, toml_path: Path, out_path: Path) -> str | None:
+    """The kernel's table of toml_path with parameters keyed param_N (position in the .cu signature)."""
+    cfg = tomllib.loads(toml_path.read_text()).get("kernel", {}).get(item["name"])
+    if cfg is None or not item["cu"].is_file():
+        return "kernel or .cu not found"
+    sig = make_inputs.cu_signature(item["cu"].read_text(errors="replace"), _source_name(item["name"]))
+    if sig is None:
+        return "no .cu signature"
+    position = {p["name"]: i for i, p in enumerate(sig)}
+    lines = [f"[kernel.{item['name']}]"]
+    for k, v in cfg.items():
+        if k != "params":
+            lines.append(f"{k} = {toml_value(v)}")
+    lines.append(f"[kernel.{item['name']}.params]")
+    for k, v in (cfg.get("params") or {}).items():
+        lines.append(f"param_{position[k]} = {toml_value(v)}" if k in position else f"{k} = {toml_value(v)}")
+    out_path.write_text("\n".join(lines) + "\n")
+    return None
+
+
 def opcode_at(ptx_text: str, span) -> str | None:
     if not span:
         return None
@@ -139,6 +178,14 @@ def lark_one(lark: str, item: dict, mode: str, timeout: float, scratch: Path) ->
         cmd = [lark, "check", str(tmp / ptx.name)] + cmd_tail
     else:
         toml = corpus_dir / MODE_TOML[mode]
+        if mode == "toml-positional":
+            positional = scratch / f"{item['corpus']}-{item['stem']}-{item['variant']}-{item['name'][:80]}.toml"
+            problem = positional_toml(item, toml, positional)
+            if problem:
+                return {"tool": "lark", "corpus": item["corpus"], "stem": item["stem"], "name": item["name"], "variant": item["variant"],
+                        "mode": mode, "wall_ms": 0.0, "findings": [], "uncertified": [], "notes": [], "verdict": "error",
+                        "detail": f"positional lark.toml: {problem}"}
+            toml = positional
         if mode.endswith("-novalues"):
             stripped = scratch / f"{item['corpus']}-{mode}.toml"
             if not stripped.exists():
@@ -307,9 +354,31 @@ def reason_group(reason: str) -> str:
 
 def error_group(detail: str) -> str:
     """An error message without paths and kernel/parameter names, so that equal causes count together."""
-    text = re.sub(r"(/[^\s:]+)+/([^/\s:]+)", r"\2", detail)
+    text = re.sub(r"(?:[^\s:/]*/)+([^\s:/]+)", r"\1", detail)
     text = re.sub(r"kernel\.[\w$]+(\.params\.[\w$]+)?", "kernel.…", text)
     return re.sub(r"^lark: [^:]+\.ptx: ", "", text)[:160]
+
+
+THREAD_RE = re.compile(r"thread \((\d+),(\d+),(\d+)\)/\((\d+),(\d+),(\d+)\)")
+
+
+def finding_cause(message: str) -> str:
+    """Why a finding exists when launches are unconstrained, from the two threads it names."""
+    if "which has exited" in message:
+        return "shuffle/vote mask names an exited lane"
+    if "not a thread of the block" in message:
+        return "partial warp (block size not a multiple of 32)"
+    t = [tuple(map(int, m)) for m in THREAD_RE.findall(message)]
+    if len(t) >= 2:
+        (a, b) = t[0], t[1]
+        if a[0] == b[0] and a[3:] == b[3:] and a[1:3] != b[1:3]:
+            return "blocks differing only in blockIdx.y/z (kernel indexes by blockIdx.x)"
+        if a[:3] == b[:3] and a[3] == b[3] and a[4:] != b[4:]:
+            return "threads differing only in threadIdx.y/z (kernel indexes by threadIdx.x)"
+        if a[:3] == b[:3]:
+            return "same block, other threads (e.g. block wider than a shared array)"
+        return "different blocks"
+    return "other"
 
 
 def md_table(header: list[str], rows: list[list]) -> str:
@@ -322,15 +391,17 @@ def fmt_ms(ms: float) -> str:
     return f"{ms / 1000:.2f} s" if ms >= 1000 else f"{ms:.0f} ms"
 
 
-def report(results: list[dict], items: list[dict]) -> str:
+def report(all_results: list[dict], items: list[dict]) -> str:
+    """The tables; all but the variants table are about the main PTX (sm_80, -O2)."""
     by_key = {(i["corpus"], i["name"], i["variant"]): i for i in items}
+    results = [r for r in all_results if r["variant"] == "sm80.O2"]
     out = []
     groups = defaultdict(list)
     for r in results:
         groups[(r["tool"], r["corpus"], r["mode"])].append(r)
     keys = sorted(groups, key=lambda k: (k[0] != "lark", list(CORPORA).index(k[1]), list(MODE_TOML).index(k[2])))
 
-    out.append("### Verdicts\n")
+    out.append("### Verdicts (sm_80, -O2)\n")
     rows = []
     for k in keys:
         c = Counter(r["verdict"] for r in groups[k])
@@ -398,6 +469,14 @@ def report(results: list[dict], items: list[dict]) -> str:
         rows.append([r["corpus"], r["mode"], r["variant"], f"`{r['name'][:48]}`", r["verdict"], f["message"][:160].replace("|", "/")])
     out.append(md_table(["corpus", "setup", "variant", "kernel", "verdict", "first finding"], rows) if rows else "(none)")
 
+    out.append("\n### Findings under missing facts (LARK, setups none / -novalues), by the shape of the witness\n")
+    causes = Counter()
+    for r in lark_res:
+        if judge(r, by_key[(r["corpus"], r["name"], r["variant"])]["expect"]) == "finding_unconstrained" and r["findings"]:
+            causes[(r["mode"], finding_cause(r["findings"][0]["message"]))] += 1
+    rows = [[m, c, n] for (m, c), n in sorted(causes.items(), key=lambda x: (x[0][0], -x[1]))]
+    out.append(md_table(["setup", "cause", "kernels"], rows) if rows else "(none)")
+
     out.append("\n### Interfaces LARK did not bind\n")
     unbound = sorted({(r["corpus"], r["name"]) for r in lark_res if r["mode"] != "none" and any("is not a parameter of this kernel" in n for n in r["notes"])})
     errors = Counter((r["corpus"], r["mode"], error_group(r.get("detail", ""))) for r in lark_res if r["verdict"] == "error")
@@ -405,6 +484,28 @@ def report(results: list[dict], items: list[dict]) -> str:
                + (" (" + ", ".join(f"`{n[:40]}`" for _, n in unbound) + ")" if unbound else ""))
     for (c, m, d), n in sorted(errors.items()):
         out.append(f"- {c}/{m}: {n} kernel(s) not checked: {d}")
+
+    variants = defaultdict(dict)
+    for r in all_results:
+        if r["tool"] != "lark":
+            continue
+        variants[(r["corpus"], r["mode"], r["name"])][r["variant"]] = r["verdict"]
+    multi = {k: v for k, v in variants.items() if len(v) > 1}
+    if multi:
+        out.append("\n### Compiler variants (LARK): the same kernel at sm80/sm90 x -O2/-O3\n")
+        differ = {k: v for k, v in multi.items() if len(set(v.values())) > 1}
+        out.append(f"- kernels checked in more than one variant: {len(multi)}; same verdict in every variant: {len(multi) - len(differ)}")
+        rows = [[c, m, f"`{n[:50]}`"] + [v.get(x, "") for x in ("sm80.O2", "sm80.O3", "sm90.O2", "sm90.O3")]
+                for (c, m, n), v in sorted(differ.items())]
+        if rows:
+            out.append("")
+            out.append(md_table(["corpus", "setup", "kernel", "sm80.O2", "sm80.O3", "sm90.O2", "sm90.O3"], rows))
+        per_variant = defaultdict(Counter)
+        for v in multi.values():
+            for x, verdict in v.items():
+                per_variant[x][verdict] += 1
+        out.append("")
+        out.append(md_table(["variant"] + VERDICT_ORDER, [[x] + [per_variant[x].get(vd, 0) for vd in VERDICT_ORDER] for x in sorted(per_variant)]))
 
     sw = [r for r in results if r["tool"] == "sentryward"]
     if sw:
@@ -467,6 +568,8 @@ def main(argv=None) -> int:
             modes = CORPORA[item["corpus"]]["modes"]
             if args.modes:
                 modes = [m for m in modes if m in args.modes.split(",")]
+            if not re.match(r"_Z[NL]", item["name"]):
+                modes = [m for m in modes if m != "toml-positional"]
             jobs = [("lark", m) for m in modes]
             if args.sentryward and item["variant"] == "sm80.O2":
                 jobs += [("sentryward", m) for m in modes if m in ("toml", "racy")]
@@ -483,8 +586,10 @@ def main(argv=None) -> int:
                       f"{r['verdict']:18s} {fmt_ms(r['wall_ms'])}", file=sys.stderr, flush=True)
                 if args.out:  # keep partial results, so an interrupted run can be resumed with --reuse
                     args.out.write_text(json.dumps({"lark": args.lark, "results": results}, indent=1) + "\n")
-    if args.out:
-        args.out.write_text(json.dumps({"lark": args.lark, "results": results}, indent=1) + "\n")
+    if args.out:  # everything measured so far: this run's results and the reused ones it did not select
+        done = {(r["tool"], r["corpus"], r["name"], r["variant"], r["mode"]) for r in results}
+        kept = [r for k, r in previous.items() if k not in done]
+        args.out.write_text(json.dumps({"lark": args.lark, "results": results + kept}, indent=1) + "\n")
     print(report(results, items))
     return 0
 
