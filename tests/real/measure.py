@@ -25,6 +25,7 @@ Usage:
   python3 tests/real/measure.py --out r.json             # keep the raw results
   python3 tests/real/measure.py --reuse r.json --table-only   # print the tables from saved results
   python3 tests/real/measure.py --only 'vllm_' --corpus real --modes toml
+  python3 tests/real/measure.py --lint                   # corpus consistency only (entries, tables, expectations)
 
 Environment: LARK_BIN (default target/release/lark, or $CARGO_TARGET_DIR/release/lark).
 """
@@ -522,6 +523,63 @@ def report(all_results: list[dict], items: list[dict]) -> str:
 
 # --------------------------------------------------------------------------- main
 
+def lint() -> list[str]:
+    """Consistency of the corpus files themselves: entries, interfaces, expectations, contents."""
+    problems = []
+    for corpus, spec in CORPORA.items():
+        d = spec["dir"]
+        tomls = {"lark.toml": d / "lark.toml"}
+        if (d / "racy" / "lark.toml").is_file():
+            tomls["racy/lark.toml"] = d / "racy" / "lark.toml"
+        tables = {}
+        for cfg, path in tomls.items():
+            try:
+                tables[cfg] = tomllib.loads(path.read_text()).get("kernel", {})
+            except (OSError, tomllib.TOMLDecodeError) as e:
+                problems.append(f"{path.relative_to(REPO)}: {e}")
+                tables[cfg] = {}
+        entries = set()
+        for item in discover(corpus, True, None):
+            entries.add(item["name"])
+            where = f"{item['ptx'].relative_to(REPO)}: {item['name']}"
+            if item["variant"] != "sm80.O2":
+                continue
+            if not item["cu"].is_file():
+                problems.append(f"{where}: no {item['cu'].name}")
+                continue
+            n_lines = len(item["cu"].read_text().splitlines())
+            for cfg, table in tables.items():
+                if item["name"] not in table:
+                    problems.append(f"{where}: no table in {cfg}")
+                if cfg not in item["expect"]:
+                    problems.append(f"{where}: no [[expect]] for {cfg} in {item['stem']}.meta.toml")
+            for cfg, exp in item["expect"].items():
+                if exp.get("verdict") not in ("verified",) + FINDINGS:
+                    problems.append(f"{where}: unknown verdict {exp.get('verdict')!r}")
+                if exp.get("verdict") in FINDINGS and not exp.get("lines"):
+                    problems.append(f"{where}: a {exp['verdict']} expectation needs lines")
+                if any(not 1 <= line <= n_lines for line in exp.get("lines", [])):
+                    problems.append(f"{where}: expected lines {exp['lines']} outside {item['cu'].name} ({n_lines} lines)")
+        for cfg, table in tables.items():
+            for name, k in table.items():
+                if name not in entries:
+                    problems.append(f"{corpus}/{cfg}: kernel.{name} is not an entry of any PTX here")
+                for pname, pspec in (k.get("params") or {}).items():
+                    values = pspec.get("values")
+                    if "values_file" in pspec:
+                        f = tomls[cfg].parent / pspec["values_file"]
+                        values = json.loads(f.read_text()) if f.is_file() else None
+                        if values is None:
+                            problems.append(f"{corpus}/{cfg}: kernel.{name}.{pname}: {pspec['values_file']} not found")
+                    if values is not None and pspec.get("len") != len(values):
+                        problems.append(f"{corpus}/{cfg}: kernel.{name}.{pname}: len {pspec.get('len')} but {len(values)} values")
+        for f in sorted((d / "sentryward").glob("*.json")) if (d / "sentryward").is_dir() else []:
+            doc = json.loads(f.read_text())
+            if doc.get("entry") not in entries:
+                problems.append(f"{f.relative_to(REPO)}: entry {doc.get('entry')!r} is not in the PTX")
+    return problems
+
+
 def default_lark() -> str:
     if os.environ.get("LARK_BIN"):
         return os.environ["LARK_BIN"]
@@ -541,7 +599,15 @@ def main(argv=None) -> int:
     ap.add_argument("--out", type=Path, default=None, help="write the raw results (JSON) here")
     ap.add_argument("--reuse", type=Path, default=None, help="results JSON to reuse; only missing runs are made")
     ap.add_argument("--table-only", action="store_true", help="with --reuse: run nothing, print the tables")
+    ap.add_argument("--lint", action="store_true", help="only check the corpus files for consistency (no tools run)")
     args = ap.parse_args(argv)
+
+    if args.lint:
+        problems = lint()
+        for p in problems:
+            print(f"measure.py: {p}", file=sys.stderr)
+        print(f"{len(problems)} problem(s) in the corpus files")
+        return 1 if problems else 0
 
     only = re.compile(args.only) if args.only else None
     corpora = [c for c in args.corpus.split(",") if c]
