@@ -85,6 +85,7 @@ pub fn check_kernel(k: &Kernel, spec: Option<&KernelSpec>, src: &Sources, opts: 
         findings: Vec::new(),
         uncertified: Vec::new(),
         notes: bind.unmatched.iter().map(|n| Note::UnmatchedParameter { name: n.clone() }).collect(),
+        equivalence: None,
         stats: Stats { accesses: lifted.accesses.len(), barriers: lifted.barriers.len(), ..Stats::default() },
     };
     if spec.is_none() {
@@ -161,8 +162,7 @@ pub fn check_kernel(k: &Kernel, spec: Option<&KernelSpec>, src: &Sources, opts: 
         let lines: Vec<u32> = u.location.iter().chain(&u.related).map(|l| l.line).collect();
         seen.insert((u.reason.clone(), lines))
     });
-    report.verdict =
-        report.findings.iter().map(|f| f.kind.verdict()).min().unwrap_or(if report.uncertified.is_empty() { Verdict::Verified } else { Verdict::Uncertified });
+    report.settle_verdict();
     report.stats.millis = started.elapsed().as_secs_f64() * 1e3;
     report
 }
@@ -261,6 +261,7 @@ impl Explain<'_> {
             barrier: None,
             divergence: None,
             inputs: self.inputs(&w),
+            mismatch: None,
             launch: self.launch(&w),
             witness: w,
             replayed: true,
@@ -346,6 +347,7 @@ impl Explain<'_> {
             barrier: Some(loc),
             divergence: Some(divergence),
             inputs: vec![],
+            mismatch: None,
             launch: self.launch(&w),
             witness: w,
             replayed: true,
@@ -402,6 +404,7 @@ impl Explain<'_> {
             barrier: None,
             divergence: None,
             inputs: vec![],
+            mismatch: None,
             launch: self.launch(&w),
             witness: w,
             replayed: true,

@@ -10,7 +10,24 @@ pub fn finding_message(f: &Finding) -> String {
         FindingKind::Race => race_message(f),
         FindingKind::BarrierDivergence => divergence_message(f),
         FindingKind::OutOfBounds => out_of_bounds_message(f),
+        FindingKind::Mismatch => mismatch_message(f),
     }
+}
+
+fn mismatch_message(f: &Finding) -> String {
+    let Some(m) = &f.mismatch else { return "the output differs from the reference".into() };
+    let index = m.index.iter().map(|i| i.to_string()).collect::<Vec<_>>().join(", ");
+    let at = f.accesses.first().map_or(String::new(), |a| format!(" (written by thread {} at line {})", thread(f, a.thread), a.location.line));
+    let shape = if m.shape.is_empty() { String::new() } else { format!(" for {}", shape(&m.shape)) };
+    format!(
+        "mismatch with the reference{shape}: {}[{index}] is {} but the reference computes {}{at}; the kernel computes {} where the reference computes {}",
+        m.buffer, m.actual, m.expected, m.actual_expr, m.expected_expr
+    )
+}
+
+/// `rows=4, cols=1000`.
+pub fn shape(s: &std::collections::BTreeMap<String, i128>) -> String {
+    s.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(", ")
 }
 
 fn verb(kind: &str) -> &'static str {
@@ -147,6 +164,21 @@ pub fn uncertified_message(u: &Uncertified) -> String {
         Reason::IncompleteParse { message } => format!("the kernel's body did not parse completely ({message}), so it is not checked"),
         Reason::NotLowered { message } => message.clone(),
         Reason::EngineError { message } => format!("internal error in the engine: {message}"),
+        Reason::ReferenceError { file, line, column, message } => format!("the reference {file}:{line}:{column}: {message}"),
+        Reason::ShapeNotChecked { shape, why } => format!("equivalence not checked{}: {why}", for_shape(shape)),
+        Reason::EquivalenceUnsupported { shape, what } => format!("equivalence not decided{}: {what}", for_shape(shape)),
+        Reason::EquivalenceNotProved { shape, output, kernel, reference } => format!(
+            "equivalence not proved{} for {output}: the kernel computes {kernel} and the reference {reference}; they agree on the inputs tried but their normal forms differ",
+            for_shape(shape)
+        ),
+    }
+}
+
+fn for_shape(shape: &str) -> String {
+    if shape.is_empty() {
+        String::new()
+    } else {
+        format!(" for {shape}")
     }
 }
 

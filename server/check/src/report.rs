@@ -40,6 +40,8 @@ pub enum FindingKind {
     Race,
     BarrierDivergence,
     OutOfBounds,
+    /// An output element that differs from the reference's.
+    Mismatch,
 }
 
 impl FindingKind {
@@ -48,6 +50,7 @@ impl FindingKind {
             FindingKind::Race => Verdict::Race,
             FindingKind::BarrierDivergence => Verdict::BarrierDivergence,
             FindingKind::OutOfBounds => Verdict::OutOfBounds,
+            FindingKind::Mismatch => Verdict::Mismatch,
         }
     }
 }
@@ -121,12 +124,85 @@ pub struct Finding {
     /// Values read from memory that the counterexample relies on (`slot_mapping[0] = 1023`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub inputs: Vec<InputValue>,
+    /// For a mismatch: the output element, the two values and expressions, and the inputs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mismatch: Option<Box<MismatchReport>>,
     /// Launch geometry and scalar parameter values of the counterexample, by name.
     pub launch: LaunchReport,
     /// The counterexample as the engine found it and the replay confirmed it.
     pub witness: Witness,
     /// Whether the reference interpreter reproduced it.
     pub replayed: bool,
+}
+
+/// A kernel output element that differs from the reference, on concrete inputs (replayed in the
+/// interpreter).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct MismatchReport {
+    /// The kernel buffer and the reference output it holds.
+    pub buffer: String,
+    pub output: usize,
+    /// The element's index in the reference output (row-major dimensions).
+    pub index: Vec<usize>,
+    /// The element's index in the kernel buffer.
+    pub element: u64,
+    pub expected: String,
+    pub actual: String,
+    /// What the element should equal and what the kernel computes, over the inputs.
+    pub expected_expr: String,
+    pub actual_expr: String,
+    /// The shape (scalar parameter values) of the counterexample.
+    pub shape: BTreeMap<String, i128>,
+    /// The inputs of the counterexample.
+    pub inputs: Vec<InputSample>,
+}
+
+/// The contents of one input buffer of a counterexample.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct InputSample {
+    pub buffer: String,
+    /// How the values were drawn (`small integers in [-3, 3] (seed 1)`).
+    pub drawn: String,
+    pub len: u64,
+    /// The first values.
+    pub values: Vec<String>,
+}
+
+/// What the equivalence check covered, per shape.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct EquivalenceSummary {
+    /// The reference file and function.
+    pub reference: String,
+    pub shapes: Vec<ShapeSummary>,
+    /// Idealisations applied (casts as identity, approximate instructions as ideal functions).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub assumptions: Vec<String>,
+    /// Per store instruction, the value it writes in one thread, as a formula over the inputs
+    /// (for hovers, and the facts the Lean segments state).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub stores: Vec<StoreFormula>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ShapeSummary {
+    pub scalars: BTreeMap<String, i128>,
+    pub grid: [u32; 3],
+    pub block: [u32; 3],
+    /// `verified`, `mismatch` or `uncertified`.
+    pub status: Verdict,
+    pub outputs: usize,
+    pub millis: f64,
+}
+
+/// The value one store writes, for one thread and shape.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct StoreFormula {
+    pub location: Location,
+    pub thread: ThreadId,
+    /// What is written: `s[3]`, `out[0, 5]`.
+    pub target: String,
+    pub formula: String,
+    pub scalars: BTreeMap<String, i128>,
 }
 
 /// A loaded value a counterexample relies on.
@@ -232,6 +308,32 @@ pub enum Reason {
     EngineError {
         message: String,
     },
+    /// The reference could not be read, parsed or lowered (position in the `.py` file).
+    ReferenceError {
+        file: String,
+        line: u32,
+        column: u32,
+        message: String,
+    },
+    /// A shape could not be checked for equivalence (its interface is incomplete, it is too
+    /// large, the kernel fails on it).
+    ShapeNotChecked {
+        shape: String,
+        why: String,
+    },
+    /// Something input-dependent the equivalence engine does not follow (a data-dependent
+    /// address or branch, bit-level operations on input integers).
+    EquivalenceUnsupported {
+        shape: String,
+        what: String,
+    },
+    /// An output element whose equality with the reference was neither proved nor refuted.
+    EquivalenceNotProved {
+        shape: String,
+        output: String,
+        kernel: String,
+        reference: String,
+    },
 }
 
 impl Reason {
@@ -284,6 +386,9 @@ pub struct KernelReport {
     /// Things the user should know that do not change the verdict (unused interface entries...).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<Note>,
+    /// What the equivalence check with the reference covered, when one is bound.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub equivalence: Option<EquivalenceSummary>,
     pub stats: Stats,
 }
 
@@ -301,6 +406,13 @@ pub struct Stats {
 }
 
 impl KernelReport {
+    /// Sets the verdict from the findings and uncertified regions: the most severe finding,
+    /// else `uncertified` if anything is, else `verified`.
+    pub fn settle_verdict(&mut self) {
+        self.verdict =
+            self.findings.iter().map(|f| f.kind.verdict()).min().unwrap_or(if self.uncertified.is_empty() { Verdict::Verified } else { Verdict::Uncertified });
+    }
+
     /// The report of a kernel that could not be checked at all (not lowered, or the engine
     /// failed): verdict `error`, with the reason.
     pub fn error(name: &str, reason: Reason, millis: f64) -> KernelReport {
@@ -310,6 +422,7 @@ impl KernelReport {
             findings: vec![],
             uncertified: vec![Uncertified { reason, location: None, related: vec![] }],
             notes: vec![],
+            equivalence: None,
             stats: Stats { millis, ..Stats::default() },
         }
     }

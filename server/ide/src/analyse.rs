@@ -245,6 +245,8 @@ struct KeyInput<'a> {
     spec: Option<&'a spec::KernelSpec>,
     param_names: &'a Option<Vec<String>>,
     opts: &'a check::Options,
+    /// The reference's text, when the spec binds one (an edit of the `.py` re-checks).
+    reference: Option<Arc<String>>,
 }
 
 /// Bump when the engine's results for the same input may change.
@@ -259,6 +261,7 @@ fn kernel_key(i: &KeyInput) -> (u64, Vec<(u32, u32)>) {
     fingerprint.hash(&mut h);
     format!("{:?}", i.spec).hash(&mut h);
     i.param_names.hash(&mut h);
+    i.reference.hash(&mut h);
     // The options that change results (not the cancellation token).
     (i.opts.timeout_ms, i.opts.enumerate, i.opts.budget_ms).hash(&mut h);
     (h.finish(), bases)
@@ -478,7 +481,15 @@ pub(crate) fn check_module(
         };
         let param_names = cu_text.and_then(|cu| spec::cu_param_names(cu, &source_name));
         let spec = iface.interface.as_deref().and_then(|i| i.kernel(&name));
-        let (key, bases) = kernel_key(&KeyInput { ptx: &ptx_text, func, module: &parsed.module, spec, param_names: &param_names, opts: &opts });
+        let (key, bases) = kernel_key(&KeyInput {
+            ptx: &ptx_text,
+            func,
+            module: &parsed.module,
+            spec,
+            param_names: &param_names,
+            opts: &opts,
+            reference: spec.and_then(|s| s.reference.as_ref()).and_then(|r| an.db.inputs.reference_text(&r.file).ok()),
+        });
         let file_name = |main_file: Option<u32>| main_file.and_then(|f| map.file_name(ptx::SourceLoc { file: f, line: 1, col: 0 })).map(str::to_string);
         let sources =
             |main_file: Option<u32>| Sources { ptx: &ptx_text, index: &fa.ptx_index, cu_file: file_name(main_file), param_names: param_names.clone() };
@@ -494,7 +505,10 @@ pub(crate) fn check_module(
                 Ok(kernel) => {
                     let te = Instant::now();
                     let src = sources(kernel.main_file);
-                    let report = an.db.with_solver(|solver| check::check_kernel_guarded(&kernel, spec, &src, &opts, solver));
+                    let mut report = an.db.with_solver(|solver| check::check_kernel_guarded(&kernel, spec, &src, &opts, solver));
+                    if let Some(spec) = spec.filter(|s| s.reference.is_some()) {
+                        equivalence(an, &kernel, spec, &src, &opts, &mut report);
+                    }
                     // A cancelled check stopped early: its report is unfinished and must not be
                     // cached or shown.
                     if cancel.is_cancelled() {
@@ -534,6 +548,48 @@ pub(crate) fn check_module(
     fa.timings.push(("kernels", ms(t)));
     fa.timings.push(("engine", engine));
     Ok(())
+}
+
+/// Adds the equivalence check with the kernel's reference to its report. Only a kernel free of
+/// races, divergence and out-of-bounds accesses has a result to compare: otherwise the check
+/// is skipped (the report already says why the kernel is wrong).
+fn equivalence(an: &Analysis, kernel: &model::Kernel, spec: &spec::KernelSpec, src: &Sources, opts: &check::Options, report: &mut KernelReport) {
+    let Some(reference) = &spec.reference else { return };
+    if !report.findings.is_empty() || report.verdict == check::Verdict::Error {
+        return;
+    }
+    let file = reference.file.display().to_string();
+    let text = match an.db.inputs.reference_text(&reference.file) {
+        Ok(t) => t,
+        Err(message) => {
+            report.uncertified.push(check::Uncertified {
+                reason: check::Reason::ReferenceError { file, line: 0, column: 0, message },
+                location: None,
+                related: vec![],
+            });
+            report.settle_verdict();
+            return;
+        }
+    };
+    let started = Instant::now();
+    let budget = model::budget::Budget::with_timeout(std::time::Duration::from_millis(opts.budget_ms), opts.cancel.clone());
+    let request = equiv::Request { kernel, spec, source_names: src.param_names.as_deref(), reference_file: &file, reference_text: &text, sources: src, budget };
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| equiv::check(&request))).unwrap_or_else(|p| {
+        let message = p.downcast_ref::<String>().cloned().or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string())).unwrap_or_default();
+        equiv::Outcome {
+            uncertified: vec![check::Uncertified {
+                reason: check::Reason::EngineError { message: format!("in the equivalence check: {message}") },
+                location: None,
+                related: vec![],
+            }],
+            ..Default::default()
+        }
+    });
+    report.findings.extend(outcome.findings);
+    report.uncertified.extend(outcome.uncertified);
+    report.equivalence = outcome.summary;
+    report.stats.millis += started.elapsed().as_secs_f64() * 1e3;
+    report.settle_verdict();
 }
 
 /// The engine's options for an analysis: the settings' solver timeout, and `cancel`.

@@ -23,6 +23,7 @@ type Parsed<T> = Mutex<HashMap<PathBuf, (Stamp, Arc<T>)>>;
 pub(crate) struct InputCache {
     tomls: Parsed<Result<spec::Interface, String>>,
     ccdbs: Parsed<Vec<CcEntry>>,
+    references: Parsed<String>,
 }
 
 /// The interface that applies to a file.
@@ -248,5 +249,21 @@ mod tests {
         assert_eq!(e[0].defines, vec!["N=4", "M=\"x y\""]);
         assert_eq!(e[1].includes, vec!["/w/sys"]);
         assert_eq!(e[1].defines, vec!["FOO"]);
+    }
+}
+
+impl InputCache {
+    /// The text of a PyTorch reference file, re-read when it changes on disk.
+    pub fn reference_text(&self, path: &Path) -> Result<Arc<String>, String> {
+        let st = stamp(path).ok_or_else(|| format!("{}: the reference file does not exist", path.display()))?;
+        let mut refs = lock(&self.references);
+        if let Some((s, t)) = refs.get(path) {
+            if *s == st {
+                return Ok(t.clone());
+            }
+        }
+        let text = Arc::new(std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?);
+        refs.insert(path.to_path_buf(), (st, text.clone()));
+        Ok(text)
     }
 }

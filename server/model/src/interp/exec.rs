@@ -4,7 +4,8 @@
 #![allow(clippy::result_large_err)]
 
 use super::float::{FloatFormat, FloatVal, Rounding};
-use super::memory::{GlobalLoc, Memory, Region, Value, LOCAL_BASE, MAX_BUFFERS, SHARED_BASE, SLOT, WINDOW};
+use super::memory::{BufferId, GlobalLoc, Memory, Region, Value, LOCAL_BASE, MAX_BUFFERS, SHARED_BASE, SLOT, WINDOW};
+use super::observe::{At, CollectiveLane, Observer, Place};
 use super::{AccessEvent, AccessKind, Arg, InstRef, InterpError, Launch, Trace, VarPlacement, Whereabouts};
 use crate::cfg::{BlockId, LoopId, Term};
 use crate::ops::*;
@@ -80,6 +81,9 @@ struct Machine<'a> {
     trace: Trace,
     /// Where discarded out-of-bounds accesses go when the launch asks to continue past them.
     scratch: Region,
+    obs: Option<&'a mut dyn Observer>,
+    /// Where the current instruction's accesses landed (only kept for an observer).
+    places: Vec<Place>,
 }
 
 enum Flow {
@@ -107,8 +111,8 @@ enum Target {
     Discard,
 }
 
-pub(super) fn execute(k: &Kernel, l: &Launch, mem: &mut Memory) -> (Trace, Result<(), InterpError>) {
-    let mut m = match Machine::new(k, l, mem) {
+pub(super) fn execute<'a>(k: &'a Kernel, l: &'a Launch, mem: &'a mut Memory, obs: Option<&'a mut dyn Observer>) -> (Trace, Result<(), InterpError>) {
+    let mut m = match Machine::new(k, l, mem, obs) {
         Ok(m) => m,
         Err(e) => return (Trace::default(), Err(e)),
     };
@@ -121,7 +125,7 @@ fn bad<T>(msg: impl Into<String>) -> R<T> {
 }
 
 impl<'a> Machine<'a> {
-    fn new(k: &'a Kernel, l: &'a Launch, mem: &'a mut Memory) -> R<Machine<'a>> {
+    fn new(k: &'a Kernel, l: &'a Launch, mem: &'a mut Memory, obs: Option<&'a mut dyn Observer>) -> R<Machine<'a>> {
         if l.grid.contains(&0) || l.block.contains(&0) {
             return bad(format!("grid {:?} and block {:?} must be at least 1 in every dimension", l.grid, l.block));
         }
@@ -242,7 +246,7 @@ impl<'a> Machine<'a> {
                 back.insert((latch, lp.header), i as LoopId);
             }
         }
-        Ok(Machine { k, l, mem, params, var_addr, shared_slots, local_slots, nests, back, trace, scratch: Region::zeroed(64) })
+        Ok(Machine { k, l, mem, params, var_addr, shared_slots, local_slots, nests, back, trace, scratch: Region::zeroed(64), obs, places: Vec::new() })
     }
 
     fn run_all(&mut self) -> R<()> {
@@ -264,6 +268,9 @@ impl<'a> Machine<'a> {
         for ctaid in blocks {
             self.run_block(ctaid)?;
             self.trace.blocks_run.push(ctaid);
+            if let Some(o) = self.obs.as_deref_mut() {
+                o.block_done(ctaid);
+            }
         }
         Ok(())
     }
@@ -389,12 +396,18 @@ impl<'a> Machine<'a> {
             };
             if let Some(inst) = b.insts.get(th.idx) {
                 if let Some((g, negated)) = inst.guard {
-                    if th.reg(g).bool() == negated {
+                    let executes = th.reg(g).bool() != negated;
+                    if let Some(o) = self.obs.as_deref_mut() {
+                        let at = At { ctaid: blk.ctaid, tid: th.tid, linear: th.linear };
+                        o.guard(&at, th.pc(), inst, g, executes);
+                    }
+                    if !executes {
                         th.idx += 1;
                         continue;
                     }
                 }
-                match self.exec(blk, t, inst)? {
+                let flow = if self.obs.is_some() { self.exec_observed(blk, t, inst)? } else { self.exec(blk, t, inst)? };
+                match flow {
                     Flow::Next => blk.threads[t].idx += 1,
                     Flow::Wait(s) => {
                         blk.threads[t].status = s;
@@ -409,7 +422,13 @@ impl<'a> Machine<'a> {
                 match b.term {
                     Term::Goto(n) => self.goto(th, n),
                     Term::Branch { cond, negated, taken, fallthrough } => {
-                        let to = if th.reg(cond).bool() != negated { taken } else { fallthrough };
+                        let value = th.reg(cond).bool();
+                        let is_taken = value != negated;
+                        if let Some(o) = self.obs.as_deref_mut() {
+                            let at = At { ctaid: blk.ctaid, tid: th.tid, linear: th.linear };
+                            o.branch(&at, cond, value, b.term_line);
+                        }
+                        let to = if is_taken { taken } else { fallthrough };
                         self.goto(th, to)
                     }
                     Term::Return => {
@@ -461,6 +480,27 @@ impl<'a> Machine<'a> {
             op => format!("{op:?}").split([' ', '{', '(']).next().unwrap_or("?").to_lowercase(),
         };
         InterpError::Unsupported { block: blk.ctaid, thread: th.tid, inst: th.pc(), line: inst.line, opcode, reason: reason.into() }
+    }
+
+    /// `exec`, telling the observer what the instruction read, set and touched.
+    fn exec_observed(&mut self, blk: &mut BlockState, t: usize, inst: &Inst) -> R<Flow> {
+        let th = &blk.threads[t];
+        let (at, pc) = (At { ctaid: blk.ctaid, tid: th.tid, linear: th.linear }, th.pc());
+        let bits = inst.op.operand_bits();
+        let operands: Vec<Value> = inst.op.operands().iter().map(|o| self.operand(blk.ctaid, th, o, bits).unwrap_or(Value::Bits(0))).collect();
+        self.places.clear();
+        let flow = self.exec(blk, t, inst)?;
+        // A collective completes later, for all its lanes at once (see `complete`).
+        if !matches!(flow, Flow::Wait(Status::Collective { .. })) {
+            let th = &blk.threads[t];
+            let results: Vec<(RegId, Value)> = inst.op.destinations().into_iter().map(|r| (r, th.reg(r))).collect();
+            let places = std::mem::take(&mut self.places);
+            if let Some(o) = self.obs.as_deref_mut() {
+                o.executed(&at, pc, inst, &operands, &results, &places);
+            }
+            self.places = places;
+        }
+        Ok(flow)
     }
 
     fn exec(&mut self, blk: &mut BlockState, t: usize, inst: &Inst) -> R<Flow> {
@@ -746,12 +786,18 @@ impl<'a> Machine<'a> {
                 if self.l.record_accesses {
                     self.trace.accesses.push(event);
                 }
+                if self.obs.is_some() {
+                    self.places.push(place_of(target));
+                }
                 Ok(target)
             }
             Err(Some((region, region_size, offset))) => {
                 if self.l.continue_past_out_of_bounds {
                     self.trace.out_of_bounds.push(event);
                     self.scratch = Region::zeroed(64);
+                    if self.obs.is_some() {
+                        self.places.push(Place::Discarded);
+                    }
                     return Ok(Target::Discard);
                 }
                 Err(InterpError::OutOfBounds { access: event, region, region_size, offset })
@@ -899,6 +945,8 @@ impl<'a> Machine<'a> {
         let Some(inst) = k.cfg.blocks[pc.0 as usize].insts.get(pc.1) else { return Ok(()) };
         let ctaid = blk.ctaid;
         let lanes: Vec<u32> = members.iter().map(|&i| blk.threads[i].linear % 32).collect();
+        // For shuffles: the lane (linear index in the block) each member read its value from.
+        let mut sources: Vec<Option<u32>> = vec![None; members.len()];
         let eval = |m: &Machine, blk: &BlockState, i: usize, o: &Operand, bits: u32| -> R<Value> {
             m.operand(ctaid, &blk.threads[i], o, bits).map_err(|reason| m.unsupported(blk, i, inst, reason))
         };
@@ -955,6 +1003,8 @@ impl<'a> Machine<'a> {
                     let Some(v) = srcs.get(&(j as u32)) else {
                         return Err(self.warp_error(blk, i, format!("lane {l} reads lane {j}, which is not in the member mask")));
                     };
+                    let at = members.iter().position(|&x| x == i).unwrap_or(0);
+                    sources[at] = Some(blk.threads[i].linear - l + j as u32);
                     results.push((i, v.clone(), pval));
                 }
                 for (i, v, p) in results {
@@ -966,12 +1016,33 @@ impl<'a> Machine<'a> {
             }
             _ => {} // bar.warp.sync
         }
+        if let Some(o) = self.obs.as_deref_mut() {
+            let dsts = inst.op.destinations();
+            let lanes: Vec<CollectiveLane> = members
+                .iter()
+                .zip(&sources)
+                .map(|(&i, src)| {
+                    let th = &blk.threads[i];
+                    CollectiveLane { at: At { ctaid, tid: th.tid, linear: th.linear }, results: dsts.iter().map(|&r| (r, th.reg(r))).collect(), source: *src }
+                })
+                .collect();
+            o.collective(pc, inst, &lanes);
+        }
         for &i in members {
             let th = &mut blk.threads[i];
             th.status = Status::Running;
             th.idx += 1;
         }
         Ok(())
+    }
+}
+
+fn place_of(t: Target) -> Place {
+    match t {
+        Target::Global { buffer, offset } => Place::Global { buffer: BufferId(buffer as u32), offset },
+        Target::Shared { slot, offset } => Place::Shared { slot: slot as u32, offset },
+        Target::Local { slot, offset } => Place::Local { slot: slot as u32, offset },
+        Target::Discard => Place::Discarded,
     }
 }
 

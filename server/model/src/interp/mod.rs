@@ -49,6 +49,7 @@
 mod exec;
 mod float;
 mod memory;
+pub mod observe;
 mod race;
 
 pub use float::{FloatFormat, FloatVal, Rounding, MAX_EXACT_BITS, WIDE_MANTISSA_BITS};
@@ -389,5 +390,10 @@ pub fn run(kernel: &Kernel, launch: &Launch, mem: &mut Memory) -> Result<Trace, 
 
 /// Like [`run`], but also returns the trace up to an error.
 pub fn run_traced(kernel: &Kernel, launch: &Launch, mem: &mut Memory) -> (Trace, Result<(), InterpError>) {
-    exec::execute(kernel, launch, mem)
+    exec::execute(kernel, launch, mem, None)
+}
+
+/// Like [`run_traced`], with `observer` watching every step (see [`observe`]).
+pub fn run_observed(kernel: &Kernel, launch: &Launch, mem: &mut Memory, observer: &mut dyn observe::Observer) -> (Trace, Result<(), InterpError>) {
+    exec::execute(kernel, launch, mem, Some(observer))
 }

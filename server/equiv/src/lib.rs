@@ -1,0 +1,693 @@
+//! Equivalence of a kernel with its PyTorch reference, for concrete shapes, under exact
+//! arithmetic: integers exact, floats exact rationals, approximate instructions as the ideal
+//! functions they approximate (`ex2.approx(x·1.4426950f)` is `exp(x)`), literals as the constants
+//! they round (rounding, overflow, accumulation order and approximation error are out of scope,
+//! as ARCHITECTURE.md's contract says).
+//!
+//! For each shape (scalar parameter values) the engine:
+//! 1. runs the kernel in the reference interpreter (`model::interp`) on drawn inputs and the
+//!    reference's exact evaluator on the same inputs; an element that differs by more than
+//!    rounding could explain is a **mismatch** at once (the fast path);
+//! 2. otherwise runs the kernel again with a symbolic shadow ([`shadow`]): every value is also a
+//!    term over the input elements, while the concrete run decides control flow and addresses;
+//! 3. brings each output element's term and the reference's expression into a normal form
+//!    ([`nf`]) and compares them: equal forms are **verified**;
+//! 4. for differing forms, searches for inputs where the two differ numerically ([`numeric`])
+//!    and confirms the difference by running the kernel and the reference again: a confirmed
+//!    difference is a **mismatch**, anything else stays **uncertified** with both expressions.
+//! Input-dependent control flow or addressing, and operations the shadow does not follow, are
+//! reported as uncertified, never verified.
+
+pub mod constants;
+pub mod convert;
+pub mod nf;
+pub mod numeric;
+pub mod render;
+pub mod setup;
+pub mod shadow;
+pub mod term;
+
+use check::query::ThreadId;
+use check::report::{
+    AccessReport, EquivalenceSummary, Finding, FindingKind, InputSample, LaunchReport, Location, MismatchReport, Reason, ShapeSummary, StoreFormula,
+    Uncertified, Verdict,
+};
+use check::witness::{Witness, WitnessThread};
+use constants::Constants;
+use model::budget::Budget;
+use model::interp::{self, FloatVal, InstRef};
+use model::Kernel;
+use nf::{Nf, Val};
+use num_rational::BigRational;
+use num_traits::{ToPrimitive, Zero};
+use reference::NodeId;
+use setup::{BufferRole, Draw, Plan, Run};
+use shadow::Shadow;
+use spec::KernelSpec;
+use std::time::Instant;
+
+/// What the caller knows: the kernel, its interface (with the reference binding), the
+/// reference's source text and where positions are reported.
+pub struct Request<'a> {
+    pub kernel: &'a Kernel,
+    pub spec: &'a KernelSpec,
+    /// Parameter names from the `.cu` signature.
+    pub source_names: Option<&'a [String]>,
+    /// The reference `.py` file's name (for messages) and text.
+    pub reference_file: &'a str,
+    pub reference_text: &'a str,
+    pub sources: &'a check::Sources<'a>,
+    pub budget: Budget,
+}
+
+/// The equivalence check's contribution to a kernel report.
+#[derive(Default)]
+pub struct Outcome {
+    pub findings: Vec<Finding>,
+    pub uncertified: Vec<Uncertified>,
+    pub summary: Option<EquivalenceSummary>,
+}
+
+/// Checks every shape; the result goes into the kernel's report.
+pub fn check(req: &Request) -> Outcome {
+    let mut out = Outcome::default();
+    let Some(reference) = req.spec.reference.as_ref() else { return out };
+    let program = match reference::parse(req.reference_text, reference.function.as_deref()) {
+        Ok(p) => p,
+        Err(e) => {
+            out.uncertified.push(reference_error(req, &e));
+            return out;
+        }
+    };
+    let mut summary = EquivalenceSummary {
+        reference: format!("{}{}", req.reference_file, reference.function.as_deref().map_or(String::new(), |f| format!(" ({f})"))),
+        shapes: vec![],
+        assumptions: vec![],
+        stores: vec![],
+    };
+    let shapes = match setup::shapes(req.spec, reference) {
+        Ok(s) => s,
+        Err(why) => {
+            out.uncertified.push(Uncertified { reason: Reason::ShapeNotChecked { shape: String::new(), why }, location: None, related: vec![] });
+            return out;
+        }
+    };
+    for scalars in shapes {
+        let started = Instant::now();
+        let shape_name = check::render::shape(&scalars);
+        let plan = match setup::plan(req.kernel, req.spec, req.source_names, &scalars) {
+            Ok(p) => p,
+            Err(why) => {
+                out.uncertified.push(Uncertified { reason: Reason::ShapeNotChecked { shape: shape_name, why }, location: None, related: vec![] });
+                continue;
+            }
+        };
+        let lowered = match reference::lower(&program, &plan.ref_args) {
+            Ok(l) => l,
+            Err(e) => {
+                out.uncertified.push(reference_error(req, &e));
+                break;
+            }
+        };
+        for n in &lowered.notes {
+            if !summary.assumptions.contains(&n.message) {
+                summary.assumptions.push(n.message.clone());
+            }
+        }
+        let mut shape = ShapeCheck { req, plan: &plan, lowered: &lowered, shape_name: shape_name.clone(), summary: &mut summary };
+        let status = shape.run(&mut out);
+        let outputs = lowered.outputs.iter().map(|o| o.elements.len()).sum();
+        summary.shapes.push(ShapeSummary {
+            scalars: plan
+                .scalars
+                .iter()
+                .filter(|(k, _)| scalars.contains_key(*k) || req.spec.required_scalars().contains(*k))
+                .map(|(k, v)| (k.clone(), *v))
+                .collect(),
+            grid: plan.grid,
+            block: plan.block,
+            status,
+            outputs,
+            millis: started.elapsed().as_secs_f64() * 1e3,
+        });
+        if status == Verdict::Mismatch {
+            break; // one counterexample is enough
+        }
+    }
+    out.summary = Some(summary);
+    out
+}
+
+fn reference_error(req: &Request, e: &reference::RefError) -> Uncertified {
+    let (line, column) = e.line_col(req.reference_text);
+    Uncertified {
+        reason: Reason::ReferenceError { file: req.reference_file.to_string(), line: line as u32, column: column as u32, message: e.message.clone() },
+        location: None,
+        related: vec![],
+    }
+}
+
+/// The relative difference rounding cannot explain, by output type: exact arithmetic with
+/// literals rounded to their format (and f16/bf16 outputs rounded on store).
+fn tolerance(dtype: spec::DType) -> f64 {
+    match dtype {
+        spec::DType::F16 => 4e-3,
+        spec::DType::BF16 => 3e-2,
+        d if d.is_float() => 1e-4,
+        _ => 0.0,
+    }
+}
+
+struct ShapeCheck<'a, 'r> {
+    req: &'a Request<'r>,
+    plan: &'a Plan,
+    lowered: &'a reference::Lowered,
+    shape_name: String,
+    summary: &'a mut EquivalenceSummary,
+}
+
+/// One output element where kernel and reference differ.
+struct Difference {
+    output: usize,
+    flat: usize,
+    expected: reference::Value,
+    actual: FloatVal,
+}
+
+impl ShapeCheck<'_, '_> {
+    fn uncertified(&self, out: &mut Outcome, reason: Reason, line: Option<(InstRef, u32)>) {
+        let location = line.and_then(|(pc, _)| self.location(pc));
+        out.uncertified.push(Uncertified { reason, location, related: vec![] });
+    }
+
+    fn location(&self, pc: InstRef) -> Option<Location> {
+        let inst = self.req.kernel.cfg.blocks.get(pc.0 as usize)?.insts.get(pc.1)?;
+        Some(self.req.sources.location(inst.span, inst.line))
+    }
+
+    fn roots(&self) -> Vec<NodeId> {
+        self.lowered.outputs.iter().flat_map(|o| o.elements.iter().copied()).collect()
+    }
+
+    /// Runs the kernel concretely on `draw` and compares every output element with the
+    /// reference; the first difference rounding cannot explain.
+    fn concrete(&self, draw: Draw) -> Result<(Run, Option<Difference>), String> {
+        let mut run = setup::prepare(self.req.kernel, self.plan, draw, &self.req.budget);
+        let (_, result) = interp::run_traced(self.req.kernel, &run.launch, &mut run.mem);
+        if let Err(e) = result {
+            return Err(format!("the kernel does not complete on this shape: {e}"));
+        }
+        let inputs = setup::reference_inputs(self.plan, &run);
+        let values = reference::evaluate(&self.lowered.graph, &self.roots(), &inputs).map_err(|e| format!("the reference cannot be evaluated: {e:?}"))?;
+        let scale = values.iter().filter_map(value_f64).fold(0.0f64, |m, v| m.max(v.abs()));
+        let mut k = 0;
+        for (o, out) in self.lowered.outputs.iter().enumerate() {
+            let plan_out = &self.plan.outputs[o];
+            let dtype = self.plan.buffers.iter().find(|b| b.param == plan_out.param).map(|b| b.dtype).unwrap_or(spec::DType::F32);
+            for flat in 0..out.elements.len() {
+                let expected = &values[k];
+                k += 1;
+                let Some(actual) = setup::output_value(self.plan, &run, plan_out.param, plan_out.element(flat)) else { continue };
+                if differs(&actual, expected, tolerance(dtype), scale) {
+                    return Ok((run, Some(Difference { output: o, flat, expected: expected.clone(), actual })));
+                }
+            }
+        }
+        Ok((run, None))
+    }
+
+    fn run(&mut self, out: &mut Outcome) -> Verdict {
+        // 1. The fast path.
+        let first = Draw::Integers(1);
+        let (run, diff) = match self.concrete(first) {
+            Ok(r) => r,
+            Err(why) => {
+                self.uncertified(out, Reason::ShapeNotChecked { shape: self.shape_name.clone(), why }, None);
+                return Verdict::Uncertified;
+            }
+        };
+        // 2. The shadow run (also for a mismatch: it names the store and the expressions).
+        let mut run2 = setup::prepare(self.req.kernel, self.plan, first, &self.req.budget);
+        let roles = setup::roles(self.plan, &run2);
+        let mut shadow = Shadow::new(self.req.kernel, roles);
+        let (trace, result) = interp::run_observed(self.req.kernel, &run2.launch, &mut run2.mem, &mut shadow);
+        if let Err(e) = result {
+            self.uncertified(
+                out,
+                Reason::ShapeNotChecked { shape: self.shape_name.clone(), why: format!("the kernel does not complete on this shape: {e}") },
+                None,
+            );
+            return Verdict::Uncertified;
+        }
+        let mut nf = Nf::default();
+        let consts = self.constants(&mut nf);
+        // Normal forms of every output element, both sides.
+        let mut kernel_terms = Vec::new();
+        let mut concrete_outputs: Vec<Option<FloatVal>> = Vec::new();
+        for (o, lo) in self.lowered.outputs.iter().enumerate() {
+            let p = &self.plan.outputs[o];
+            let Some(b) = self.plan.buffers.iter().find(|b| b.param == p.param) else { continue };
+            let id = run2.ids[&p.param];
+            for flat in 0..lo.elements.len() {
+                let elem = p.element(flat);
+                let w = b.dtype.bytes() as u32;
+                let t = shadow.global_term(id, elem * w as u64, w).unwrap_or(None);
+                kernel_terms.push(t);
+                concrete_outputs.push(if t.is_none() { setup::output_value(self.plan, &run2, p.param, elem) } else { None });
+            }
+        }
+        let roots: Vec<term::TermId> = kernel_terms.iter().flatten().copied().collect();
+        let mut converted = convert::kernel_vals(&mut nf, &consts, &shadow.terms, &roots).into_iter();
+        let kernel_vals: Vec<Result<Val, nf::NfError>> = kernel_terms
+            .iter()
+            .zip(&concrete_outputs)
+            .map(|(t, c)| match t {
+                Some(_) => converted.next().unwrap_or(Err(nf::NfError::Unsupported("missing".into()))),
+                None => match c {
+                    Some(FloatVal::Finite(r)) => Ok(Nf::constant(r.clone())),
+                    _ => Err(nf::NfError::Unsupported("an output the kernel leaves as a non-finite constant".into())),
+                },
+            })
+            .collect();
+        let plan = self.plan;
+        let input_atom = |nf: &mut Nf, arg: u32, index: u64| -> nf::R<Val> {
+            let b = plan
+                .buffers
+                .iter()
+                .find(|b| b.role == BufferRole::Input { arg })
+                .ok_or_else(|| nf::NfError::Unsupported(format!("reference input {arg} is not a kernel buffer")))?;
+            Ok(nf.input(b.param, index))
+        };
+        let ref_vals = convert::reference_vals(&mut nf, &self.lowered.graph, &self.roots(), &input_atom);
+        self.record_stores(&mut nf, &consts, &shadow, &trace);
+        let names = self.names();
+
+        if let Some(d) = diff {
+            let m = self.mismatch(
+                &nf,
+                &names,
+                &shadow,
+                &run,
+                &d,
+                first,
+                kernel_vals.get(self.index_of(d.output, d.flat)),
+                ref_vals.get(self.index_of(d.output, d.flat)),
+            );
+            out.findings.push(m);
+            return Verdict::Mismatch;
+        }
+        // What the shadow could not follow.
+        for p in &shadow.problems {
+            self.uncertified(out, Reason::EquivalenceUnsupported { shape: self.shape_name.clone(), what: line_prefix(p.line) + &p.what }, None);
+        }
+        for pc in &shadow.path_conditions {
+            let v = convert::kernel_vals(&mut nf, &consts, &shadow.terms, &[pc.term]).pop();
+            let decided = matches!(&v, Some(Ok(Val::Finite(p))) if p.as_constant().is_some_and(|c| c.is_zero() != pc.holds));
+            if !decided {
+                self.uncertified(
+                    out,
+                    Reason::EquivalenceUnsupported {
+                        shape: self.shape_name.clone(),
+                        what: format!(
+                            "{}the kernel branches on input values (the result is proved only for inputs that take the same path)",
+                            line_prefix(pc.line)
+                        ),
+                    },
+                    None,
+                );
+                break;
+            }
+        }
+        if !shadow.roundings.is_empty() {
+            let a = "conversions between float formats are the identity under exact arithmetic (their rounding is not modelled)".to_string();
+            if !self.summary.assumptions.contains(&a) {
+                self.summary.assumptions.push(a);
+            }
+        }
+        // 3. Compare normal forms.
+        let mut unproved: Option<(usize, usize)> = None;
+        let mut errors: Option<String> = None;
+        let mut differing: Vec<(usize, usize)> = Vec::new();
+        let mut k = 0;
+        for (o, lo) in self.lowered.outputs.iter().enumerate() {
+            for flat in 0..lo.elements.len() {
+                match (&kernel_vals[k], &ref_vals[k]) {
+                    (Ok(a), Ok(b)) if a == b => {}
+                    (Ok(_), Ok(_)) => differing.push((o, flat)),
+                    (Err(e), _) | (_, Err(e)) => {
+                        errors.get_or_insert_with(|| format!("{}: {e}", self.element_name(o, flat)));
+                    }
+                }
+                k += 1;
+            }
+        }
+        // 4. Look for a counterexample where the forms differ.
+        if !differing.is_empty() {
+            if let Some((d, draw, run)) = self.refute(&nf, &differing, &kernel_vals, &ref_vals) {
+                let i = self.index_of(d.output, d.flat);
+                let m = self.mismatch(&nf, &names, &shadow, &run, &d, draw, kernel_vals.get(i), ref_vals.get(i));
+                out.findings.push(m);
+                return Verdict::Mismatch;
+            }
+            unproved = differing.first().copied();
+        }
+        let mut verdict = if out.uncertified.iter().any(|u| matches!(&u.reason, Reason::EquivalenceUnsupported { shape, .. } if *shape == self.shape_name)) {
+            Verdict::Uncertified
+        } else {
+            Verdict::Verified
+        };
+        if let Some(e) = errors {
+            self.uncertified(out, Reason::EquivalenceUnsupported { shape: self.shape_name.clone(), what: e }, None);
+            verdict = Verdict::Uncertified;
+        }
+        if let Some((o, flat)) = unproved {
+            let i = self.index_of(o, flat);
+            let show = |v: &Result<Val, nf::NfError>| v.as_ref().map(|v| render::val(&nf, &names, v)).unwrap_or_else(|e| e.to_string());
+            self.uncertified(
+                out,
+                Reason::EquivalenceNotProved {
+                    shape: self.shape_name.clone(),
+                    output: self.element_name(o, flat),
+                    kernel: show(&kernel_vals[i]),
+                    reference: show(&ref_vals[i]),
+                },
+                None,
+            );
+            verdict = Verdict::Uncertified;
+        }
+        verdict
+    }
+
+    fn index_of(&self, output: usize, flat: usize) -> usize {
+        self.lowered.outputs[..output].iter().map(|o| o.elements.len()).sum::<usize>() + flat
+    }
+
+    fn element_name(&self, output: usize, flat: usize) -> String {
+        let p = &self.plan.outputs[output];
+        format!("{}[{}]", p.buffer, multi_index(flat, &p.shape).iter().map(|i| i.to_string()).collect::<Vec<_>>().join(", "))
+    }
+
+    fn names(&self) -> render::Names {
+        let mut names = render::Names::default();
+        for b in &self.plan.buffers {
+            names.buffers.insert(b.param, (b.name.clone(), b.shape.clone()));
+        }
+        for o in &self.plan.outputs {
+            names.buffers.entry(o.param).or_insert((o.buffer.clone(), None)).1.get_or_insert(o.shape.clone());
+        }
+        names
+    }
+
+    /// The catalogue plus the reference's constants (its constant subexpressions).
+    fn constants(&self, nf: &mut Nf) -> Constants {
+        let mut c = Constants::with_catalogue(nf);
+        let g = &self.lowered.graph;
+        let mut constant = vec![false; g.len()];
+        let mut ids = Vec::new();
+        for (id, node) in g.nodes() {
+            let is_const = match node {
+                reference::Node::Input { .. } => false,
+                reference::Node::Const(_) | reference::Node::Pi | reference::Node::E => true,
+                n => n.children().all(|ch| constant[ch.index()]),
+            };
+            constant[id.index()] = is_const;
+            if is_const {
+                ids.push(id);
+            }
+        }
+        if ids.is_empty() {
+            return c;
+        }
+        let values = reference::evaluate(g, &ids, &[]).unwrap_or_default();
+        let no_inputs = |_: &mut Nf, _: u32, _: u64| -> nf::R<Val> { Err(nf::NfError::Unsupported("input".into())) };
+        let vals = convert::reference_vals(nf, g, &ids, &no_inputs);
+        for ((id, v), val) in ids.iter().zip(values).zip(vals) {
+            if let (Some(x), Ok(val)) = (value_f64(&v), val) {
+                c.add_reference(val, x, format!("reference constant #{}", id.index()));
+            }
+        }
+        c
+    }
+
+    /// Numerically compares the differing forms at a few input draws; a difference confirmed by
+    /// a concrete run is a counterexample.
+    fn refute(
+        &self,
+        nf: &Nf,
+        differing: &[(usize, usize)],
+        kernel: &[Result<Val, nf::NfError>],
+        reference: &[Result<Val, nf::NfError>],
+    ) -> Option<(Difference, Draw, Run)> {
+        for draw in [Draw::Eighths(2), Draw::Tiny(3), Draw::Integers(4), Draw::Eighths(5)] {
+            let dtype_of = |param: u32| self.plan.buffers.iter().find(|b| b.param == param).map(|b| b.dtype).unwrap_or(spec::DType::F32);
+            let inputs = |param: u32, elem: u64| draw.value(param, elem, dtype_of(param)).to_f64().unwrap_or(0.0);
+            let mut ev = numeric::Evaluator::new(nf, numeric::Point { inputs: &inputs, initial: &inputs });
+            let promising = differing.iter().take(64).any(|&(o, flat)| {
+                let i = self.index_of(o, flat);
+                match (&kernel[i], &reference[i]) {
+                    (Ok(a), Ok(b)) => {
+                        let (x, y) = (ev.val(a), ev.val(b));
+                        !(x.is_finite() && y.is_finite()) || (x - y).abs() > 1e-3 * x.abs().max(y.abs()).max(1e-30)
+                    }
+                    _ => false,
+                }
+            });
+            if !promising {
+                continue;
+            }
+            if let Ok((run, Some(d))) = self.concrete(draw) {
+                return Some((d, draw, run));
+            }
+        }
+        None
+    }
+
+    /// The value formula of each store instruction, in the first thread that executes it.
+    fn record_stores(&mut self, nf: &mut Nf, consts: &Constants, shadow: &Shadow, trace: &interp::Trace) {
+        let names = self.names();
+        let mut samples: Vec<_> = shadow.samples.iter().collect();
+        samples.sort_by_key(|(pc, _)| **pc);
+        for (pc, s) in samples {
+            let Some(t) = s.term else { continue };
+            let Some(v) = convert::kernel_vals(nf, consts, &shadow.terms, &[t]).pop().and_then(Result::ok) else { continue };
+            let Some(location) = self.location(*pc) else { continue };
+            let target = match s.place {
+                interp::observe::Place::Shared { slot, offset } => {
+                    let var = trace.shared_vars.iter().find(|v| v.offset / interp::SLOT == slot as u64);
+                    let name = var.map_or_else(|| "shared".to_string(), |v| check::ctx::demangle_local(&v.name));
+                    format!("{name}[{}]", offset / s.bytes.max(1) as u64)
+                }
+                interp::observe::Place::Global { buffer, offset } => {
+                    let param = self.plan.buffers.iter().find(|b| shadow_buffer(self, b.param) == Some(buffer));
+                    match param {
+                        Some(b) => format!("{}[{}]", b.name, offset / b.dtype.bytes()),
+                        None => "global".into(),
+                    }
+                }
+                _ => continue,
+            };
+            self.summary.stores.push(StoreFormula {
+                location,
+                thread: ThreadId { block: s.at.ctaid, thread: s.at.tid },
+                target,
+                formula: render::val(nf, &names, &v),
+                scalars: self.plan.scalars.clone(),
+            });
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn mismatch(
+        &self,
+        nf: &Nf,
+        names: &render::Names,
+        shadow: &Shadow,
+        run: &Run,
+        d: &Difference,
+        draw: Draw,
+        kernel: Option<&Result<Val, nf::NfError>>,
+        reference: Option<&Result<Val, nf::NfError>>,
+    ) -> Finding {
+        let p = &self.plan.outputs[d.output];
+        let elem = p.element(d.flat);
+        let b = self.plan.buffers.iter().find(|b| b.param == p.param);
+        let bytes = b.map_or(4, |b| b.dtype.bytes());
+        let id = run.ids.get(&p.param).copied();
+        let store = id.and_then(|id| shadow.stores.get(&(id, elem * bytes)));
+        let show = |v: Option<&Result<Val, nf::NfError>>| match v {
+            Some(Ok(v)) => render::val(nf, names, v),
+            Some(Err(e)) => format!("(not expressible: {e})"),
+            None => "?".into(),
+        };
+        let inputs = self
+            .plan
+            .buffers
+            .iter()
+            .filter(|b| matches!(b.role, BufferRole::Input { .. }) || b.values.is_some())
+            .map(|b| {
+                let vals = run.contents.get(&b.param).cloned().unwrap_or_default();
+                InputSample {
+                    buffer: b.name.clone(),
+                    drawn: if b.values.is_some() { "its declared values".into() } else { draw.describe() },
+                    len: b.len,
+                    values: vals.iter().take(16).map(show_rational).collect(),
+                }
+            })
+            .collect();
+        let (accesses, threads) = match store {
+            Some(s) => {
+                let location = self.location(s.pc);
+                let t = ThreadId { block: s.at.ctaid, thread: s.at.tid };
+                let access = location.map(|location| AccessReport {
+                    kind: "write",
+                    space: "global",
+                    target: p.buffer.clone(),
+                    bytes: bytes as u32,
+                    thread: 0,
+                    location,
+                    iterations: Default::default(),
+                });
+                (access.into_iter().collect(), vec![t])
+            }
+            None => (vec![], vec![]),
+        };
+        let witness = Witness {
+            grid: self.plan.grid,
+            block: self.plan.block,
+            params: self.plan.scalar_bits.iter().map(|(k, v)| (*k, *v)).collect(),
+            threads: threads.iter().map(|t| WitnessThread { id: *t, iterations: Default::default(), offset: Some(elem * bytes) }).collect(),
+            memory: vec![],
+            missing_lane: None,
+            fill: None,
+        };
+        let params = self.plan.scalars.iter().map(|(k, v)| (k.clone(), *v as i64)).collect();
+        Finding {
+            kind: FindingKind::Mismatch,
+            accesses,
+            threads,
+            address: None,
+            barrier: None,
+            divergence: None,
+            inputs: vec![],
+            mismatch: Some(Box::new(MismatchReport {
+                buffer: p.buffer.clone(),
+                output: d.output,
+                index: multi_index(d.flat, &p.shape),
+                element: elem,
+                expected: show_value(&d.expected),
+                actual: show_float(&d.actual),
+                expected_expr: show(reference),
+                actual_expr: if store.is_none() { format!("{} (never written)", show(kernel)) } else { show(kernel) },
+                shape: self.plan.scalars.clone(),
+                inputs,
+            })),
+            launch: LaunchReport { grid: self.plan.grid, block: self.plan.block, params },
+            witness,
+            replayed: true,
+        }
+    }
+}
+
+fn shadow_buffer(sc: &ShapeCheck, param: u32) -> Option<model::interp::BufferId> {
+    // Buffers are added in parameter order, skipping scalars.
+    let mut n = 0u32;
+    for (i, _) in sc.req.kernel.params.iter().enumerate() {
+        if sc.plan.buffers.iter().any(|b| b.param == i as u32) {
+            if i as u32 == param {
+                return Some(model::interp::BufferId(n));
+            }
+            n += 1;
+        }
+    }
+    None
+}
+
+fn line_prefix(line: Option<u32>) -> String {
+    line.map_or(String::new(), |l| format!("line {l}: "))
+}
+
+fn multi_index(flat: usize, shape: &[usize]) -> Vec<usize> {
+    let mut rest = flat;
+    let mut out = vec![0; shape.len()];
+    for d in (0..shape.len()).rev() {
+        let n = shape[d].max(1);
+        out[d] = rest % n;
+        rest /= n;
+    }
+    out
+}
+
+fn value_f64(v: &reference::Value) -> Option<f64> {
+    match v {
+        reference::Value::Exact(r) => r.to_f64(),
+        reference::Value::Approx { value, .. } => Some(*value),
+        reference::Value::Invalid(_) => None,
+    }
+}
+
+fn show_rational(r: &BigRational) -> String {
+    if r.is_integer() {
+        r.numer().to_string()
+    } else if r.denom().bits() <= 20 {
+        format!("{}/{}", r.numer(), r.denom())
+    } else {
+        format!("{}", r.to_f64().unwrap_or(f64::NAN))
+    }
+}
+
+fn show_value(v: &reference::Value) -> String {
+    match v {
+        reference::Value::Exact(r) => show_decimal(r.to_f64().unwrap_or(f64::NAN), Some(r)),
+        reference::Value::Approx { value, .. } => show_decimal(*value, None),
+        reference::Value::Invalid(i) => format!("undefined ({i:?})"),
+    }
+}
+
+fn show_float(v: &FloatVal) -> String {
+    match v {
+        FloatVal::Finite(r) => show_decimal(r.to_f64().unwrap_or(f64::NAN), Some(r)),
+        other => other.to_string(),
+    }
+}
+
+fn show_decimal(x: f64, exact: Option<&BigRational>) -> String {
+    match exact {
+        Some(r) if r.is_integer() => r.numer().to_string(),
+        Some(r) if r.denom().bits() <= 12 => format!("{}/{} ({x})", r.numer(), r.denom()),
+        _ => format!("{x}"),
+    }
+}
+
+/// Whether the kernel's value differs from the reference's by more than rounding explains.
+fn differs(actual: &FloatVal, expected: &reference::Value, rel: f64, scale: f64) -> bool {
+    let (x, err) = match expected {
+        reference::Value::Exact(r) => {
+            if let FloatVal::Finite(a) = actual {
+                if a == r {
+                    return false;
+                }
+            }
+            (r.to_f64().unwrap_or(f64::NAN), 0.0)
+        }
+        reference::Value::Approx { value, err } => (*value, *err),
+        reference::Value::Invalid(_) => return false,
+    };
+    let a = match actual {
+        FloatVal::Finite(r) => r.to_f64().unwrap_or(f64::NAN),
+        FloatVal::Inf { negative } => {
+            if *negative {
+                f64::NEG_INFINITY
+            } else {
+                f64::INFINITY
+            }
+        }
+        FloatVal::NaN => f64::NAN,
+    };
+    if !a.is_finite() || !x.is_finite() {
+        return a.is_finite() != x.is_finite() || (a.is_nan() != x.is_nan());
+    }
+    if rel == 0.0 {
+        return (a - x).abs() > err;
+    }
+    (a - x).abs() > rel * a.abs().max(x.abs()) + 1e-6 * scale + err + f64::MIN_POSITIVE
+}

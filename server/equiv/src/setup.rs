@@ -1,0 +1,468 @@
+//! One shape of a check: the interface resolved for concrete scalar values, the kernel's
+//! launch and buffers, the reference's arguments, and input values to run both on.
+
+use crate::shadow::Role;
+use check::bind::Binding;
+use model::interp::{Arg, BufferId, FloatFormat, FloatVal, Launch, Memory, Rounding};
+use model::Kernel;
+use num_bigint::BigInt;
+use num_rational::BigRational;
+use num_traits::{ToPrimitive, Zero};
+use reference::{ArgValue, Number};
+use spec::{ArgBinding, DType, KernelSpec, Len, ParamSpec, ReferenceSpec, Scalar};
+use std::collections::{BTreeMap, HashMap};
+
+/// Elements a checked shape may have in all its buffers together.
+pub const MAX_ELEMENTS: u64 = 1 << 22;
+
+/// A kernel buffer in a checked shape.
+#[derive(Clone, Debug)]
+pub struct BufferPlan {
+    pub param: u32,
+    pub name: String,
+    pub dtype: DType,
+    pub len: u64,
+    /// Fixed contents (index buffers).
+    pub values: Option<Vec<i128>>,
+    /// Whether its elements are inputs of the reference (symbolic), outputs only, or concrete.
+    pub role: BufferRole,
+    /// Its shape as the reference sees it (when bound).
+    pub shape: Option<Vec<usize>>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BufferRole {
+    /// Bound to a reference tensor argument.
+    Input { arg: u32 },
+    /// Written by the kernel and compared with a reference output, not read as an input.
+    Output,
+    /// Neither: workspace, or an index buffer with known contents.
+    Concrete,
+}
+
+/// A reference output and where the kernel must put it.
+#[derive(Clone, Debug)]
+pub struct OutputPlan {
+    pub param: u32,
+    pub buffer: String,
+    pub shape: Vec<usize>,
+    pub offset: u64,
+    pub strides: Vec<u64>,
+}
+
+impl OutputPlan {
+    /// The kernel element of a row-major index of the reference output.
+    pub fn element(&self, flat: usize) -> u64 {
+        let mut rest = flat;
+        let mut at = self.offset;
+        for d in (0..self.shape.len()).rev() {
+            let n = self.shape[d].max(1);
+            at += (rest % n) as u64 * self.strides[d];
+            rest /= n;
+        }
+        at
+    }
+}
+
+/// Everything needed to run one shape.
+pub struct Plan {
+    pub scalars: BTreeMap<String, i128>,
+    pub grid: [u32; 3],
+    pub block: [u32; 3],
+    pub dynamic_shared_bytes: u64,
+    pub buffers: Vec<BufferPlan>,
+    /// Raw bits of the scalar parameters, by parameter index.
+    pub scalar_bits: HashMap<u32, u64>,
+    pub ref_args: Vec<ArgValue>,
+    pub outputs: Vec<OutputPlan>,
+    pub binding: Binding,
+}
+
+/// Why a shape cannot be set up (reported as uncertified, with the reason).
+pub type SetupError = String;
+
+/// The shapes to check: those the reference binding lists, else the fixed scalar values.
+pub fn shapes(spec: &KernelSpec, reference: &ReferenceSpec) -> Result<Vec<BTreeMap<String, i128>>, SetupError> {
+    if !reference.shapes.is_empty() {
+        return Ok(reference.shapes.clone());
+    }
+    let needed = spec.required_scalars();
+    let fixed = spec.scalar_values();
+    let missing: Vec<String> = needed.iter().filter(|n| !fixed.contains_key(*n)).cloned().collect();
+    if missing.is_empty() {
+        return Ok(vec![BTreeMap::new()]);
+    }
+    // Edge cases within each free scalar's range: the smallest value, and a value that is not a
+    // multiple of a warp (where tail bugs show), kept small.
+    let mut small = BTreeMap::new();
+    let mut odd = BTreeMap::new();
+    for n in &missing {
+        let Some((lo, hi)) = spec.scalar_range(n) else {
+            return Err(format!(
+                "the equivalence check needs concrete shapes: give `{n}` a value or a range, or list shapes in [[kernel.<name>.reference.shapes]]"
+            ));
+        };
+        small.insert(n.clone(), lo.max(1).min(hi));
+        let mid = (lo.max(1) + 33).min(hi);
+        odd.insert(n.clone(), mid);
+    }
+    let mut out = vec![small.clone()];
+    if odd != small {
+        out.push(odd);
+    }
+    Ok(out)
+}
+
+pub fn plan(k: &Kernel, spec: &KernelSpec, source_names: Option<&[String]>, scalars: &BTreeMap<String, i128>) -> Result<Plan, SetupError> {
+    let reference = spec.reference.as_ref().ok_or("no reference is bound to this kernel")?;
+    let resolved = spec.resolve(scalars).map_err(|e| e.to_string())?;
+    let binding = Binding::new(k, Some(&resolved), source_names);
+    let concrete = |r: [spec::DimRange; 3], what: &str| -> Result<[u32; 3], SetupError> {
+        let mut out = [1u32; 3];
+        for d in 0..3 {
+            out[d] = r[d].value().ok_or_else(|| format!("the {what} is not fixed for this shape (declare it, or an expression of the scalars)"))? as u32;
+        }
+        Ok(out)
+    };
+    let grid = concrete(binding.grid, "grid")?;
+    let block = concrete(binding.block, "block")?;
+    let all_scalars: BTreeMap<String, i128> = resolved.scalar_values();
+    let value_of = |n: &str| all_scalars.get(n).copied().or_else(|| binding.param_index(n).and_then(|i| scalar_int(&binding, i)));
+    let eval = |e: &spec::SizeExpr| -> Result<i128, SetupError> { e.eval(&value_of).map_err(|err| format!("`{e}`: {err}")) };
+    let param_of = |name: &str| -> Result<u32, SetupError> { binding.param_index(name).ok_or_else(|| format!("`{name}` is not a parameter of the kernel")) };
+
+    // Buffers: every pointer parameter the interface sizes.
+    let mut buffers: Vec<BufferPlan> = Vec::new();
+    let mut scalar_bits = HashMap::new();
+    for (i, p) in k.params.iter().enumerate() {
+        let i = i as u32;
+        match binding.params.get(i as usize).and_then(|s| s.as_ref()) {
+            Some(ParamSpec::Buffer { dtype, len, values, .. }) => {
+                let len = match len {
+                    Some(l) => l.elements(&value_of).ok_or_else(|| format!("the length of `{}` is not known for this shape", binding.name(i)))?,
+                    None => match values {
+                        Some(v) => v.len() as u64,
+                        None => return Err(format!("the equivalence check needs the length of `{}` (len = ...)", binding.name(i))),
+                    },
+                };
+                let dtype = dtype.ok_or_else(|| format!("the equivalence check needs the element type of `{}` (dtype = ...)", binding.name(i)))?;
+                buffers.push(BufferPlan {
+                    param: i,
+                    name: binding.name(i).to_string(),
+                    dtype,
+                    len,
+                    values: values.clone(),
+                    role: BufferRole::Concrete,
+                    shape: None,
+                });
+            }
+            Some(ParamSpec::Scalar { value, .. }) => {
+                let bits = p.bits;
+                let v = match value {
+                    Some(Scalar::Int(v)) => Some(*v as u64),
+                    Some(Scalar::Float(f)) => Some(if bits == 32 { (*f as f32).to_bits() as u64 } else { f.to_bits() }),
+                    None => None,
+                };
+                if let Some(v) = v {
+                    scalar_bits.insert(i, v & model::mask(bits));
+                }
+            }
+            None => {}
+        }
+        let _ = Len::Elements(0);
+    }
+    let total: u64 = buffers.iter().map(|b| b.len).sum();
+    if total > MAX_ELEMENTS {
+        return Err(format!(
+            "this shape has {total} buffer elements; the equivalence check handles up to {MAX_ELEMENTS} — list a smaller shape in [[kernel.<name>.reference.shapes]]"
+        ));
+    }
+
+    // Reference arguments, in order.
+    let mut ref_args = Vec::new();
+    for (pos, a) in reference.args.iter().enumerate() {
+        let v = match &a.binding {
+            ArgBinding::Buffer { buffer, shape, .. } => {
+                let param = param_of(buffer)?;
+                let shape: Vec<usize> = shape.iter().map(|e| eval(e).map(|v| v.max(0) as usize)).collect::<Result<_, _>>()?;
+                let n: usize = shape.iter().product();
+                let b = buffers.iter_mut().find(|b| b.param == param).ok_or_else(|| format!("`{buffer}` needs dtype and len in the interface"))?;
+                if n as u64 > b.len {
+                    return Err(format!("the reference sees `{buffer}` as {shape:?} ({n} elements) but the buffer has {} elements", b.len));
+                }
+                b.shape = Some(shape.clone());
+                match (&b.values, b.dtype.is_float()) {
+                    (Some(values), false) => ArgValue::IntTensor { shape, values: values.iter().take(n).map(|&v| v as i64).collect() },
+                    (Some(_), true) => return Err(format!("`{buffer}` has fixed values but a float type")),
+                    (None, _) => {
+                        b.role = BufferRole::Input { arg: pos as u32 };
+                        ArgValue::Tensor { shape, dtype: ref_dtype(b.dtype) }
+                    }
+                }
+            }
+            ArgBinding::Param(name) => {
+                let i = param_of(name)?;
+                let bits = k.params[i as usize].bits;
+                let raw = scalar_bits.get(&i).copied().ok_or_else(|| format!("the scalar `{name}` has no value for this shape"))?;
+                match binding.params.get(i as usize).and_then(|s| s.as_ref()) {
+                    Some(ParamSpec::Scalar { value: Some(Scalar::Float(f)), .. }) => ArgValue::Scalar(Number::Float(exact_decimal(*f))),
+                    _ => {
+                        let signed = model::sext(raw, bits.max(1));
+                        ArgValue::Scalar(Number::Int(signed))
+                    }
+                }
+            }
+            ArgBinding::Value(Scalar::Int(v)) => ArgValue::Scalar(Number::Int(*v as i64)),
+            ArgBinding::Value(Scalar::Float(f)) => ArgValue::Scalar(Number::Float(exact_decimal(*f))),
+        };
+        ref_args.push(v);
+    }
+
+    // Outputs.
+    let mut outputs = Vec::new();
+    for o in &reference.outputs {
+        let param = param_of(&o.buffer)?;
+        let shape: Vec<usize> = o.shape.iter().map(|e| eval(e).map(|v| v.max(0) as usize)).collect::<Result<_, _>>()?;
+        let offset = eval(&o.offset)?.max(0) as u64;
+        let strides: Vec<u64> = match &o.strides {
+            Some(s) => s.iter().map(|e| eval(e).map(|v| v.max(0) as u64)).collect::<Result<_, _>>()?,
+            None => {
+                let mut st = vec![1u64; shape.len()];
+                for d in (0..shape.len().saturating_sub(1)).rev() {
+                    st[d] = st[d + 1] * shape[d + 1] as u64;
+                }
+                st
+            }
+        };
+        let b = buffers.iter_mut().find(|b| b.param == param).ok_or_else(|| format!("the output `{}` needs dtype and len in the interface", o.buffer))?;
+        if b.role == BufferRole::Concrete {
+            b.role = BufferRole::Output;
+        }
+        outputs.push(OutputPlan { param, buffer: o.buffer.clone(), shape, offset, strides });
+    }
+    let _ = scalars;
+    Ok(Plan {
+        scalars: all_scalars,
+        grid,
+        block,
+        dynamic_shared_bytes: binding.dynamic_shared_bytes.unwrap_or(0),
+        buffers,
+        scalar_bits,
+        ref_args,
+        outputs,
+        binding,
+    })
+}
+
+fn scalar_int(b: &Binding, i: u32) -> Option<i128> {
+    match b.params.get(i as usize)?.as_ref()? {
+        ParamSpec::Scalar { value: Some(Scalar::Int(v)), .. } => Some(*v),
+        _ => None,
+    }
+}
+
+/// The decimal a user wrote (`1e-6` is exactly 1/1000000), recovered from its f64.
+pub fn exact_decimal(f: f64) -> BigRational {
+    let text = format!("{f:e}");
+    let (mant, exp) = text.split_once('e').unwrap_or((&text, "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    let negative = mant.starts_with('-');
+    let mant = mant.trim_start_matches('-');
+    let (int, frac) = mant.split_once('.').unwrap_or((mant, ""));
+    let digits: BigInt = format!("{int}{frac}").parse().unwrap_or_default();
+    let scale = exp - frac.len() as i32;
+    let ten = BigInt::from(10);
+    let mut r = BigRational::from_integer(digits);
+    if scale >= 0 {
+        r *= BigRational::from_integer(num_traits::pow(ten, scale as usize));
+    } else {
+        r /= BigRational::from_integer(num_traits::pow(ten, (-scale) as usize));
+    }
+    if negative {
+        -r
+    } else {
+        r
+    }
+}
+
+fn ref_dtype(d: DType) -> reference::DType {
+    use reference::DType as R;
+    match d {
+        DType::F16 => R::F16,
+        DType::BF16 => R::BF16,
+        DType::F32 => R::F32,
+        DType::F64 => R::F64,
+        DType::I8 => R::I8,
+        DType::U8 => R::U8,
+        DType::I16 => R::I16,
+        DType::U16 => R::I32,
+        DType::I32 => R::I32,
+        DType::U32 => R::I64,
+        DType::I64 | DType::U64 => R::I64,
+    }
+}
+
+/// How input values are drawn for a run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Draw {
+    /// Small integers in [-3, 3].
+    Integers(u64),
+    /// Multiples of 1/8 in [-2, 2].
+    Eighths(u64),
+    /// Multiples of 2^-13 in [-2^-9, 2^-9]: tiny values, where misplaced epsilons show.
+    Tiny(u64),
+}
+
+impl Draw {
+    pub fn describe(self) -> String {
+        match self {
+            Draw::Integers(s) => format!("small integers in [-3, 3] (seed {s})"),
+            Draw::Eighths(s) => format!("multiples of 1/8 in [-2, 2] (seed {s})"),
+            Draw::Tiny(s) => format!("multiples of 2^-13 in [-2^-9, 2^-9] (seed {s})"),
+        }
+    }
+
+    fn seed(self) -> u64 {
+        match self {
+            Draw::Integers(s) | Draw::Eighths(s) | Draw::Tiny(s) => s,
+        }
+    }
+
+    /// The value of element `elem` of parameter `param`'s buffer.
+    pub fn value(self, param: u32, elem: u64, dtype: DType) -> BigRational {
+        let mut x =
+            self.seed().wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ (param as u64).wrapping_mul(0xbf58_476d_1ce4_e5b9) ^ elem.wrapping_mul(0x94d0_49bb_1331_11eb);
+        x ^= x >> 31;
+        x = x.wrapping_mul(0xd6e8_feb8_6659_fd93);
+        x ^= x >> 32;
+        let pick = |n: u64| (x % n) as i64;
+        let int = |v: i64| BigRational::from_integer(v.into());
+        if !dtype.is_float() {
+            let (lo, hi) = dtype.int_range().unwrap_or((-3, 3));
+            let v = pick(7) - 3;
+            return int(v.clamp(lo.max(-3) as i64, hi.min(3) as i64));
+        }
+        match self {
+            Draw::Integers(_) => int(pick(7) - 3),
+            Draw::Eighths(_) => BigRational::new((pick(33) - 16).into(), 8.into()),
+            Draw::Tiny(_) => BigRational::new((pick(33) - 16).into(), 8192.into()),
+        }
+    }
+}
+
+/// The bytes of a value in a buffer of `dtype`.
+pub fn encode(v: &BigRational, dtype: DType) -> Vec<u8> {
+    let n = dtype.bytes() as usize;
+    let bits: u64 = match dtype {
+        DType::F16 => FloatVal::Finite(v.clone()).to_bits(FloatFormat::F16, Rounding::NearestEven),
+        DType::BF16 => FloatVal::Finite(v.clone()).to_bits(FloatFormat::BF16, Rounding::NearestEven),
+        DType::F32 => FloatVal::Finite(v.clone()).to_bits(FloatFormat::F32, Rounding::NearestEven),
+        DType::F64 => FloatVal::Finite(v.clone()).to_bits(FloatFormat::F64, Rounding::NearestEven),
+        _ => v.to_integer().to_i64().unwrap_or(0) as u64,
+    };
+    bits.to_le_bytes()[..n].to_vec()
+}
+
+/// A launch of the plan with inputs drawn by `draw`: the memory, the launch, and the buffer id of
+/// each buffer parameter.
+pub struct Run {
+    pub mem: Memory,
+    pub launch: Launch,
+    pub ids: HashMap<u32, BufferId>,
+    /// The values put into each buffer (for the reference and for reports).
+    pub contents: HashMap<u32, Vec<BigRational>>,
+}
+
+pub fn prepare(k: &Kernel, plan: &Plan, draw: Draw, budget: &model::budget::Budget) -> Run {
+    let mut mem = Memory::new();
+    let mut ids = HashMap::new();
+    let mut contents = HashMap::new();
+    let mut args = Vec::new();
+    for (i, p) in k.params.iter().enumerate() {
+        let i = i as u32;
+        if let Some(b) = plan.buffers.iter().find(|b| b.param == i) {
+            let values: Vec<BigRational> = match &b.values {
+                Some(v) => v.iter().map(|&x| BigRational::from_integer(x.into())).collect(),
+                None => (0..b.len).map(|e| draw.value(i, e, b.dtype)).collect(),
+            };
+            let mut bytes = Vec::with_capacity(b.len as usize * b.dtype.bytes() as usize);
+            for v in &values {
+                bytes.extend(encode(v, b.dtype));
+            }
+            let id = mem.add_buffer(b.name.clone(), bytes);
+            ids.insert(i, id);
+            contents.insert(i, values);
+            args.push(Arg::Buffer(id));
+        } else if p.bytes * 8 != p.bits {
+            args.push(Arg::Bytes(vec![0; p.bytes as usize]));
+        } else {
+            args.push(Arg::Scalar(plan.scalar_bits.get(&i).copied().unwrap_or(0)));
+        }
+    }
+    let mut launch = Launch::new(plan.grid, plan.block, args).dynamic_shared(plan.dynamic_shared_bytes).budget(budget.clone());
+    launch.record_accesses = false;
+    Run { mem, launch, ids, contents }
+}
+
+/// The roles of the buffers for the shadow run.
+pub fn roles(plan: &Plan, run: &Run) -> HashMap<BufferId, Role> {
+    plan.buffers
+        .iter()
+        .filter_map(|b| {
+            let id = *run.ids.get(&b.param)?;
+            let elem_bytes = b.dtype.bytes() as u32;
+            Some((
+                id,
+                match b.role {
+                    BufferRole::Input { .. } => Role::Symbolic { param: b.param, elem_bytes },
+                    BufferRole::Output => Role::Initial { param: b.param, elem_bytes },
+                    BufferRole::Concrete => Role::Concrete,
+                },
+            ))
+        })
+        .collect()
+}
+
+/// The reference's inputs for a run: each tensor argument's elements.
+pub fn reference_inputs(plan: &Plan, run: &Run) -> Vec<Vec<BigRational>> {
+    plan.ref_args
+        .iter()
+        .enumerate()
+        .map(|(pos, a)| match a {
+            ArgValue::Tensor { shape, .. } => {
+                let n: usize = shape.iter().product();
+                plan.buffers
+                    .iter()
+                    .find(|b| b.role == BufferRole::Input { arg: pos as u32 })
+                    .and_then(|b| run.contents.get(&b.param))
+                    .map(|v| v.iter().take(n).cloned().collect())
+                    .unwrap_or_else(|| vec![BigRational::zero(); n])
+            }
+            _ => Vec::new(),
+        })
+        .collect()
+}
+
+/// What the kernel left in output element `elem` of buffer `param`, exactly.
+pub fn output_value(plan: &Plan, run: &Run, param: u32, elem: u64) -> Option<FloatVal> {
+    let b = plan.buffers.iter().find(|b| b.param == param)?;
+    let id = *run.ids.get(&param)?;
+    let w = b.dtype.bytes();
+    let off = elem * w;
+    let fmt = match b.dtype {
+        DType::F16 => Some(FloatFormat::F16),
+        DType::BF16 => Some(FloatFormat::BF16),
+        DType::F32 => Some(FloatFormat::F32),
+        DType::F64 => Some(FloatFormat::F64),
+        _ => None,
+    };
+    match fmt {
+        Some(f) => Some(run.mem.read_float(id, off, f)),
+        None => {
+            let bytes = run.mem.bytes(id).get(off as usize..(off + w) as usize)?;
+            let raw = bytes.iter().rev().fold(0u64, |a, &x| (a << 8) | x as u64);
+            let v = if matches!(b.dtype, DType::I8 | DType::I16 | DType::I32 | DType::I64) { model::sext(raw, w as u32 * 8) as i128 } else { raw as i128 };
+            Some(FloatVal::from_int(v))
+        }
+    }
+}
