@@ -1,7 +1,7 @@
 //! `lark serve` end to end: the real binary, spoken to over stdio with JSON-RPC framing, on
 //! corpus kernels copied into a temporary workspace.
 
-use lsp::client::StdioClient;
+use lsp_test_client::StdioClient;
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -8,7 +8,6 @@
 
 #![deny(clippy::print_stdout)]
 
-pub mod client;
 mod commands;
 mod from_proto;
 mod guard;
