@@ -17,6 +17,7 @@ mod pool;
 mod settings;
 mod state;
 mod to_proto;
+mod transport;
 
 use handlers::*;
 use serde_json::Value;
@@ -103,14 +104,25 @@ impl Server {
     }
 }
 
+pub use transport::MAX_MESSAGE_BYTES;
+
 /// Serves LSP on stdin/stdout until `exit`. Returns whether `shutdown` came first (the exit
 /// code is 0 then, 1 otherwise, as the protocol asks).
 pub async fn serve_stdio() -> bool {
+    serve(tokio::io::stdin(), tokio::io::stdout(), MAX_MESSAGE_BYTES).await
+}
+
+/// Serves LSP on any pair of streams, refusing messages larger than `limit` bytes.
+pub async fn serve<I, O>(input: I, output: O, limit: usize) -> bool
+where
+    I: tokio::io::AsyncRead + Unpin + Send + 'static,
+    O: tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
     let (service, socket) = LspService::build(|client| Server { state: Arc::new(State::new(client)) })
         .custom_method("lark/stats", Server::stats)
         .custom_method("lark/debugPanic", Server::debug_panic)
         .finish();
     let state = service.inner().state.clone();
-    tower_lsp_server::Server::new(tokio::io::stdin(), tokio::io::stdout(), socket).concurrency_level(64).serve(service).await;
+    transport::serve(input, output, service, socket, limit).await;
     state.shutdown.load(Ordering::SeqCst)
 }
