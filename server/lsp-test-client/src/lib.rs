@@ -26,6 +26,8 @@ pub struct StdioClient {
     pub configuration: Value,
     /// What the server wrote on stdout that was not a framed JSON message.
     garbage: Arc<Mutex<Vec<String>>>,
+    /// The server's stderr, when [`StdioClient::spawn_capturing_stderr`] started it.
+    stderr: Arc<Mutex<String>>,
 }
 
 /// Writes one framed message.
@@ -77,11 +79,12 @@ pub fn read_frame(r: &mut impl BufRead) -> Result<Option<Value>, String> {
 }
 
 impl StdioClient {
-    /// Starts the server command with piped stdio (stderr is inherited).
+    /// Starts the server command with piped stdin and stdout (stderr as `cmd` says: inherited
+    /// by default).
     pub fn spawn(mut cmd: Command) -> std::io::Result<StdioClient> {
         let mut child = cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).spawn()?;
         let stdin = child.stdin.take();
-        let stdout = child.stdout.take().expect("piped stdout");
+        let stdout = child.stdout.take().ok_or_else(|| std::io::Error::other("the child has no stdout pipe"))?;
         let (tx, rx) = mpsc::channel();
         let garbage = Arc::new(Mutex::new(Vec::new()));
         let seen = garbage.clone();
@@ -102,7 +105,30 @@ impl StdioClient {
                 }
             }
         });
-        Ok(StdioClient { child, stdin, rx, next_id: 1, inbox: VecDeque::new(), configuration: Value::Null, garbage })
+        Ok(StdioClient { child, stdin, rx, next_id: 1, inbox: VecDeque::new(), configuration: Value::Null, garbage, stderr: Arc::default() })
+    }
+
+    /// Starts the server like [`StdioClient::spawn`], collecting its stderr (read as it comes,
+    /// so the server never blocks on it); see [`StdioClient::stderr`].
+    pub fn spawn_capturing_stderr(mut cmd: Command) -> std::io::Result<StdioClient> {
+        cmd.stderr(Stdio::piped());
+        let mut c = StdioClient::spawn(cmd)?;
+        if let Some(mut err) = c.child.stderr.take() {
+            let sink = c.stderr.clone();
+            std::thread::spawn(move || {
+                let mut chunk = [0u8; 4096];
+                while let Ok(n @ 1..) = std::io::Read::read(&mut err, &mut chunk) {
+                    sink.lock().unwrap_or_else(|p| p.into_inner()).push_str(&String::from_utf8_lossy(&chunk[..n]));
+                }
+            });
+        }
+        Ok(c)
+    }
+
+    /// What the server wrote on stderr so far (empty unless started by
+    /// [`StdioClient::spawn_capturing_stderr`]).
+    pub fn stderr(&self) -> String {
+        self.stderr.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
     /// What the server wrote on stdout that was not a framed JSON message (reading stops at

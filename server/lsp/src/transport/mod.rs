@@ -12,7 +12,7 @@
 pub mod frame;
 pub mod validate;
 
-use crate::log::error;
+use crate::log::{error, info};
 use frame::{Frame, FrameError, FrameReader};
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, DuplexStream};
@@ -26,6 +26,11 @@ pub const MAX_MESSAGE_BYTES: usize = 64 << 20;
 /// How long, after the protocol layer ended, its last responses may take to reach stdout.
 const DRAIN: Duration = Duration::from_secs(2);
 
+/// How long the protocol layer may go on after the end of the input (answering what it had
+/// already read) before it is stopped: a handler waiting for the client's answer to a request
+/// of the server's would otherwise keep it alive forever.
+const AFTER_INPUT: Duration = Duration::from_millis(500);
+
 /// Serves `service` on `input`/`output` until `exit` or the end of the input.
 pub async fn serve<S, I, O>(input: I, output: O, service: LspService<S>, socket: ClientSocket, limit: usize)
 where
@@ -36,9 +41,17 @@ where
     let (to_server, server_in) = tokio::io::duplex(64 * 1024);
     let (server_out, from_server) = tokio::io::duplex(64 * 1024);
     let (replies, replies_rx) = mpsc::channel(64);
-    let reader = tokio::spawn(pump_input(input, to_server, replies, limit));
+    let mut reader = tokio::spawn(pump_input(input, to_server, replies, limit));
     let writer = tokio::spawn(write_output(from_server, replies_rx, output));
-    tower_lsp_server::Server::new(server_in, server_out, socket).concurrency_level(64).serve(service).await;
+    let protocol = tower_lsp_server::Server::new(server_in, server_out, socket).concurrency_level(64).serve(service);
+    let input_ended = async {
+        let _ = (&mut reader).await;
+        tokio::time::sleep(AFTER_INPUT).await;
+    };
+    tokio::select! {
+        () = protocol => {}
+        () = input_ended => info!("the input ended: stopping"),
+    }
     // After `exit` the input may stay open: stop reading it.
     reader.abort();
     if tokio::time::timeout(DRAIN, writer).await.is_err() {
@@ -132,5 +145,65 @@ async fn write_output<O: AsyncWrite + Unpin>(from_server: DuplexStream, mut repl
             // The client is gone; nothing more can be said.
             break;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::frame::{Frame, FrameReader};
+    use super::*;
+    use serde_json::{json, Value};
+
+    /// Runs the whole server on in-memory pipes (messages limited to 1 KiB), sends each batch
+    /// of bytes and reads replies until one with the batch's id arrives, then ends the input.
+    /// Returns every message the server wrote (anything but framed JSON fails the test) and
+    /// whether `shutdown` came first.
+    fn session(steps: Vec<(Vec<u8>, Value)>) -> (Vec<Value>, bool) {
+        let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+        rt.block_on(async {
+            let (mut client_out, server_in) = tokio::io::duplex(1 << 16);
+            let (server_out, client_in) = tokio::io::duplex(1 << 16);
+            let server = tokio::spawn(crate::serve(server_in, server_out, 1024));
+            let mut frames = FrameReader::new(client_in, usize::MAX);
+            let mut seen: Vec<Value> = vec![];
+            for (bytes, until) in steps {
+                client_out.write_all(&bytes).await.unwrap();
+                while !seen.iter().any(|m| m["id"] == until && m.get("method").is_none()) {
+                    match frames.next().await {
+                        Some(Frame::Body(b)) => seen.push(serde_json::from_slice(&b).expect("the server writes JSON")),
+                        Some(Frame::Bad(e)) => panic!("the server wrote a bad frame: {e}"),
+                        None => panic!("the server stopped before answering {until}: {seen:#?}"),
+                    }
+                }
+            }
+            drop(client_out);
+            while let Some(f) = frames.next().await {
+                assert!(matches!(f, Frame::Body(_)), "{f:?}");
+            }
+            (seen, server.await.unwrap())
+        })
+    }
+
+    #[test]
+    fn bad_messages_are_answered_and_the_session_goes_on() {
+        let initialize = encode(br#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"capabilities":{}}}"#);
+        let oversized = format!("Content-Length: 5000\r\n\r\n{}", "x".repeat(5000)).into_bytes();
+        let steps = vec![
+            (initialize, json!(1)),
+            (encode(b"{oops"), Value::Null),
+            (encode(b"[]"), Value::Null),
+            (oversized, Value::Null),
+            (encode(br#"{"id":2,"method":"shutdown"}"#), json!(2)),
+            (encode(br#"{"jsonrpc":"2.0","id":3,"method":"shutdown"}"#), json!(3)),
+            ([encode(br#"{"jsonrpc":"2.0","method":"exit"}"#), encode(br#"{"jsonrpc":"2.0","id":4,"method":"lark/stats"}"#)].concat(), Value::Null),
+        ];
+        let (out, clean) = session(steps);
+        assert!(clean, "shutdown came before exit: {out:#?}");
+        let codes = |id: Value| out.iter().filter(|m| m["id"] == id).map(|m| m["error"]["code"].as_i64()).collect::<Vec<_>>();
+        assert_eq!(codes(json!(1)), vec![None]);
+        assert_eq!(codes(Value::Null), vec![Some(-32700), Some(-32600), Some(-32600)]);
+        assert_eq!(codes(json!(2)), vec![Some(-32600)], "a shutdown without \"jsonrpc\" is refused, not obeyed");
+        assert_eq!(codes(json!(3)), vec![None]);
+        assert_eq!(codes(json!(4)), vec![], "nothing is read after exit");
     }
 }
