@@ -9,6 +9,7 @@
 #![deny(clippy::print_stdout)]
 
 mod commands;
+mod fix_search;
 mod from_proto;
 mod guard;
 mod handlers;
