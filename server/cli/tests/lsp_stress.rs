@@ -143,3 +143,58 @@ fn fast_edits_of_the_slowest_kernel_leave_the_server_responsive() {
     assert!(status.success(), "{status:?}");
     assert!(asked.elapsed() < Duration::from_secs(2), "shutdown + exit took {:?}", asked.elapsed());
 }
+
+/// The server's child processes (solvers, compilers).
+fn children(pid: u32) -> Vec<u32> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|p| {
+            let stat = std::fs::read_to_string(format!("/proc/{p}/stat")).unwrap_or_default();
+            stat.rfind(')').and_then(|i| stat[i + 2..].split_whitespace().nth(1).map(|pp| pp == pid.to_string())).unwrap_or(false)
+        })
+        .collect()
+}
+
+/// Whether a process is gone (or a zombie waiting to be reaped).
+fn gone(pid: u32) -> bool {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    stat.rfind(')').is_none_or(|i| stat[i + 2..].starts_with('Z'))
+}
+
+#[test]
+fn shutdown_and_exit_are_prompt_while_requests_wait_on_a_slow_analysis() {
+    let dir = std::env::temp_dir().join(format!("lark-lsp-exit-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("matmul_tiled.ptx");
+    std::fs::copy(Path::new(CORPUS).join("matmul_tiled.ptx"), &path).unwrap();
+    let bin = std::env::var("LARK_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_lark").to_string());
+    let mut cmd = Command::new(bin);
+    cmd.arg("serve");
+    let mut c = StdioClient::spawn_capturing_stderr(cmd).unwrap();
+    let pid = c.pid();
+    c.initialize(&format!("file://{}", dir.display()), json!({})).unwrap();
+    let uri = format!("file://{}", path.display());
+    let text = std::fs::read_to_string(&path).unwrap();
+    c.notify("textDocument/didOpen", json!({ "textDocument": { "uri": uri, "languageId": "ptx", "version": 1, "text": text } }));
+    std::thread::sleep(Duration::from_millis(500));
+    // Both wait for the analysis, which takes the whole 20 s budget.
+    c.request_async("workspace/executeCommand", json!({ "command": "lark.showModel", "arguments": [uri] }));
+    c.request_async("workspace/executeCommand", json!({ "command": "lark.recheck", "arguments": [uri] }));
+    std::thread::sleep(Duration::from_millis(500));
+    let solvers = children(pid);
+    assert!(!solvers.is_empty(), "the analysis runs a solver");
+    let asked = Instant::now();
+    let status = c.shutdown(Duration::from_secs(10)).expect("the server exits after shutdown + exit");
+    let took = asked.elapsed();
+    assert!(status.success(), "{status:?}");
+    assert!(took < Duration::from_secs(2), "shutdown + exit took {took:?}");
+    // Its solvers end with it (they read their queries from the server).
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !solvers.iter().all(|p| gone(*p)) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let left: Vec<&u32> = solvers.iter().filter(|p| !gone(**p)).collect();
+    assert!(left.is_empty(), "solver processes outlived the server by 5 s: {left:?}");
+}

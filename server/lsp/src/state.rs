@@ -24,7 +24,7 @@ pub const DEBOUNCE: Duration = Duration::from_millis(150);
 /// How long hover, code lens and code action requests wait for the analysis of the current text
 /// before answering from the latest one there is: they answer within a second even while a slow
 /// kernel is re-checked after every keystroke.
-pub const REQUEST_WAIT: Duration = Duration::from_millis(400);
+pub const REQUEST_WAIT: Duration = Duration::from_millis(300);
 
 /// How long a command the user ran (show the model) waits for the analysis of the current text.
 pub const COMMAND_WAIT: Duration = Duration::from_secs(10);

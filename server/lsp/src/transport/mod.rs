@@ -26,9 +26,10 @@ pub const MAX_MESSAGE_BYTES: usize = 64 << 20;
 /// How long, after the protocol layer ended, its last responses may take to reach stdout.
 const DRAIN: Duration = Duration::from_secs(2);
 
-/// How long the protocol layer may go on after the end of the input (answering what it had
-/// already read) before it is stopped: a handler waiting for the client's answer to a request
-/// of the server's would otherwise keep it alive forever.
+/// How long the protocol layer may go on after `exit` or the end of the input (answering what
+/// it had already read) before it is stopped: a request still waiting for a slow analysis, or a
+/// handler waiting for the client's answer to a request of the server's, would otherwise keep
+/// it alive for as long as that takes.
 const AFTER_INPUT: Duration = Duration::from_millis(500);
 
 /// Serves `service` on `input`/`output` until `exit` or the end of the input.
@@ -50,7 +51,7 @@ where
     };
     tokio::select! {
         () = protocol => {}
-        () = input_ended => info!("the input ended: stopping"),
+        () = input_ended => info!("stopping {AFTER_INPUT:?} after `exit` or the end of the input, with requests still in flight"),
     }
     // After `exit` the input may stay open: stop reading it.
     reader.abort();
@@ -67,14 +68,18 @@ pub fn encode(body: &[u8]) -> Vec<u8> {
 }
 
 /// Reads the client's frames; passes messages on to the protocol layer, answers the others.
-/// Dropping `to_server` (at the end of the input) ends the protocol layer.
+/// Returns after `exit` (nothing after it matters) or at the end of the input; dropping
+/// `to_server` then ends the protocol layer.
 async fn pump_input<I: AsyncRead + Unpin>(input: I, mut to_server: DuplexStream, replies: mpsc::Sender<Vec<u8>>, limit: usize) {
     let mut frames = FrameReader::new(input, limit);
     while let Some(frame) = frames.next().await {
         let rejection = match frame {
             Frame::Body(body) => match validate::validate(&body) {
-                Ok(()) => {
+                Ok(accepted) => {
                     if to_server.write_all(&encode(&body)).await.is_err() {
+                        return;
+                    }
+                    if matches!(&accepted, validate::Accepted::Notification { method } if method == "exit") {
                         return;
                     }
                     continue;

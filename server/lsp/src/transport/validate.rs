@@ -45,8 +45,16 @@ impl Rejection {
     }
 }
 
+/// What a valid message is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Accepted {
+    Request,
+    Notification { method: String },
+    Response,
+}
+
 /// Accepts a body the protocol layer can decode, or says why not.
-pub fn validate(body: &[u8]) -> Result<(), Rejection> {
+pub fn validate(body: &[u8]) -> Result<Accepted, Rejection> {
     let value: Value = serde_json::from_slice(body).map_err(|e| Rejection::new(Code::ParseError, format!("parse error: {e}")))?;
     let obj = match &value {
         Value::Object(o) => o,
@@ -69,14 +77,15 @@ pub fn validate(body: &[u8]) -> Result<(), Rejection> {
         return reject(format!("expected an integer or string id, found {}", kind(v)));
     }
     match obj.get("method") {
-        Some(Value::String(_)) => match serde_json::from_value::<Request>(value.clone()) {
-            Ok(_) => Ok(()),
+        Some(Value::String(method)) => match serde_json::from_value::<Request>(value.clone()) {
+            Ok(_) if obj.contains_key("id") => Ok(Accepted::Request),
+            Ok(_) => Ok(Accepted::Notification { method: method.clone() }),
             Err(e) => reject(e.to_string()),
         },
         Some(other) => reject(format!("expected a string method, found {}", kind(other))),
         None if obj.contains_key("result") == obj.contains_key("error") => reject("neither a request, a notification nor a response".into()),
         None => match serde_json::from_value::<Response>(value.clone()) {
-            Ok(_) => Ok(()),
+            Ok(_) => Ok(Accepted::Response),
             Err(e) => reject(format!("a malformed response: {e}")),
         },
     }
@@ -101,7 +110,8 @@ mod tests {
 
     fn check(body: &str, expect: Expect) {
         let out = match validate(body.as_bytes()) {
-            Ok(()) => "ok".to_string(),
+            Ok(Accepted::Notification { method }) => format!("notification {method}"),
+            Ok(a) => format!("{a:?}"),
             Err(r) => r.reply().to_string(),
         };
         expect.assert_eq(&out);
@@ -109,11 +119,11 @@ mod tests {
 
     #[test]
     fn messages_pass() {
-        check(r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}"#, expect!["ok"]);
-        check(r#"{"jsonrpc":"2.0","id":"a","method":"shutdown"}"#, expect!["ok"]);
-        check(r#"{"jsonrpc":"2.0","method":"exit"}"#, expect!["ok"]);
-        check(r#"{"jsonrpc":"2.0","id":4,"result":null}"#, expect!["ok"]);
-        check(r#"{"jsonrpc":"2.0","id":4,"error":{"code":-1,"message":"no"}}"#, expect!["ok"]);
+        check(r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}"#, expect!["Request"]);
+        check(r#"{"jsonrpc":"2.0","id":"a","method":"shutdown"}"#, expect!["Request"]);
+        check(r#"{"jsonrpc":"2.0","method":"exit"}"#, expect!["notification exit"]);
+        check(r#"{"jsonrpc":"2.0","id":4,"result":null}"#, expect!["Response"]);
+        check(r#"{"jsonrpc":"2.0","id":4,"error":{"code":-1,"message":"no"}}"#, expect!["Response"]);
     }
 
     #[test]
