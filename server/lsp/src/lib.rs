@@ -2,9 +2,12 @@
 //!
 //! Nothing here decides anything about kernels. This crate keeps the documents (ropes, edited
 //! incrementally in UTF-16 positions), converts between LSP and the analysis' byte ranges
-//! (`from_proto`, `to_proto`), debounces edits, runs analyses on blocking worker threads and
-//! publishes their results only while they are current (`state`). The router below reads like a
-//! table of contents: one handler per method in `handlers/`.
+//! (`from_proto`, `to_proto`), debounces edits, runs analyses on a bounded pool of threads and
+//! publishes their results only while they are current (`state`); requests answer within a
+//! second from the latest analysis, and fix searches go on in the background (`fix_search`).
+//! The streams are read and written by `transport`, which answers malformed or oversized
+//! messages itself and passes only well-formed ones to tower-lsp-server. The router below reads
+//! like a table of contents: one handler per method in `handlers/`.
 
 #![deny(clippy::print_stdout)]
 
