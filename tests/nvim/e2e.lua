@@ -72,14 +72,20 @@ local function run()
   step('codeLens')
 
   local range = { start = { line = r.lnum, character = r.col }, ['end'] = { line = r.end_lnum, character = r.end_col } }
-  local actions = first_result(vim.lsp.buf_request_sync(buf, 'textDocument/codeAction',
-    { textDocument = doc, range = range, context = { diagnostics = {} } }, 60000)) or {}
-  result.actions = {}
+  -- The server answers within a second with what it has; a fix search that takes longer goes on
+  -- in the background and is offered when the editor asks again (as it does on cursor moves).
   local fix
-  for _, a in ipairs(actions) do
-    table.insert(result.actions, a.title)
-    if a.title:find('__syncthreads', 1, true) then fix = a end
-  end
+  local deadline = vim.loop.now() + 60000
+  repeat
+    local actions = first_result(vim.lsp.buf_request_sync(buf, 'textDocument/codeAction',
+      { textDocument = doc, range = range, context = { diagnostics = {} } }, 60000)) or {}
+    result.actions = {}
+    for _, a in ipairs(actions) do
+      table.insert(result.actions, a.title)
+      if a.title:find('__syncthreads', 1, true) then fix = a end
+    end
+    if not fix then vim.wait(200) end
+  until fix or vim.loop.now() > deadline
   step('codeAction')
 
   assert(fix, 'no barrier fix among the code actions')

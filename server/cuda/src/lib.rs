@@ -2,16 +2,32 @@
 //!
 //! clang-19 compiles device code without the CUDA SDK thanks to a small prelude (bundled here)
 //! that maps CUDA's builtins onto clang's; nvcc is used instead when it is asked for or is the only
-//! compiler present. The text is compiled from memory (an editor's unsaved buffer), written to a
-//! private temporary directory under its own file name, so `.file` directives name the user's file.
-//! Compiler errors come back as diagnostics on the `.cu` lines.
+//! compiler present (`probe`). The text is compiled from memory (an editor's unsaved buffer),
+//! written to a private temporary directory under its own file name; quoted includes still
+//! resolve next to the real file, as they would if it were compiled in place, and no path into
+//! the temporary directory reaches the user (`workdir`). The compiler runs under a deadline with
+//! its output drained as it comes (`process`); its messages come back as diagnostics on the
+//! `.cu` lines, notes attached (`diagnostics`).
 
+mod diagnostics;
+mod probe;
+mod process;
+mod workdir;
+
+pub use diagnostics::{elide_identifiers, CuDiagnostic, CuNote};
+pub use probe::find_compiler;
+
+use process::RunError;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
+use workdir::{PathMap, TempDir, PRELUDE_NAME};
 
 /// The prelude for `clang --cuda-device-only -nocudainc`.
 pub const PRELUDE: &str = include_str!("cuda_prelude.h");
+
+/// The wall-clock limit for one compilation when none is set.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 
 #[derive(Clone, Debug, Default)]
 pub struct CompileOptions {
@@ -19,10 +35,11 @@ pub struct CompileOptions {
     pub compiler: Option<String>,
     /// `sm_80` when `None`.
     pub arch: Option<String>,
+    /// Include directories; relative ones are relative to the working directory.
     pub include_paths: Vec<String>,
     /// `NAME` or `NAME=VALUE`.
     pub defines: Vec<String>,
-    /// Wall-clock limit for one compilation (30 s when `None`).
+    /// Wall-clock limit for one compilation ([`DEFAULT_TIMEOUT`] when `None`).
     pub timeout: Option<Duration>,
 }
 
@@ -38,19 +55,12 @@ pub struct Compiler {
     pub program: String,
 }
 
-/// A compiler message on a line of the compiled file (1-based).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct CuDiagnostic {
-    pub line: u32,
-    pub column: u32,
-    pub severity: String,
-    pub message: String,
-}
-
 #[derive(Debug, thiserror::Error)]
 pub enum CompileError {
     #[error("no CUDA compiler found (tried {tried}); install clang-19 (`apt-get install clang-19`) or set the compiler path")]
     Missing { tried: String },
+    #[error("`{program}` is not a working CUDA compiler: {why}; use clang-19 or nvcc")]
+    NotACompiler { program: String, why: String },
     #[error("the compiler `{program}` could not be run: {message}")]
     Spawn { program: String, message: String },
     #[error("compilation failed with {} error(s)", diagnostics.iter().filter(|d| d.severity == "error").count().max(1))]
@@ -61,191 +71,242 @@ pub enum CompileError {
     Io(String),
 }
 
-fn runs(program: &str) -> bool {
-    Command::new(program).arg("--version").stdout(Stdio::null()).stderr(Stdio::null()).status().is_ok_and(|s| s.success())
-}
-
-/// Finds the compiler: the configured one, else clang-19, clang, nvcc on PATH.
-pub fn find_compiler(configured: Option<&str>) -> Result<Compiler, CompileError> {
-    let kind_of = |p: &str| {
-        if Path::new(p).file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with("nvcc")) {
-            CompilerKind::Nvcc
-        } else {
-            CompilerKind::Clang
-        }
-    };
-    if let Some(p) = configured.filter(|p| !p.is_empty()) {
-        if runs(p) {
-            return Ok(Compiler { kind: kind_of(p), program: p.to_string() });
-        }
-        return Err(CompileError::Missing { tried: format!("`{p}` (configured)") });
-    }
-    let candidates = ["clang-19", "clang", "nvcc", "/usr/local/cuda/bin/nvcc"];
-    for c in candidates {
-        if runs(c) {
-            return Ok(Compiler { kind: kind_of(c), program: c.to_string() });
-        }
-    }
-    Err(CompileError::Missing { tried: candidates.join(", ") })
-}
-
-/// Compiles the `.cu` text of `path` to PTX.
+/// Compiles the `.cu` text of `path` (which need not exist: an unsaved buffer) to PTX whose
+/// `.file` directives name `path`, made absolute.
 pub fn compile(path: &Path, text: &str, opts: &CompileOptions) -> Result<String, CompileError> {
     let compiler = find_compiler(opts.compiler.as_deref())?;
-    let dir = TempDir::new()?;
+    let dir = TempDir::new().map_err(|e| CompileError::Io(format!("cannot create a temporary directory in {}: {e}", std::env::temp_dir().display())))?;
     let file_name = path.file_name().map_or_else(|| "kernel.cu".into(), |n| n.to_string_lossy().into_owned());
-    let cu = dir.0.join(&file_name);
-    std::fs::write(&cu, text).map_err(|e| CompileError::Io(e.to_string()))?;
-    let ptx = dir.0.join("out.ptx");
-    let arch = opts.arch.clone().unwrap_or_else(|| "sm_80".into());
-    let source_dir = path.parent().filter(|p| !p.as_os_str().is_empty()).map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from("."));
+    let real = absolute(path);
+    let real = if path.file_name().is_some() { real } else { real.join(&file_name) };
+    let map = PathMap::new(dir.path(), &file_name, &real);
+    let io = |what: &str, e: std::io::Error| CompileError::Io(map.to_user(&format!("{what}: {e}")));
+    std::fs::write(dir.path().join(&file_name), text).map_err(|e| io("writing the source for the compiler", e))?;
+    let ptx = dir.path().join("out.ptx");
+    let source_dir = real.parent().map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from("/"));
     let mut cmd = Command::new(&compiler.program);
+    let arch = opts.arch.clone().unwrap_or_else(|| "sm_80".into());
+    let includes = opts.include_paths.iter().map(|i| absolute(Path::new(i)));
     match compiler.kind {
         CompilerKind::Clang => {
-            let prelude = dir.0.join("lark_cuda_prelude.h");
-            std::fs::write(&prelude, PRELUDE).map_err(|e| CompileError::Io(e.to_string()))?;
+            let prelude = dir.path().join(PRELUDE_NAME);
+            std::fs::write(&prelude, PRELUDE).map_err(|e| io("writing the prelude", e))?;
             cmd.args(["--cuda-device-only", &format!("--cuda-gpu-arch={arch}"), "-nocudainc", "-nocudalib"])
                 .args(["-Xclang", "-target-feature", "-Xclang", "+ptx70"])
                 .arg("-include")
                 .arg(&prelude)
-                .args(["-O2", "-gline-tables-only", "-S", "-fno-color-diagnostics"]);
+                .args(["-O2", "-gline-tables-only", "-S", "-fno-color-diagnostics", "-fno-caret-diagnostics"]);
+            // `#include "x.h"` looks next to the real file first, as it would compiled in place;
+            // the directory also ends the `<x.h>` search, as it always has here.
+            cmd.arg("-iquote").arg(&source_dir);
+            for i in includes {
+                cmd.arg("-I").arg(i);
+            }
+            cmd.arg("-I").arg(&source_dir);
         }
         CompilerKind::Nvcc => {
             cmd.args(["-ptx", "-lineinfo", "-O2", &format!("-arch={arch}")]);
+            // nvcc has no -iquote: the file's own directory is searched first.
+            cmd.arg("-I").arg(&source_dir);
+            for i in includes {
+                cmd.arg("-I").arg(i);
+            }
         }
-    }
-    cmd.arg("-I").arg(&source_dir);
-    for i in &opts.include_paths {
-        cmd.arg("-I").arg(i);
     }
     for d in &opts.defines {
         cmd.arg(format!("-D{d}"));
     }
-    cmd.arg(&file_name).arg("-o").arg(&ptx).current_dir(&dir.0);
-    let output = run_with_timeout(cmd, opts.timeout.unwrap_or(Duration::from_secs(30)), &compiler.program)?;
-    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    cmd.arg(&file_name).arg("-o").arg(&ptx).current_dir(dir.path());
+    let limit = opts.timeout.unwrap_or(DEFAULT_TIMEOUT);
+    let output = match process::run(cmd, limit) {
+        Ok(o) => o,
+        Err(RunError::Timeout) => return Err(CompileError::Timeout(limit)),
+        Err(RunError::Spawn(e) | RunError::Wait(e)) => {
+            return Err(CompileError::Spawn { program: compiler.program.clone(), message: map.to_user(&e.to_string()) })
+        }
+    };
+    let stderr = map.to_user(&String::from_utf8_lossy(&output.stderr));
     if !output.status.success() {
-        let diagnostics = parse_diagnostics(&stderr, &file_name);
+        let real_name = real.display().to_string();
+        let diagnostics = diagnostics::parse(&stderr, &[&file_name, &real_name]);
         return Err(CompileError::Failed { diagnostics, stderr });
     }
-    std::fs::read_to_string(&ptx).map_err(|e| CompileError::Io(format!("reading the compiler's output: {e}")))
+    let not_ptx = |why: &str| CompileError::NotACompiler { program: compiler.program.clone(), why: why.to_string() };
+    let out = match std::fs::read_to_string(&ptx) {
+        Ok(out) => out,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(not_ptx("it exited successfully but wrote no PTX")),
+        Err(e) => return Err(io("reading the compiler's output", e)),
+    };
+    if !out.contains(".version") || !out.contains(".target") {
+        return Err(not_ptx("what it wrote is not PTX (no `.version` and `.target`)"));
+    }
+    Ok(map.ptx_to_user(&out))
 }
 
-fn run_with_timeout(mut cmd: Command, limit: Duration, program: &str) -> Result<std::process::Output, CompileError> {
-    let mut child = cmd
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| CompileError::Spawn { program: program.to_string(), message: e.to_string() })?;
-    let start = Instant::now();
-    loop {
-        match child.try_wait() {
-            Ok(Some(_)) => return child.wait_with_output().map_err(|e| CompileError::Io(e.to_string())),
-            Ok(None) if start.elapsed() > limit => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return Err(CompileError::Timeout(limit));
-            }
-            Ok(None) => std::thread::sleep(Duration::from_millis(5)),
-            Err(e) => return Err(CompileError::Io(e.to_string())),
-        }
-    }
+/// `p` made absolute against the working directory, as a compiler run there would see it.
+fn absolute(p: &Path) -> PathBuf {
+    std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf())
 }
 
 /// `k.cu:12:5: error: use of undeclared identifier 'x'` (clang) and
-/// `k.cu(12): error: identifier "x" is undefined` (nvcc), for lines of `file_name`.
+/// `k.cu(12): error: identifier "x" is undefined` (nvcc), for lines of `file_name`; notes are
+/// attached to the message before them, messages in headers land on the `#include` line.
 pub fn parse_diagnostics(stderr: &str, file_name: &str) -> Vec<CuDiagnostic> {
-    let mut out = Vec::new();
-    for line in stderr.lines() {
-        let Some(rest) = line.strip_prefix(file_name) else { continue };
-        let (pos, msg) = if let Some(r) = rest.strip_prefix(':') {
-            let mut parts = r.splitn(3, ':');
-            let (l, c, m) = (parts.next(), parts.next(), parts.next());
-            match (l.and_then(|l| l.parse().ok()), c.and_then(|c| c.parse().ok()), m) {
-                (Some(l), Some(c), Some(m)) => ((l, c), m.trim()),
-                _ => continue,
-            }
-        } else if let Some(r) = rest.strip_prefix('(') {
-            let Some((l, m)) = r.split_once("):") else { continue };
-            match l.parse() {
-                Ok(l) => ((l, 1), m.trim()),
-                Err(_) => continue,
-            }
-        } else {
-            continue;
-        };
-        let (severity, message) = match msg.split_once(':') {
-            Some((s, m)) if matches!(s.trim(), "error" | "warning" | "note" | "fatal error") => {
-                (s.trim().replace("fatal error", "error"), m.trim().to_string())
-            }
-            _ => ("error".to_string(), msg.to_string()),
-        };
-        out.push(CuDiagnostic { line: pos.0, column: pos.1, severity, message });
-    }
-    out
-}
-
-/// A private temporary directory, removed on drop.
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new() -> Result<TempDir, CompileError> {
-        use std::sync::atomic::{AtomicU64, Ordering};
-        static N: AtomicU64 = AtomicU64::new(0);
-        let n = N.fetch_add(1, Ordering::Relaxed);
-        let dir = std::env::temp_dir().join(format!("lark-cc-{}-{n}", std::process::id()));
-        std::fs::create_dir_all(&dir).map_err(|e| CompileError::Io(format!("creating {}: {e}", dir.display())))?;
-        Ok(TempDir(dir))
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
+    diagnostics::parse(stderr, &[file_name])
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Instant;
 
-    #[test]
-    fn parses_clang_and_nvcc_messages() {
-        let clang = "k.cu:13:26: error: use of undeclared identifier 'expf'\n   13 |   x\nother.h:1:1: error: elsewhere\nk.cu:2:1: warning: unused";
-        let d = parse_diagnostics(clang, "k.cu");
-        assert_eq!(d.len(), 2);
-        assert_eq!((d[0].line, d[0].column, d[0].severity.as_str()), (13, 26, "error"));
-        assert_eq!(d[0].message, "use of undeclared identifier 'expf'");
-        let nvcc = "k.cu(7): error: identifier \"y\" is undefined";
-        let d = parse_diagnostics(nvcc, "k.cu");
-        assert_eq!((d[0].line, d[0].message.as_str()), (7, "identifier \"y\" is undefined"));
+    /// A fresh directory for one test's files.
+    fn scratch(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("lark-cuda-test-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    fn failed(r: Result<String, CompileError>) -> (Vec<CuDiagnostic>, String) {
+        match r {
+            Err(CompileError::Failed { diagnostics, stderr }) => (diagnostics, stderr),
+            other => panic!("expected a compile error, got {other:?}"),
+        }
     }
 
     #[test]
-    fn compiles_with_clang_and_keeps_line_info() {
+    fn compiles_with_clang_and_names_the_real_file() {
         let src = "extern \"C\" __global__ void k(float* x) {\n  x[threadIdx.x] = 1.0f;\n}\n";
-        let ptx = compile(Path::new("dir/k.cu"), src, &CompileOptions::default()).expect("clang-19 is installed by the test script");
+        let ptx = compile(Path::new("/some/dir/k.cu"), src, &CompileOptions::default()).expect("clang-19 is installed by the test script");
         assert!(ptx.contains(".entry k"), "{ptx}");
-        assert!(ptx.contains(".loc") && ptx.contains("k.cu"), "{ptx}");
+        assert!(ptx.contains(".loc") && ptx.contains(".file\t1 \"/some/dir/k.cu\""), "{ptx}");
+        assert!(!ptx.contains("lark-cc"), "a temporary path in the PTX:\n{ptx}");
     }
 
     #[test]
     fn compile_errors_become_diagnostics() {
         let src = "extern \"C\" __global__ void k(float* x) {\n  x[threadIdx.x] = nope;\n}\n";
-        match compile(Path::new("k.cu"), src, &CompileOptions::default()) {
-            Err(CompileError::Failed { diagnostics, .. }) => {
-                assert_eq!(diagnostics[0].line, 2);
-                assert!(diagnostics[0].message.contains("nope"));
-            }
-            other => panic!("expected a compile error, got {other:?}"),
-        }
+        let (diagnostics, _) = failed(compile(Path::new("k.cu"), src, &CompileOptions::default()));
+        assert_eq!(diagnostics[0].line, 2);
+        assert!(diagnostics[0].message.contains("nope"));
     }
 
     #[test]
     fn a_missing_compiler_is_a_clear_error() {
         let opts = CompileOptions { compiler: Some("/nonexistent/clang-99".into()), ..Default::default() };
         let e = compile(Path::new("k.cu"), "", &opts).unwrap_err();
-        assert!(e.to_string().contains("no CUDA compiler found"), "{e}");
+        assert!(matches!(e, CompileError::Missing { .. }), "{e}");
+    }
+
+    #[test]
+    fn a_program_that_is_not_a_cuda_compiler_says_so() {
+        for p in ["/bin/true", "/bin/ls"] {
+            let opts = CompileOptions { compiler: Some(p.into()), ..Default::default() };
+            let e = compile(Path::new("k.cu"), "", &opts).unwrap_err();
+            assert!(matches!(&e, CompileError::NotACompiler { program, .. } if program == p), "{e}");
+            assert!(e.to_string().starts_with(&format!("`{p}` is not a working CUDA compiler: `--version` printed")), "{e}");
+        }
+        // One that claims to be clang but writes nothing.
+        let dir = scratch("fake");
+        let fake = dir.join("fake-clang");
+        std::fs::write(&fake, "#!/bin/sh\necho 'clang version 19.0.0'\n").unwrap();
+        make_executable(&fake);
+        let opts = CompileOptions { compiler: Some(fake.display().to_string()), ..Default::default() };
+        let e = compile(Path::new("k.cu"), "", &opts).unwrap_err();
+        assert!(e.to_string().ends_with("is not a working CUDA compiler: it exited successfully but wrote no PTX; use clang-19 or nvcc"), "{e}");
+    }
+
+    fn make_executable(p: &Path) {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+
+    /// `kernels/kernel.cu` includes `"compat.h"` next to it and `"../include/util.h"`.
+    fn project(name: &str) -> PathBuf {
+        let root = scratch(name);
+        std::fs::create_dir_all(root.join("kernels")).unwrap();
+        std::fs::create_dir_all(root.join("include")).unwrap();
+        std::fs::write(root.join("kernels/compat.h"), "#pragma once\n#define SCALE 2.0f\n").unwrap();
+        std::fs::write(root.join("include/util.h"), "#pragma once\n#include \"inner.h\"\n__device__ inline float twice(float v) { return INNER * v; }\n")
+            .unwrap();
+        std::fs::write(root.join("include/inner.h"), "#define INNER 2.0f\n").unwrap();
+        root
+    }
+
+    const INCLUDING: &str = "#include \"compat.h\"\n#include \"../include/util.h\"\nextern \"C\" __global__ void scale(float* x) {\n  x[threadIdx.x] = twice(x[threadIdx.x]) * SCALE;\n}\n";
+
+    #[test]
+    fn quoted_includes_resolve_next_to_the_real_file_however_it_is_named() {
+        let root = project("includes");
+        let abs = root.join("kernels/kernel.cu");
+        // The same file relative to the working directory, through `..` up to the root.
+        let cwd = std::env::current_dir().unwrap();
+        let up = "../".repeat(cwd.components().count() - 1);
+        let relative = PathBuf::from(format!("{up}{}", abs.display().to_string().trim_start_matches('/')));
+        assert!(relative.is_relative());
+        let dotted = root.join("include/../kernels/./kernel.cu");
+        for path in [&abs, &relative, &dotted] {
+            let ptx = compile(path, INCLUDING, &CompileOptions::default()).unwrap_or_else(|e| panic!("{}: {e:?}", path.display()));
+            assert!(ptx.contains(".entry scale"), "{}", path.display());
+            assert!(!ptx.contains("lark-cc"), "{ptx}");
+        }
+        // A header missing next to the file is an error on the #include line.
+        let (d, stderr) = failed(compile(&root.join("include/kernel.cu"), INCLUDING, &CompileOptions::default()));
+        assert_eq!((d[0].line, d[0].message.as_str()), (1, "'compat.h' file not found"), "{stderr}");
+    }
+
+    #[test]
+    fn output_beyond_a_pipe_buffer_does_not_block_the_compiler() {
+        let warnings: String = (0..2000).map(|i| format!("#warning this is warning number {i} of a kernel that warns a great deal\n")).collect();
+        let src = format!("{warnings}extern \"C\" __global__ void k(float* x) {{ x[0] = 1.0f; }}\n");
+        let started = Instant::now();
+        let ptx = compile(Path::new("/w/k.cu"), &src, &CompileOptions { timeout: Some(Duration::from_secs(60)), ..Default::default() }).unwrap();
+        assert!(ptx.contains(".entry k"));
+        // With an error as well: every warning comes back.
+        let (d, stderr) = failed(compile(Path::new("/w/k.cu"), &format!("{src}int nope = nosuchthing;\n"), &CompileOptions::default()));
+        assert!(stderr.len() > 64 * 1024, "only {} bytes of warnings", stderr.len());
+        assert_eq!(d.iter().filter(|d| d.severity == "warning").count(), 2000);
+        assert!(d.iter().any(|d| d.severity == "error" && d.message.starts_with("use of undeclared identifier 'nosuchthing'")), "{:#?}", &d[2000..]);
+        assert!(started.elapsed() < Duration::from_secs(30), "{:?}", started.elapsed());
+    }
+
+    #[test]
+    fn a_compiler_that_hangs_is_stopped_at_the_timeout() {
+        let dir = scratch("hang");
+        let fake = dir.join("slow-clang");
+        std::fs::write(&fake, "#!/bin/sh\nif [ \"$1\" = --version ]; then echo 'clang version 19.0.0'; exit 0; fi\nsleep 30\n").unwrap();
+        make_executable(&fake);
+        let opts = CompileOptions { compiler: Some(fake.display().to_string()), timeout: Some(Duration::from_millis(300)), ..Default::default() };
+        let started = Instant::now();
+        let e = compile(Path::new("k.cu"), "", &opts).unwrap_err();
+        assert!(matches!(e, CompileError::Timeout(_)), "{e}");
+        assert!(started.elapsed() < Duration::from_secs(5), "{:?}", started.elapsed());
+    }
+
+    #[test]
+    fn notes_are_attached_and_temporary_paths_never_shown() {
+        let src = "static __device__ void __syncwarp(unsigned m) {}\n__device__ int f(int a);\n__device__ float f(float a);\n\
+                   extern \"C\" __global__ void k(float* x, double d) {\n  x[0] = f(d);\n}\n";
+        let (d, stderr) = failed(compile(Path::new("/w/notes.cu"), src, &CompileOptions::default()));
+        assert!(!stderr.contains("lark-cc"), "{stderr}");
+        assert!(d.iter().all(|d| d.severity == "error" || d.severity == "warning"), "{d:#?}");
+        let redefinition = d.iter().find(|d| d.message.contains("redefinition of '__syncwarp'")).unwrap_or_else(|| panic!("{d:#?}"));
+        assert_eq!(redefinition.line, 1);
+        assert_eq!(redefinition.notes[0].file.as_deref(), Some(workdir::PRELUDE_NAME), "{redefinition:#?}");
+        let ambiguous = d.iter().find(|d| d.message.contains("ambiguous")).unwrap();
+        assert_eq!((ambiguous.line, ambiguous.notes.len()), (5, 2), "{ambiguous:#?}");
+        assert_eq!(ambiguous.notes.iter().map(|n| (n.file.clone(), n.line)).collect::<Vec<_>>(), vec![(None, 2), (None, 3)]);
+        assert!(ambiguous.message_with_notes().ends_with("(note: candidate function at line 2; note: candidate function at line 3)"), "{ambiguous:#?}");
+    }
+
+    #[test]
+    fn very_long_identifiers_are_elided() {
+        let name = format!("v{}", "x".repeat(5000));
+        let src = format!("extern \"C\" __global__ void k(float* p) {{\n  p[0] = {name};\n}}\n");
+        let (d, _) = failed(compile(Path::new("k.cu"), &src, &CompileOptions::default()));
+        let m = &d[0].message;
+        assert!(m.chars().count() < 200, "{m}");
+        assert!(m.contains(&format!("'v{}…{}'", "x".repeat(59), "x".repeat(60))), "{m}");
     }
 }

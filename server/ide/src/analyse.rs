@@ -374,7 +374,7 @@ pub(crate) fn analyse_file(an: &Analysis, file: &SourceFile, cancel: &CancelToke
                         any |= d.severity == "error";
                         let range = line_col_range(&fa, d.line, d.column);
                         let severity = if d.severity == "error" { Severity::Error } else { Severity::Warning };
-                        fa.problems.push(Problem { range, severity, message: d.message.clone() });
+                        fa.problems.push(Problem { range, severity, message: d.message_with_notes() });
                     }
                     if !any {
                         fa.problems.push(Problem { range: fa.line_range(0), severity: Severity::Error, message: format!("compilation failed: {first}") });

@@ -2,14 +2,17 @@
 //!
 //! Nothing here decides anything about kernels. This crate keeps the documents (ropes, edited
 //! incrementally in UTF-16 positions), converts between LSP and the analysis' byte ranges
-//! (`from_proto`, `to_proto`), debounces edits, runs analyses on blocking worker threads and
-//! publishes their results only while they are current (`state`). The router below reads like a
-//! table of contents: one handler per method in `handlers/`.
+//! (`from_proto`, `to_proto`), debounces edits, runs analyses on a bounded pool of threads and
+//! publishes their results only while they are current (`state`); requests answer within a
+//! second from the latest analysis, and fix searches go on in the background (`fix_search`).
+//! The streams are read and written by `transport`, which answers malformed or oversized
+//! messages itself and passes only well-formed ones to tower-lsp-server. The router below reads
+//! like a table of contents: one handler per method in `handlers/`.
 
 #![deny(clippy::print_stdout)]
 
-pub mod client;
 mod commands;
+mod fix_search;
 mod from_proto;
 mod guard;
 mod handlers;
@@ -18,6 +21,7 @@ mod pool;
 mod settings;
 mod state;
 mod to_proto;
+mod transport;
 
 use handlers::*;
 use serde_json::Value;
@@ -104,14 +108,25 @@ impl Server {
     }
 }
 
+pub use transport::MAX_MESSAGE_BYTES;
+
 /// Serves LSP on stdin/stdout until `exit`. Returns whether `shutdown` came first (the exit
 /// code is 0 then, 1 otherwise, as the protocol asks).
 pub async fn serve_stdio() -> bool {
+    serve(tokio::io::stdin(), tokio::io::stdout(), MAX_MESSAGE_BYTES).await
+}
+
+/// Serves LSP on any pair of streams, refusing messages larger than `limit` bytes.
+pub async fn serve<I, O>(input: I, output: O, limit: usize) -> bool
+where
+    I: tokio::io::AsyncRead + Unpin + Send + 'static,
+    O: tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
     let (service, socket) = LspService::build(|client| Server { state: Arc::new(State::new(client)) })
         .custom_method("lark/stats", Server::stats)
         .custom_method("lark/debugPanic", Server::debug_panic)
         .finish();
     let state = service.inner().state.clone();
-    tower_lsp_server::Server::new(tokio::io::stdin(), tokio::io::stdout(), socket).concurrency_level(64).serve(service).await;
+    transport::serve(input, output, service, socket, limit).await;
     state.shutdown.load(Ordering::SeqCst)
 }

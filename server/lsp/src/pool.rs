@@ -30,6 +30,16 @@ impl Pool {
         Pool::new(std::thread::available_parallelism().map_or(2, |n| n.get()))
     }
 
+    /// Runs `f` on a worker without waiting for it; a panic in `f` is logged.
+    pub fn spawn(&self, f: impl FnOnce() + Send + 'static) {
+        let job: Job = Box::new(move || {
+            if let Err(p) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
+                crate::log::error!("a background job failed: {}", crate::guard::panic_message(&*p));
+            }
+        });
+        let _ = crate::state::lock(&self.jobs).send(job);
+    }
+
     /// Runs `f` on a worker; a panic in `f` comes back as `Err` with its message.
     pub async fn run<T: Send + 'static>(&self, f: impl FnOnce() -> T + Send + 'static) -> Result<T, String> {
         let (tx, rx) = oneshot::channel();

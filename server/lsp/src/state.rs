@@ -21,9 +21,13 @@ use tower_lsp_server::Client;
 /// Edits closer together than this are analysed once, after the last.
 pub const DEBOUNCE: Duration = Duration::from_millis(150);
 
-/// How long a request waits for the analysis of the current text before answering from an
-/// older one.
-const FRESH_WAIT: Duration = Duration::from_secs(10);
+/// How long hover, code lens and code action requests wait for the analysis of the current text
+/// before answering from the latest one there is: they answer within a second even while a slow
+/// kernel is re-checked after every keystroke.
+pub const REQUEST_WAIT: Duration = Duration::from_millis(300);
+
+/// How long a command the user ran (show the model) waits for the analysis of the current text.
+pub const COMMAND_WAIT: Duration = Duration::from_secs(10);
 
 /// `lark/fileStatus`: sent after every analysis of a file.
 pub enum FileStatus {}
@@ -61,8 +65,11 @@ pub struct State {
     pub client: Client,
     pub host: Mutex<AnalysisHost>,
     pub docs: Mutex<HashMap<String, Doc>>,
-    /// Where analyses and fix searches run.
+    /// Where analyses run.
     pub pool: crate::pool::Pool,
+    /// Where request work (fix searches) runs, so it never queues behind analyses.
+    pub requests: crate::pool::Pool,
+    pub fix_searches: crate::fix_search::FixSearches,
     publish: tokio::sync::Mutex<()>,
     pub caps: Mutex<ClientCaps>,
     pub settings: Mutex<ClientSettings>,
@@ -83,6 +90,8 @@ impl State {
             host: Mutex::new(AnalysisHost::default()),
             docs: Mutex::default(),
             pool: crate::pool::Pool::per_core(),
+            requests: crate::pool::Pool::new(2),
+            fix_searches: Default::default(),
             publish: tokio::sync::Mutex::new(()),
             caps: Mutex::default(),
             settings: Mutex::default(),
@@ -155,6 +164,7 @@ impl State {
 
     pub fn close(&self, uri: &Uri) {
         let key = uri.to_string();
+        self.fix_searches.cancel(&key);
         let mut docs = lock(&self.docs);
         if let Some(doc) = docs.remove(&key) {
             doc.current.store(i32::MIN, Ordering::SeqCst);
@@ -306,15 +316,25 @@ impl State {
         self.client.send_notification::<FileStatus>(to_proto::file_status(uri, None)).await;
     }
 
-    /// The analysis of the document's current text, waiting for it when it is under way;
-    /// after a while, the latest one there is.
+    /// The document's current version, if it is open.
+    pub fn version(&self, uri: &Uri) -> Option<i32> {
+        lock(&self.docs).get(&uri.to_string()).map(|d| d.version)
+    }
+
+    /// The analysis of the document's current text, waiting for it up to [`REQUEST_WAIT`] when
+    /// it is under way; after that, the latest one there is (of an older version, or none).
     pub async fn fresh(&self, uri: &Uri) -> Option<Arc<FileAnalysis>> {
+        self.fresh_within(uri, REQUEST_WAIT).await
+    }
+
+    /// [`State::fresh`], waiting up to `wait`.
+    pub async fn fresh_within(&self, uri: &Uri, wait: Duration) -> Option<Arc<FileAnalysis>> {
         let (mut rx, version) = {
             let docs = lock(&self.docs);
             let doc = docs.get(&uri.to_string())?;
             (doc.latest.subscribe(), doc.version)
         };
-        let wait = async {
+        let wait_for_current = async {
             loop {
                 if let Some((v, fa)) = rx.borrow_and_update().clone() {
                     if v >= version {
@@ -326,7 +346,7 @@ impl State {
                 }
             }
         };
-        match tokio::time::timeout(FRESH_WAIT, wait).await {
+        match tokio::time::timeout(wait, wait_for_current).await {
             Ok(fa) => fa,
             Err(_) => lock(&self.docs).get(&uri.to_string()).and_then(|d| d.latest.borrow().clone()).and_then(|(_, fa)| fa),
         }

@@ -8,7 +8,7 @@
 //! middle of the module again and again, timing `didChange` → `publishDiagnostics` of that
 //! version. Every other kernel moves down a line each time and must come from the cache.
 
-use lsp::client::StdioClient;
+use lsp_test_client::StdioClient;
 use serde_json::{json, Value};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};

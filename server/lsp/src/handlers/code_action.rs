@@ -1,17 +1,13 @@
-use crate::state::{lock, State};
+use crate::state::{lock, State, REQUEST_WAIT};
 use crate::{from_proto, to_proto};
 use std::sync::Arc;
-use tower_lsp_server::jsonrpc::{Error, Result};
+use std::time::Duration;
+use tower_lsp_server::jsonrpc::Result;
 use tower_lsp_server::lsp_types::{CodeActionKind, CodeActionOrCommand, CodeActionParams, CodeActionResponse};
 
-/// Cancels the fix search when the request's future is dropped ($/cancelRequest).
-struct CancelOnDrop(ide::CancelToken);
-
-impl Drop for CancelOnDrop {
-    fn drop(&mut self) {
-        self.0.cancel();
-    }
-}
+/// How long a code action request waits for its fix search (after up to [`REQUEST_WAIT`] for
+/// the analysis); a search that takes longer goes on in the background for the next request.
+const FIX_WAIT: Duration = Duration::from_millis(400);
 
 pub async fn handle(state: &Arc<State>, p: CodeActionParams) -> Result<Option<CodeActionResponse>> {
     if let Some(only) = &p.context.only {
@@ -20,17 +16,18 @@ pub async fn handle(state: &Arc<State>, p: CodeActionParams) -> Result<Option<Co
         }
     }
     let uri = p.text_document.uri;
-    let Some(fa) = state.fresh(&uri).await else { return Ok(None) };
+    let Some(fa) = state.fresh_within(&uri, REQUEST_WAIT).await else { return Ok(None) };
+    // Edits computed on an older text would land in the wrong place.
+    if state.version(&uri) != Some(fa.version) {
+        return Ok(Some(vec![]));
+    }
     let range = from_proto::range(&fa, p.range);
-    let snapshot = lock(&state.host).snapshot();
-    let request = ide::CancelToken::new();
-    let _cancel = CancelOnDrop(request.clone());
-    let fa2 = fa.clone();
-    let fixes = state
-        .pool
-        .run(move || snapshot.fixes(&fa2, range, &request))
-        .await
-        .map_err(|e| Error { message: format!("internal error in code actions: {e}").into(), ..Error::internal_error() })?;
+    let mut done = state.fix_searches.start(&uri.to_string(), &state.host, &state.requests, &fa, range);
+    let fixes = match tokio::time::timeout(FIX_WAIT, done.wait_for(Option::is_some)).await {
+        Ok(Ok(found)) => found.clone().unwrap_or_default(),
+        // Still searching (or the search was superseded): nothing to offer yet.
+        _ => return Ok(Some(vec![])),
+    };
     let caps = lock(&state.caps).edit;
     let actions: Vec<CodeActionOrCommand> =
         fixes.iter().filter_map(|f| to_proto::code_action(&fa, &uri, f, caps)).map(CodeActionOrCommand::CodeAction).collect();

@@ -22,7 +22,9 @@ pub async fn handle(state: &Arc<State>, p: ExecuteCommandParams) -> Result<Optio
         }
         commands::SHOW_MODEL | commands::SHOW_MODEL_FOR_FILE => {
             let uri = uri_arg(&p)?;
-            let Some(fa) = state.fresh(&uri).await else { return Err(Error::invalid_params(format!("{} is not open", uri.as_str()))) };
+            let Some(fa) = state.fresh_within(&uri, crate::state::COMMAND_WAIT).await else {
+                return Err(Error::invalid_params(format!("{} is not open", uri.as_str())));
+            };
             let snapshot = crate::state::lock(&state.host).snapshot();
             Ok(Some(Value::String(snapshot.show_model(&fa))))
         }

@@ -1,12 +1,18 @@
 //! A small synchronous LSP client over a child process's stdio, for end-to-end tests and
 //! `lark bench lsp`: JSON-RPC framing, requests with ids, notifications kept in arrival order,
 //! and default answers to the server's own requests.
+//!
+//! It is test and benchmark support, not part of the server: it lives in its own crate so the
+//! production `lsp` crate carries none of it. Anything on the server's stdout that is not a
+//! well-framed JSON message is recorded (see [`StdioClient::protocol_errors`]), so tests can
+//! assert that the server never writes anything else there.
 
 use serde_json::{json, Value};
 use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 pub struct StdioClient {
@@ -18,6 +24,10 @@ pub struct StdioClient {
     pub inbox: VecDeque<Value>,
     /// Answers to `workspace/configuration`.
     pub configuration: Value,
+    /// What the server wrote on stdout that was not a framed JSON message.
+    garbage: Arc<Mutex<Vec<String>>>,
+    /// The server's stderr, when [`StdioClient::spawn_capturing_stderr`] started it.
+    stderr: Arc<Mutex<String>>,
 }
 
 /// Writes one framed message.
@@ -27,43 +37,139 @@ pub fn write_message(w: &mut impl Write, msg: &Value) -> std::io::Result<()> {
     w.flush()
 }
 
-/// Reads one framed message; `None` at the end of the stream.
+/// Reads one framed message; `None` at the end of the stream or on anything that is not a
+/// framed JSON message.
 pub fn read_message(r: &mut impl BufRead) -> Option<Value> {
+    read_frame(r).ok().flatten()
+}
+
+/// Reads one framed message: `Ok(None)` at the end of the stream, `Err` with a description of
+/// what was wrong with the frame (the stream cannot be trusted after that).
+pub fn read_frame(r: &mut impl BufRead) -> Result<Option<Value>, String> {
     let mut len = None;
+    let mut first = true;
     loop {
         let mut line = String::new();
-        if r.read_line(&mut line).ok()? == 0 {
-            return None;
+        match r.read_line(&mut line) {
+            Ok(0) if first => return Ok(None),
+            Ok(0) => return Err("the stream ended inside a header".into()),
+            Ok(_) => {}
+            Err(e) => return Err(format!("reading a header: {e}")),
+        }
+        first = false;
+        if !line.ends_with("\r\n") {
+            return Err(format!("a header line not ended by CRLF: {line:?}"));
         }
         let line = line.trim_end();
         if line.is_empty() {
             break;
         }
-        if let Some(v) = line.strip_prefix("Content-Length:") {
-            len = v.trim().parse::<usize>().ok();
+        match line.split_once(':') {
+            Some((name, v)) if name.eq_ignore_ascii_case("Content-Length") => {
+                len = Some(v.trim().parse::<usize>().map_err(|e| format!("bad Content-Length {v:?}: {e}"))?);
+            }
+            Some((name, _)) if name.eq_ignore_ascii_case("Content-Type") => {}
+            _ => return Err(format!("not a header: {line:?}")),
         }
     }
-    let mut buf = vec![0; len?];
-    r.read_exact(&mut buf).ok()?;
-    serde_json::from_slice(&buf).ok()
+    let len = len.ok_or("a header block without Content-Length")?;
+    let mut buf = vec![0; len];
+    r.read_exact(&mut buf).map_err(|e| format!("reading a body of {len} bytes: {e}"))?;
+    serde_json::from_slice(&buf).map(Some).map_err(|e| format!("a body that is not JSON ({e}): {:?}", String::from_utf8_lossy(&buf)))
 }
 
 impl StdioClient {
-    /// Starts the server command with piped stdio (stderr is inherited).
+    /// Starts the server command with piped stdin and stdout (stderr as `cmd` says: inherited
+    /// by default).
     pub fn spawn(mut cmd: Command) -> std::io::Result<StdioClient> {
         let mut child = cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).spawn()?;
         let stdin = child.stdin.take();
-        let stdout = child.stdout.take().expect("piped stdout");
+        let stdout = child.stdout.take().ok_or_else(|| std::io::Error::other("the child has no stdout pipe"))?;
         let (tx, rx) = mpsc::channel();
+        let garbage = Arc::new(Mutex::new(Vec::new()));
+        let seen = garbage.clone();
         std::thread::spawn(move || {
             let mut r = BufReader::new(stdout);
-            while let Some(m) = read_message(&mut r) {
-                if tx.send(m).is_err() {
-                    break;
+            loop {
+                match read_frame(&mut r) {
+                    Ok(Some(m)) => {
+                        if tx.send(m).is_err() {
+                            break;
+                        }
+                    }
+                    Ok(None) => break,
+                    Err(e) => {
+                        seen.lock().unwrap_or_else(|p| p.into_inner()).push(e);
+                        break;
+                    }
                 }
             }
         });
-        Ok(StdioClient { child, stdin, rx, next_id: 1, inbox: VecDeque::new(), configuration: Value::Null })
+        Ok(StdioClient { child, stdin, rx, next_id: 1, inbox: VecDeque::new(), configuration: Value::Null, garbage, stderr: Arc::default() })
+    }
+
+    /// Starts the server like [`StdioClient::spawn`], collecting its stderr (read as it comes,
+    /// so the server never blocks on it); see [`StdioClient::stderr`].
+    pub fn spawn_capturing_stderr(mut cmd: Command) -> std::io::Result<StdioClient> {
+        cmd.stderr(Stdio::piped());
+        let mut c = StdioClient::spawn(cmd)?;
+        if let Some(mut err) = c.child.stderr.take() {
+            let sink = c.stderr.clone();
+            std::thread::spawn(move || {
+                let mut chunk = [0u8; 4096];
+                while let Ok(n @ 1..) = std::io::Read::read(&mut err, &mut chunk) {
+                    sink.lock().unwrap_or_else(|p| p.into_inner()).push_str(&String::from_utf8_lossy(&chunk[..n]));
+                }
+            });
+        }
+        Ok(c)
+    }
+
+    /// What the server wrote on stderr so far (empty unless started by
+    /// [`StdioClient::spawn_capturing_stderr`]).
+    pub fn stderr(&self) -> String {
+        self.stderr.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// What the server wrote on stdout that was not a framed JSON message (reading stops at
+    /// the first such thing).
+    pub fn protocol_errors(&self) -> Vec<String> {
+        self.garbage.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// Writes raw bytes to the server's stdin (for tests of malformed input).
+    pub fn send_raw(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+        match self.stdin.as_mut() {
+            Some(w) => {
+                w.write_all(bytes)?;
+                w.flush()
+            }
+            None => Err(std::io::Error::new(std::io::ErrorKind::BrokenPipe, "stdin is closed")),
+        }
+    }
+
+    /// Closes the server's stdin (the end of the stream, as when an editor goes away).
+    pub fn close_stdin(&mut self) {
+        self.stdin = None;
+    }
+
+    /// Whether the server process is still running.
+    pub fn is_running(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(None))
+    }
+
+    /// Waits up to `timeout` for the server process to end by itself.
+    pub fn wait_exit(&mut self, timeout: Duration) -> Option<ExitStatus> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            if let Ok(Some(s)) = self.child.try_wait() {
+                return Some(s);
+            }
+            if Instant::now() > deadline {
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
     }
 
     pub fn pid(&self) -> u32 {
@@ -181,18 +287,12 @@ impl StdioClient {
     pub fn shutdown(mut self, timeout: Duration) -> Option<ExitStatus> {
         let _ = self.request("shutdown", Value::Null, timeout);
         self.notify("exit", Value::Null);
-        let deadline = Instant::now() + timeout;
-        loop {
-            if let Ok(Some(s)) = self.child.try_wait() {
-                return Some(s);
-            }
-            if Instant::now() > deadline {
-                let _ = self.child.kill();
-                let _ = self.child.wait();
-                return None;
-            }
-            std::thread::sleep(Duration::from_millis(10));
+        let status = self.wait_exit(timeout);
+        if status.is_none() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
         }
+        status
     }
 }
 
