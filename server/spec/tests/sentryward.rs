@@ -233,6 +233,24 @@ fn argument_errors() {
     );
 }
 
+/// `element_type` (as SentryWard's checker reads it) gives 64-bit or unsigned index buffers.
+#[test]
+fn shape_arrays_with_an_element_type() {
+    check_accepted(
+        &doc(
+            r#""shape_arrays": [{"parameter": "p", "shapes": [[3000000000], [1]], "element_type": "s64"}, {"parameter": "q", "shapes": [[7]], "element_type": "u32"}]"#,
+        ),
+        expect![[r#"
+            [kernel."*"]
+            grid = [1, 1, 1]
+            block = [32, 1, 1]
+            [kernel."*".params]
+            p = { dtype = "i64", len = 2, values = [3000000000, 1] }
+            q = { dtype = "u32", len = 1, values = [7] }
+        "#]],
+    );
+}
+
 #[test]
 fn shape_array_errors() {
     check_error(&doc(r#""shape_arrays": {}"#), expect!["2:18 shape_arrays: expected an array, found an object"]);
@@ -258,8 +276,16 @@ fn shape_array_errors() {
         expect!["2:50 shape_arrays[0].shapes[0][0]: expected an integer from 0 to 2147483647, found 3000000000"],
     );
     check_error(
+        &doc(r#""shape_arrays": [{"parameter": "p", "shapes": [[1]], "element_type": "f32"}]"#),
+        expect!["2:71 shape_arrays[0].element_type: expected a 32- or 64-bit integer type (s32, u32, s64 or u64), found `f32`"],
+    );
+    check_error(
+        &doc(r#""shape_arrays": [{"parameter": "p", "shapes": [[5000000000]], "element_type": "u32"}]"#),
+        expect!["2:50 shape_arrays[0].shapes[0][0]: expected an integer from 0 to 4294967295, found 5000000000"],
+    );
+    check_error(
         &doc(r#""shape_arrays": [{"parameter": "p", "shapes": [[1]], "type": "i64"}]"#),
-        expect!["2:55 shape_arrays[0].type: unknown key `type` (expected parameter, shapes)"],
+        expect!["2:55 shape_arrays[0].type: unknown key `type` (expected parameter, shapes, element_type)"],
     );
     check_error(
         &doc(r#""arguments": [{"parameter": "n", "type": "u32", "value": 1}], "shape_arrays": [{"parameter": "n", "shapes": [[1]]}]"#),
