@@ -68,7 +68,7 @@ pub fn check_ptx(file: &str, text: &str, cx: &Context, opts: &Options, solver: &
                 let cu_file = k.main_file.and_then(|f| map.file_name(ptx::SourceLoc { file: f, line: 1, col: 0 })).map(str::to_string);
                 let src = Sources { ptx: text, index: &index, cu_file, param_names: cx.cu_text.and_then(|cu| spec::cu_param_names(cu, &source_name)) };
                 let spec = cx.interface.and_then(|i| i.kernel(&name));
-                let mut report = check_kernel_guarded(&k, spec, &src, opts, solver);
+                let report = check_kernel_guarded(&k, spec, &src, opts, solver);
                 kernels.push(report);
             }
             Err(e) => {

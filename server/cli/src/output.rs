@@ -121,8 +121,10 @@ pub fn sarif(reports: &[FileReport]) -> String {
     let mut results = Vec::new();
     for r in reports {
         for d in &r.diagnostics {
+            // SARIF's levels are `error`, `warning` and `note`, as the diagnostics' severities.
+            let level = if matches!(d.severity, "warning" | "note") { d.severity } else { "error" };
             results.push(json!({
-                "ruleId": "error", "level": "error", "message": { "text": d.message },
+                "ruleId": "error", "level": level, "message": { "text": d.message },
                 "locations": [{ "physicalLocation": { "artifactLocation": { "uri": r.file }, "region": { "startLine": d.line, "startColumn": d.column } } }]
             }));
         }

@@ -69,7 +69,7 @@ pub(crate) fn fixes(an: &Analysis, fa: &FileAnalysis, range: Range<usize>, cance
     }
     for kr in &fa.kernels {
         let touches = kr.extent.start <= range.end && range.start <= kr.extent.end.max(kr.header.end);
-        if touches && fa.interface.as_ref().is_none_or(|i| i.kernel(&kr.name).is_none()) {
+        if touches && !fa.interface_input.has_kernel(&kr.name) {
             out.extend(stub_fix(fa, kr));
         }
     }
