@@ -9,6 +9,7 @@ pub mod ctx;
 pub mod encode;
 pub mod engine;
 pub mod enumerate;
+pub mod fixed;
 pub mod query;
 pub mod races;
 pub mod render;

@@ -259,7 +259,8 @@ fn check_pair(ctx: &mut Ctx, i: usize, j: usize) -> Option<RaceOutcome> {
         Answer::Sat(model) => {
             let mut input_dependent: Vec<String> = Vec::new();
             for e in [o1, o2] {
-                for (_, acc) in ctx.loads_in(e) {
+                // Buffers whose contents the interface fixes are not open to assumptions.
+                for (_, acc) in ctx.loads_in(e).into_iter().filter(|(s, _)| crate::fixed::fixed_load(ctx.k, ctx.l, ctx.bind, *s).is_none()) {
                     let name = ctx.target_name(acc);
                     if !input_dependent.contains(&name) {
                         input_dependent.push(name);

@@ -1,7 +1,9 @@
-//! Code actions as plain edits: an interface stub for a kernel without an interface entry, and a
-//! missing barrier for a race. A barrier is offered only where re-checking the edited text shows
-//! the race gone and no new barrier divergence; candidate places are tried from the later
-//! access outwards (its line, then around each enclosing block).
+//! Code actions as plain edits: an interface stub for a kernel without an interface entry, a
+//! missing barrier for a race, and an assumption about an index buffer for a race that needs two
+//! equal values in it. A barrier is offered only where re-checking the edited text shows the race
+//! gone and no new barrier divergence; candidate places are tried from the later access outwards
+//! (its line, then around each enclosing block). An assumption is offered only where re-checking
+//! the kernel against the edited lark.toml shows the race gone.
 
 use crate::analyse::{self, FileAnalysis, KernelResult};
 use crate::db::lock;
@@ -65,6 +67,7 @@ pub(crate) fn fixes(an: &Analysis, fa: &FileAnalysis, range: Range<usize>, cance
             if let Some(fix) = barrier_fix_cached(an, fa, kr, f, cancel) {
                 out.push(fix);
             }
+            out.extend(assumption_fixes(an, fa, kr, f, cancel));
         }
     }
     for kr in &fa.kernels {
@@ -92,6 +95,82 @@ fn barrier_fix_cached(an: &Analysis, fa: &FileAnalysis, kr: &KernelResult, f: &F
         lock(&an.db.fixes).insert(key, fix.clone());
     }
     fix
+}
+
+/// For a race that needs particular values in index buffers the interface says nothing about:
+/// `assume = ["injective"]` for each such buffer, in the lark.toml the stub would go to, when
+/// re-checking the kernel with it shows the race gone.
+fn assumption_fixes(an: &Analysis, fa: &FileAnalysis, kr: &KernelResult, f: &Finding, cancel: &CancelToken) -> Vec<Fix> {
+    let mut buffers: Vec<&str> = f.inputs.iter().filter(|i| !i.declared).map(|i| i.buffer.as_str()).collect();
+    buffers.dedup();
+    let mut out = Vec::new();
+    for buffer in buffers {
+        if cancel.is_cancelled() {
+            break;
+        }
+        let mut h = DefaultHasher::new();
+        ("assume", &fa.key, &*fa.text, &kr.name, buffer, serde_json::to_string(f).unwrap_or_default(), format!("{:?}", an.settings())).hash(&mut h);
+        let key = h.finish();
+        let fix = match lock(&an.db.fixes).get(&key) {
+            Some(hit) => hit,
+            None => {
+                let fix = assumption_fix(an, fa, kr, f, buffer, &spec::Assumption::Injective, cancel);
+                if !cancel.is_cancelled() {
+                    lock(&an.db.fixes).insert(key, fix.clone());
+                }
+                fix
+            }
+        };
+        out.extend(fix);
+    }
+    out
+}
+
+fn assumption_fix(
+    an: &Analysis,
+    fa: &FileAnalysis,
+    kr: &KernelResult,
+    f: &Finding,
+    buffer: &str,
+    assumption: &spec::Assumption,
+    cancel: &CancelToken,
+) -> Option<Fix> {
+    let toml = fa.interface_path.clone().or_else(|| Some(fa.path.as_deref()?.parent()?.join("lark.toml")))?;
+    let exists = toml.is_file();
+    let original: Arc<str> = if exists { std::fs::read_to_string(&toml).ok()?.into() } else { "".into() };
+    // The names the lark.toml may already use for the kernel and the buffer.
+    let written = fa.interface_input.layer_at(&toml);
+    let section = [kr.name.as_str(), kr.source_name.as_str()]
+        .into_iter()
+        .find(|n| written.is_some_and(|i| i.kernels.contains_key(*n)))
+        .unwrap_or(&kr.source_name)
+        .to_string();
+    let k = kr.model()?;
+    let index = (0..k.params.len()).find(|&i| kr.param_name(i) == buffer)?;
+    let names = [kr.param_name(index), k.params[index].name.to_string(), format!("param_{index}")];
+    let entry = written.and_then(|i| i.kernels.get(&section));
+    let key = names.iter().find(|n| entry.is_some_and(|e| e.params.contains_key(*n))).unwrap_or(&names[0]).clone();
+    let edit = spec::add_assumption(&original, &section, &key, assumption)?;
+    let mut edited = original.to_string();
+    edited.replace_range(edit.range.clone(), &edit.text);
+    // Re-check the kernel against the edited interface: offered only if the race is gone.
+    let iface = fa.interface_input.with_toml_text(&toml, &edited);
+    let efa = analyse::recheck(an, fa, fa.text.clone(), &iface, &kr.name, cancel)?;
+    let new = efa.kernels.iter().find(|k| k.name == kr.name)?;
+    let lines = |g: &Finding| g.accesses.iter().map(|a| (a.location.ptx_line, a.target.clone())).collect::<BTreeSet<_>>();
+    let same = new.report.findings.iter().any(|g| g.kind == f.kind && lines(g) == lines(f));
+    if same || new.report.verdict == check::Verdict::Error || cancel.is_cancelled() {
+        return None;
+    }
+    let p = primary_access(fa, f);
+    let diag_range = fa.loc_range(&f.accesses[p].location)?;
+    let file = toml.file_name().map_or_else(|| "lark.toml".into(), |n| n.to_string_lossy().into_owned());
+    Some(Fix {
+        title: format!("Assume `{buffer}` is {assumption} in {file} (re-checked: the race is gone)"),
+        edits: vec![FileEdit { key: None, path: Some(toml), create: !exists, original, edits: vec![TextEdit { range: edit.range, new_text: edit.text }] }],
+        resolves: Some((diag_range, "race")),
+        preferred: false,
+    })
 }
 
 /// A place to insert a barrier: before zero-based `line`, indented like `indent`.

@@ -48,6 +48,8 @@ pub(crate) struct InputCache {
 #[derive(Clone)]
 pub(crate) struct Layer {
     pub kind: SourceKind,
+    /// The file the facts were read from.
+    pub path: PathBuf,
     pub interface: Arc<Interface>,
 }
 
@@ -114,6 +116,23 @@ impl InterfaceInput {
         }
     }
 
+    /// The same sources with the interface file at `path` replaced by `text` (an edit the
+    /// editor would make), or added as the nearest `lark.toml` when it is not one of them.
+    pub fn with_toml_text(&self, path: &Path, text: &str) -> InterfaceInput {
+        let (interface, _) = spec::parse_lark_toml_recovering(&path.display().to_string(), text);
+        let mut out = self.clone();
+        match out.layers.iter_mut().find(|l| l.kind != SourceKind::Input && same_file(&l.path, path)) {
+            Some(layer) => layer.interface = Arc::new(interface),
+            None => out.layers.push(Layer { kind: SourceKind::LarkToml, path: path.to_path_buf(), interface: Arc::new(interface) }),
+        }
+        out
+    }
+
+    /// The interface read from the file at `path`, when it is one of the sources.
+    pub fn layer_at(&self, path: &Path) -> Option<&Interface> {
+        self.layers.iter().find(|l| same_file(&l.path, path)).map(|l| &*l.interface)
+    }
+
     /// SentryWard `entry` names that name no kernel of the module.
     pub fn unknown_entries(&self, kernel_names: &[&str]) -> Vec<SpecError> {
         self.layers.iter().filter(|l| l.kind == SourceKind::Input).flat_map(|l| l.interface.unknown_entries(kernel_names)).collect()
@@ -144,7 +163,7 @@ impl InputCache {
         if let Some(json) = &settings.sentryward_input {
             let json = resolve(settings, file, json);
             match self.sentryward(settings, file, &json) {
-                Ok(iface) => out.layers.push(Layer { kind: SourceKind::Input, interface: Arc::new(iface) }),
+                Ok(iface) => out.layers.push(Layer { kind: SourceKind::Input, path: json, interface: Arc::new(iface) }),
                 Err(e) => out.errors.push(e),
             }
         }
@@ -185,11 +204,12 @@ impl InputCache {
             let here = self.sections_matching_nothing(path, st, &parsed.interface, dir);
             unmatched = Some(match unmatched {
                 None => here.to_vec(),
-                Some(before) => before.into_iter().filter(|e| here.contains(e)).collect(),
+                // The same section (the messages name different folders).
+                Some(before) => before.into_iter().filter(|e| here.iter().any(|h| h.key == e.key)).collect(),
             });
         }
         out.unmatched_sections.extend(unmatched.unwrap_or_default());
-        out.layers.push(Layer { kind, interface: parsed.interface.clone() });
+        out.layers.push(Layer { kind, path: path.to_path_buf(), interface: parsed.interface.clone() });
     }
 
     fn sections_matching_nothing(&self, toml: &Path, st: Stamp, iface: &Interface, dir: &Path) -> Arc<Vec<SpecError>> {
