@@ -64,10 +64,15 @@ pub(crate) fn fixes(an: &Analysis, fa: &FileAnalysis, range: Range<usize>, cance
             if cancel.is_cancelled() {
                 return out;
             }
+            out.extend(assumption_fixes(an, fa, kr, f, cancel));
+            // A barrier orders the threads of one block, never two blocks.
+            let across_blocks = f.threads.len() == 2 && f.threads[0].block != f.threads[1].block;
+            if across_blocks {
+                continue;
+            }
             if let Some(fix) = barrier_fix_cached(an, fa, kr, f, cancel) {
                 out.push(fix);
             }
-            out.extend(assumption_fixes(an, fa, kr, f, cancel));
         }
     }
     for kr in &fa.kernels {
@@ -99,7 +104,9 @@ fn barrier_fix_cached(an: &Analysis, fa: &FileAnalysis, kr: &KernelResult, f: &F
 
 /// For a race that needs particular values in index buffers the interface says nothing about:
 /// `assume = ["injective"]` for each such buffer, in the lark.toml the stub would go to, when
-/// re-checking the kernel with it shows the race gone.
+/// re-checking the kernel with it shows the race gone; else `injective` with `in_range(0, n)`,
+/// `n` the length of the raced-on buffer (an index into it is below its length; without the
+/// bound two distinct indices can still wrap around to one address).
 fn assumption_fixes(an: &Analysis, fa: &FileAnalysis, kr: &KernelResult, f: &Finding, cancel: &CancelToken) -> Vec<Fix> {
     let mut buffers: Vec<&str> = f.inputs.iter().filter(|i| !i.declared).map(|i| i.buffer.as_str()).collect();
     buffers.dedup();
@@ -111,10 +118,16 @@ fn assumption_fixes(an: &Analysis, fa: &FileAnalysis, kr: &KernelResult, f: &Fin
         let mut h = DefaultHasher::new();
         ("assume", &fa.key, &*fa.text, &kr.name, buffer, serde_json::to_string(f).unwrap_or_default(), format!("{:?}", an.settings())).hash(&mut h);
         let key = h.finish();
-        let fix = match lock(&an.db.fixes).get(&key) {
+        // (The cache's lock must not be held while the fix is computed: it re-checks.)
+        let cached = lock(&an.db.fixes).get(&key);
+        let fix = match cached {
             Some(hit) => hit,
             None => {
-                let fix = assumption_fix(an, fa, kr, f, buffer, &spec::Assumption::Injective, cancel);
+                let mut candidates = vec![vec![spec::Assumption::Injective]];
+                if let Some(n) = target_len(kr, f).and_then(|n| i64::try_from(n).ok()) {
+                    candidates.push(vec![spec::Assumption::Injective, spec::Assumption::InRange(0, n)]);
+                }
+                let fix = candidates.iter().find_map(|c| assumption_fix(an, fa, kr, f, buffer, c, cancel));
                 if !cancel.is_cancelled() {
                     lock(&an.db.fixes).insert(key, fix.clone());
                 }
@@ -126,13 +139,39 @@ fn assumption_fixes(an: &Analysis, fa: &FileAnalysis, kr: &KernelResult, f: &Fin
     out
 }
 
+/// The declared length, in elements, of the buffer a finding's first access touches.
+fn target_len(kr: &KernelResult, f: &Finding) -> Option<u64> {
+    let spec = kr.spec.as_deref()?;
+    let spec::ParamSpec::Buffer { len: Some(len), .. } = spec.params.get(&f.accesses.first()?.target)? else { return None };
+    let scalars = spec.scalar_values();
+    len.elements(&|n| scalars.get(n).copied())
+}
+
+/// `original` turned into `edited` by one replacement (their common ends kept).
+fn single_edit(original: &str, edited: &str) -> TextEdit {
+    let prefix = original.bytes().zip(edited.bytes()).take_while(|(a, b)| a == b).count();
+    let (o, e) = (&original.as_bytes()[prefix..], &edited.as_bytes()[prefix..]);
+    let suffix = o.iter().rev().zip(e.iter().rev()).take_while(|(a, b)| a == b).count();
+    // Keep both ends on character boundaries.
+    let mut start = prefix;
+    while !original.is_char_boundary(start) || !edited.is_char_boundary(start) {
+        start -= 1;
+    }
+    let (mut end_o, mut end_e) = (original.len() - suffix, edited.len() - suffix);
+    while !original.is_char_boundary(end_o) || !edited.is_char_boundary(end_e) {
+        end_o += 1;
+        end_e += 1;
+    }
+    TextEdit { range: start..end_o, new_text: edited[start..end_e].to_string() }
+}
+
 fn assumption_fix(
     an: &Analysis,
     fa: &FileAnalysis,
     kr: &KernelResult,
     f: &Finding,
     buffer: &str,
-    assumption: &spec::Assumption,
+    assumptions: &[spec::Assumption],
     cancel: &CancelToken,
 ) -> Option<Fix> {
     let toml = fa.interface_path.clone().or_else(|| Some(fa.path.as_deref()?.parent()?.join("lark.toml")))?;
@@ -150,9 +189,12 @@ fn assumption_fix(
     let names = [kr.param_name(index), k.params[index].name.to_string(), format!("param_{index}")];
     let entry = written.and_then(|i| i.kernels.get(&section));
     let key = names.iter().find(|n| entry.is_some_and(|e| e.params.contains_key(*n))).unwrap_or(&names[0]).clone();
-    let edit = spec::add_assumption(&original, &section, &key, assumption)?;
     let mut edited = original.to_string();
-    edited.replace_range(edit.range.clone(), &edit.text);
+    for a in assumptions {
+        let edit = spec::add_assumption(&edited, &section, &key, a)?;
+        edited.replace_range(edit.range.clone(), &edit.text);
+    }
+    let edit = single_edit(&original, &edited);
     // Re-check the kernel against the edited interface: offered only if the race is gone.
     let iface = fa.interface_input.with_toml_text(&toml, &edited);
     let efa = analyse::recheck(an, fa, fa.text.clone(), &iface, &kr.name, cancel)?;
@@ -166,8 +208,11 @@ fn assumption_fix(
     let diag_range = fa.loc_range(&f.accesses[p].location)?;
     let file = toml.file_name().map_or_else(|| "lark.toml".into(), |n| n.to_string_lossy().into_owned());
     Some(Fix {
-        title: format!("Assume `{buffer}` is {assumption} in {file} (re-checked: the race is gone)"),
-        edits: vec![FileEdit { key: None, path: Some(toml), create: !exists, original, edits: vec![TextEdit { range: edit.range, new_text: edit.text }] }],
+        title: format!(
+            "Assume `{buffer}` is {} in {file} (re-checked: the race is gone)",
+            assumptions.iter().map(ToString::to_string).collect::<Vec<_>>().join(" and ")
+        ),
+        edits: vec![FileEdit { key: None, path: Some(toml), create: !exists, original, edits: vec![edit] }],
         resolves: Some((diag_range, "race")),
         preferred: false,
     })
@@ -394,6 +439,19 @@ fn stub_fix(fa: &FileAnalysis, kr: &KernelResult) -> Option<Fix> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn one_edit_turns_the_original_into_the_edited_text() {
+        for (a, b) in
+            [("x = { len = 8 }\n", "x = { len = 8, assume = [\"injective\"] }\n"), ("", "[k]\n"), ("aé b", "aé c b"), ("same", "same"), ("aaa", "aaaa")]
+        {
+            let e = single_edit(a, b);
+            let mut out = a.to_string();
+            out.replace_range(e.range.clone(), &e.new_text);
+            assert_eq!(out, b);
+        }
+        assert_eq!(single_edit("x = { len = 8 }", "x = { len = 8, y }").range, 13..13);
+    }
 
     #[test]
     fn reads_dtypes_from_access_opcodes() {
