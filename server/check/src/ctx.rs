@@ -12,6 +12,9 @@ use model::Kernel;
 use spec::Assumption;
 use std::collections::{BTreeSet, HashMap};
 
+/// Enumerated points per (access, whole grid?, counters), or `None` where enumeration declined.
+pub type PointCache = std::cell::RefCell<HashMap<(usize, bool, Vec<ExprId>), Option<std::rc::Rc<Vec<crate::enumerate::Point>>>>>;
+
 pub struct Ctx<'a> {
     pub k: &'a Kernel,
     pub l: &'a Lifted,
@@ -31,7 +34,7 @@ pub struct Ctx<'a> {
     /// The launch, when the interface fixes it (enables enumeration).
     pub launch: Option<crate::enumerate::Launch>,
     /// Enumerated points per (access, whole grid?), shared by the pairs an access is in.
-    pub points: std::cell::RefCell<HashMap<(usize, bool, Vec<ExprId>), Option<std::rc::Rc<Vec<crate::enumerate::Point>>>>>,
+    pub points: PointCache,
     /// Bases written somewhere in the kernel (others are read-only).
     written: BTreeSet<Base>,
     /// Per exit fact: the blocks reachable from the loop's exit.

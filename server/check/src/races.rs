@@ -94,15 +94,12 @@ pub fn find(ctx: &mut Ctx) -> Vec<RaceOutcome> {
             if !may_race(a, b) || lines_done.contains(&(a.line, b.line, a.base)) {
                 continue;
             }
-            match check_pair(ctx, i, j) {
-                Some(o) => {
-                    if matches!(o, RaceOutcome::Witness(_)) {
-                        found += 1;
-                        lines_done.insert((a.line, b.line, a.base));
-                    }
-                    out.push(o);
+            if let Some(o) = check_pair(ctx, i, j) {
+                if matches!(o, RaceOutcome::Witness(_)) {
+                    found += 1;
+                    lines_done.insert((a.line, b.line, a.base));
                 }
-                None => {}
+                out.push(o);
             }
         }
     }

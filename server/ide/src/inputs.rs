@@ -41,8 +41,11 @@ pub(crate) struct InputCache {
     tomls: Parsed<ParsedToml>,
     ccdbs: Parsed<Vec<CcEntry>>,
     /// Sections of an interface file that match no kernel under a directory, by (file, dir).
-    sections: Mutex<HashMap<(PathBuf, PathBuf), (Stamp, Instant, Arc<Vec<SpecError>>)>>,
+    sections: Mutex<HashMap<(PathBuf, PathBuf), SectionSearch>>,
 }
+
+/// The sections a search found matching nothing, for the interface file's stamp, and when.
+type SectionSearch = (Stamp, Instant, Arc<Vec<SpecError>>);
 
 /// One source of interface facts.
 #[derive(Clone)]
