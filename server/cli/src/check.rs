@@ -125,7 +125,9 @@ fn check_file(host: &mut AnalysisHost, path: &Path, args: &CheckArgs) -> Result<
         // checked until the interface says what it means.
         let mut report = file_report(&fa, path);
         report.kernels.clear();
-        report.diagnostics.retain(|d| d.message.starts_with("interface error at "));
+        let interface: Vec<bool> = fa.problems.iter().map(|p| p.interface && p.severity == Severity::Error).collect();
+        let mut keep = interface.into_iter();
+        report.diagnostics.retain(|_| keep.next().unwrap_or(false));
         let n = fa.interface_errors.len();
         let why = if n == 1 { format!("interface error at {}", fa.interface_errors[0]) } else { format!("{n} interface errors; nothing was checked") };
         return Err(Unusable(why, Some(report)));

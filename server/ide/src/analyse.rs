@@ -28,6 +28,8 @@ pub struct Problem {
     pub range: Range<usize>,
     pub severity: Severity,
     pub message: String,
+    /// About the interface (an error in it, or a conflict between its sources), not the text.
+    pub interface: bool,
 }
 
 /// The result of analysing one version of one file.
@@ -359,7 +361,7 @@ pub(crate) fn analyse_file(an: &Analysis, file: &SourceFile, cancel: &CancelToke
     }
     if let Some(at) = file.invalid_utf8_at {
         let line = fa.line_of(at);
-        fa.problems.push(Problem { range: at..(at + 1).min(fa.text.len()).max(at), severity: Severity::Error, message: format!("invalid UTF-8 at byte {at}") });
+        fa.problems.push(Problem { range: at..(at + 1).min(fa.text.len()).max(at), severity: Severity::Error, message: format!("invalid UTF-8 at byte {at}") , interface: false });
         let _ = line;
     }
     let mut keys = FileKeys::default();
@@ -378,23 +380,23 @@ pub(crate) fn analyse_file(an: &Analysis, file: &SourceFile, cancel: &CancelToke
                         any |= d.severity == "error";
                         let range = line_col_range(&fa, d.line, d.column);
                         let severity = if d.severity == "error" { Severity::Error } else { Severity::Warning };
-                        fa.problems.push(Problem { range, severity, message: d.message.clone() });
+                        fa.problems.push(Problem { range, severity, message: d.message.clone() , interface: false });
                     }
                     if !any {
-                        fa.problems.push(Problem { range: fa.line_range(0), severity: Severity::Error, message: format!("compilation failed: {first}") });
+                        fa.problems.push(Problem { range: fa.line_range(0), severity: Severity::Error, message: format!("compilation failed: {first}") , interface: false });
                     }
                     an.db.record_file(&file.key, keys);
                     return Ok(fa);
                 }
                 Compiled::Missing(m) => {
                     fa.status = Some(m.clone());
-                    fa.problems.push(Problem { range: fa.line_range(0), severity: Severity::Warning, message: format!("not checked: {m}") });
+                    fa.problems.push(Problem { range: fa.line_range(0), severity: Severity::Warning, message: format!("not checked: {m}") , interface: false });
                     an.db.record_file(&file.key, keys);
                     return Ok(fa);
                 }
                 Compiled::Other(m) => {
                     fa.status = Some(m.clone());
-                    fa.problems.push(Problem { range: fa.line_range(0), severity: Severity::Error, message: format!("not checked: {m}") });
+                    fa.problems.push(Problem { range: fa.line_range(0), severity: Severity::Error, message: format!("not checked: {m}") , interface: false });
                     an.db.record_file(&file.key, keys);
                     return Ok(fa);
                 }
@@ -459,7 +461,7 @@ pub(crate) fn check_module(
             FileKind::Ptx => e.message.clone(),
             FileKind::Cu => format!("the compiler's PTX does not parse: {}", e.message),
         };
-        fa.problems.push(Problem { range, severity: Severity::Error, message });
+        fa.problems.push(Problem { range, severity: Severity::Error, message , interface: false });
     }
     let map = ptx::SourceMap::new(&parsed.module);
     let opts = engine_options(an.settings(), cancel);
@@ -497,7 +499,7 @@ pub(crate) fn check_module(
             fa.problems.push(interface_problem(header.clone(), e));
         }
         for n in &ki.notes {
-            fa.problems.push(Problem { range: header.clone(), severity: Severity::Information, message: merge_note_message(n) });
+            fa.problems.push(Problem { range: header.clone(), severity: Severity::Information, message: merge_note_message(n), interface: true });
         }
         fa.interface_errors.extend(ki.errors);
         let spec = ki.spec.as_ref();
@@ -539,7 +541,7 @@ pub(crate) fn check_module(
                 }
                 Err(e) => {
                     let range = if fa.kind == FileKind::Ptx { span_range(fa, e.span) } else { header.clone() };
-                    fa.problems.push(Problem { range, severity: Severity::Error, message: e.message.clone() });
+                    fa.problems.push(Problem { range, severity: Severity::Error, message: e.message.clone() , interface: false });
                     let _ = model.set(None);
                     let report = KernelReport::error(&name, check::Reason::NotLowered { message: e.message.clone() }, 0.0);
                     (report, false)
@@ -579,7 +581,7 @@ pub(crate) fn check_module(
 /// A problem with the interface, shown at `range` of the checked file (the kernel's header, or
 /// the first line for the interface as a whole), naming the place in the interface file.
 fn interface_problem(range: Range<usize>, e: &spec::SpecError) -> Problem {
-    Problem { range, severity: Severity::Error, message: format!("interface error at {e}") }
+    Problem { range, severity: Severity::Error, message: format!("interface error at {e}"), interface: true }
 }
 
 /// A conflict between two sources of interface facts, and where the value that lost is.
