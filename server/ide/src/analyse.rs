@@ -361,7 +361,12 @@ pub(crate) fn analyse_file(an: &Analysis, file: &SourceFile, cancel: &CancelToke
     }
     if let Some(at) = file.invalid_utf8_at {
         let line = fa.line_of(at);
-        fa.problems.push(Problem { range: at..(at + 1).min(fa.text.len()).max(at), severity: Severity::Error, message: format!("invalid UTF-8 at byte {at}") , interface: false });
+        fa.problems.push(Problem {
+            range: at..(at + 1).min(fa.text.len()).max(at),
+            severity: Severity::Error,
+            message: format!("invalid UTF-8 at byte {at}"),
+            interface: false,
+        });
         let _ = line;
     }
     let mut keys = FileKeys::default();
@@ -380,23 +385,28 @@ pub(crate) fn analyse_file(an: &Analysis, file: &SourceFile, cancel: &CancelToke
                         any |= d.severity == "error";
                         let range = line_col_range(&fa, d.line, d.column);
                         let severity = if d.severity == "error" { Severity::Error } else { Severity::Warning };
-                        fa.problems.push(Problem { range, severity, message: d.message.clone() , interface: false });
+                        fa.problems.push(Problem { range, severity, message: d.message.clone(), interface: false });
                     }
                     if !any {
-                        fa.problems.push(Problem { range: fa.line_range(0), severity: Severity::Error, message: format!("compilation failed: {first}") , interface: false });
+                        fa.problems.push(Problem {
+                            range: fa.line_range(0),
+                            severity: Severity::Error,
+                            message: format!("compilation failed: {first}"),
+                            interface: false,
+                        });
                     }
                     an.db.record_file(&file.key, keys);
                     return Ok(fa);
                 }
                 Compiled::Missing(m) => {
                     fa.status = Some(m.clone());
-                    fa.problems.push(Problem { range: fa.line_range(0), severity: Severity::Warning, message: format!("not checked: {m}") , interface: false });
+                    fa.problems.push(Problem { range: fa.line_range(0), severity: Severity::Warning, message: format!("not checked: {m}"), interface: false });
                     an.db.record_file(&file.key, keys);
                     return Ok(fa);
                 }
                 Compiled::Other(m) => {
                     fa.status = Some(m.clone());
-                    fa.problems.push(Problem { range: fa.line_range(0), severity: Severity::Error, message: format!("not checked: {m}") , interface: false });
+                    fa.problems.push(Problem { range: fa.line_range(0), severity: Severity::Error, message: format!("not checked: {m}"), interface: false });
                     an.db.record_file(&file.key, keys);
                     return Ok(fa);
                 }
@@ -461,7 +471,7 @@ pub(crate) fn check_module(
             FileKind::Ptx => e.message.clone(),
             FileKind::Cu => format!("the compiler's PTX does not parse: {}", e.message),
         };
-        fa.problems.push(Problem { range, severity: Severity::Error, message , interface: false });
+        fa.problems.push(Problem { range, severity: Severity::Error, message, interface: false });
     }
     let map = ptx::SourceMap::new(&parsed.module);
     let opts = engine_options(an.settings(), cancel);
@@ -503,7 +513,7 @@ pub(crate) fn check_module(
         }
         fa.interface_errors.extend(ki.errors);
         let spec = ki.spec.as_ref();
-        let incomplete = incomplete_parse(&parsed, func, &ptx_text);
+        let incomplete = check::incomplete::incomplete_parse(&parsed, func, &ptx_text);
         let (key, bases) = kernel_key(&KeyInput { ptx: &ptx_text, func, module: &parsed.module, spec, param_names: &param_names, opts: &opts });
         let file_name = |main_file: Option<u32>| main_file.and_then(|f| map.file_name(ptx::SourceLoc { file: f, line: 1, col: 0 })).map(str::to_string);
         let sources =
@@ -541,7 +551,7 @@ pub(crate) fn check_module(
                 }
                 Err(e) => {
                     let range = if fa.kind == FileKind::Ptx { span_range(fa, e.span) } else { header.clone() };
-                    fa.problems.push(Problem { range, severity: Severity::Error, message: e.message.clone() , interface: false });
+                    fa.problems.push(Problem { range, severity: Severity::Error, message: e.message.clone(), interface: false });
                     let _ = model.set(None);
                     let report = KernelReport::error(&name, check::Reason::NotLowered { message: e.message.clone() }, 0.0);
                     (report, false)
@@ -589,20 +599,6 @@ pub(crate) fn merge_note_message(n: &spec::MergeNote) -> String {
     let at =
         n.ignored_origin.as_ref().filter(|o| o.line != 0).map_or(String::new(), |o| format!(" (the ignored value is at {}:{}:{})", o.file, o.line, o.column));
     format!("interface: {n}{at}")
-}
-
-/// Why a kernel's text did not parse completely: the first parse error inside its span, or a
-/// body without its closing brace. `None` when the whole kernel parsed.
-///
-/// An error at the kernel's very first token is not its own: it is where the parser noticed
-/// that the kernel before it had lost its closing brace.
-pub(crate) fn incomplete_parse(parsed: &ptx::Parse, func: &ptx::Function, text: &str) -> Option<String> {
-    let (start, end) = (func.span.start, func.span.end);
-    if let Some(e) = parsed.errors.iter().find(|e| e.span.start > start && e.span.start < end) {
-        return Some(e.message.clone());
-    }
-    let closed = text.get(..end as usize).is_some_and(|t| t.trim_end().ends_with('}'));
-    (func.body.is_some() && !closed).then(|| "expected `}` at the end of the kernel's body".to_string())
 }
 
 /// The engine's options for an analysis: the settings' solver timeout, and `cancel`.
