@@ -578,9 +578,9 @@ pub(crate) fn check_module(
     // A section that names no kernel anywhere is a typo that matters here when a kernel of this
     // file has no entry: it may be the entry that was meant for it.
     if fa.kernels.iter().any(|k| !iface.has_kernel(&k.name)) {
-        for e in &iface.unmatched_sections {
-            fa.problems.push(interface_problem(fa.line_range(0), e));
-            fa.interface_errors.push(e.clone());
+        for e in an.db.inputs.unmatched_sections(iface) {
+            fa.problems.push(interface_problem(fa.line_range(0), &e));
+            fa.interface_errors.push(e);
         }
     }
     fa.timings.push(("kernels", ms(t)));

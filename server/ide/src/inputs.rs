@@ -66,9 +66,18 @@ pub(crate) struct InterfaceInput {
     /// Problems with the sources themselves: unreadable or missing files, syntax errors,
     /// entries that do not parse. Each has its place.
     pub errors: Vec<SpecError>,
-    /// Kernel sections of an interface file that name no kernel of any source file around it.
-    /// They are typos that matter to a file with a kernel the interface says nothing about.
-    pub unmatched_sections: Vec<SpecError>,
+    /// Interface files whose kernel sections may name no kernel (searched for only when it
+    /// matters, see [`InputCache::unmatched_sections`]).
+    section_searches: Vec<SectionSearchInput>,
+}
+
+/// An interface file, and the folders where its kernels should be found.
+#[derive(Clone)]
+struct SectionSearchInput {
+    path: PathBuf,
+    stamp: Stamp,
+    interface: Arc<Interface>,
+    dirs: Vec<PathBuf>,
 }
 
 /// One kernel's interface: every source's entry merged, what conflicted, and what is wrong with
@@ -201,18 +210,29 @@ impl InputCache {
             }
         };
         out.errors.extend(parsed.errors.iter().cloned());
-        // A section is reported when it matches no kernel under any of `dirs`.
-        let mut unmatched: Option<Vec<SpecError>> = None;
-        for dir in dirs {
-            let here = self.sections_matching_nothing(path, st, &parsed.interface, dir);
-            unmatched = Some(match unmatched {
-                None => here.to_vec(),
-                // The same section (the messages name different folders).
-                Some(before) => before.into_iter().filter(|e| here.iter().any(|h| h.key == e.key)).collect(),
-            });
-        }
-        out.unmatched_sections.extend(unmatched.unwrap_or_default());
+        out.section_searches.push(SectionSearchInput { path: path.to_path_buf(), stamp: st, interface: parsed.interface.clone(), dirs: dirs.to_vec() });
         out.layers.push(Layer { kind, path: path.to_path_buf(), interface: parsed.interface.clone() });
+    }
+
+    /// Kernel sections of the interface files that name no kernel of any source file around
+    /// them (a section is reported when it matches no kernel under any of its folders). They are
+    /// typos that matter to a file with a kernel the interface says nothing about; the search
+    /// reads the source files of whole folders, so it is made only then.
+    pub fn unmatched_sections(&self, input: &InterfaceInput) -> Vec<SpecError> {
+        let mut out = Vec::new();
+        for s in &input.section_searches {
+            let mut unmatched: Option<Vec<SpecError>> = None;
+            for dir in &s.dirs {
+                let here = self.sections_matching_nothing(&s.path, s.stamp, &s.interface, dir);
+                unmatched = Some(match unmatched {
+                    None => here.to_vec(),
+                    // The same section (the messages name different folders).
+                    Some(before) => before.into_iter().filter(|e| here.iter().any(|h| h.key == e.key)).collect(),
+                });
+            }
+            out.extend(unmatched.unwrap_or_default());
+        }
+        out
     }
 
     fn sections_matching_nothing(&self, toml: &Path, st: Stamp, iface: &Interface, dir: &Path) -> Arc<Vec<SpecError>> {
