@@ -19,6 +19,10 @@ pub struct Binding {
     pub dynamic_shared_bytes: Option<u64>,
     /// Spec entries that matched no parameter (reported as warnings).
     pub unmatched: Vec<String>,
+    /// Per PTX parameter: the bytes of the buffer when the interface fixes its contents
+    /// (`values`, `values_file`, SentryWard's `shape_arrays`), each element little-endian in
+    /// its dtype.
+    pub fixed: Vec<Option<std::sync::Arc<[u8]>>>,
 }
 
 /// A buffer's size in bytes: fixed, or a scalar parameter times the element size.
@@ -70,7 +74,13 @@ impl Binding {
                 }
             }
         }
-        Binding { block, grid, names, params, dynamic_shared_bytes, unmatched }
+        let fixed = params.iter().map(|p| p.as_ref().and_then(fixed_bytes)).collect();
+        Binding { block, grid, names, params, dynamic_shared_bytes, unmatched, fixed }
+    }
+
+    /// The contents of buffer parameter `i`, when the interface fixes them.
+    pub fn fixed_bytes(&self, i: u32) -> Option<&std::sync::Arc<[u8]>> {
+        self.fixed.get(i as usize)?.as_ref()
     }
 
     /// The display name of parameter `i`: its source name when known, else `param_N` (PTX
@@ -144,5 +154,40 @@ impl Binding {
     /// Whether the launch geometry is fully concrete.
     pub fn concrete_block(&self) -> Option<[u64; 3]> {
         Some([self.block[0].value()?, self.block[1].value()?, self.block[2].value()?])
+    }
+}
+
+/// A buffer's fixed contents as memory: each element in two's complement, little-endian, as wide
+/// as its dtype. Without a dtype there is no layout to speak of (validation reports that).
+fn fixed_bytes(p: &ParamSpec) -> Option<std::sync::Arc<[u8]>> {
+    let ParamSpec::Buffer { dtype: Some(d), values: Some(values), .. } = p else { return None };
+    let width = d.bytes() as usize;
+    Some(values.iter().flat_map(|v| (*v as u128).to_le_bytes().into_iter().take(width)).collect())
+}
+
+/// `width` little-endian bytes of `bytes` from `at`, if they are all inside it.
+pub fn read_le(bytes: &[u8], at: u64, width: u32) -> Option<u64> {
+    let start = usize::try_from(at).ok()?;
+    let end = start.checked_add(width.min(8) as usize)?;
+    let mut out = [0u8; 8];
+    out[..end - start].copy_from_slice(bytes.get(start..end)?);
+    Some(u64::from_le_bytes(out))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fixed_contents_are_laid_out_in_their_dtype() {
+        let p = ParamSpec::Buffer { dtype: Some(spec::DType::I16), len: None, assume: vec![], values: Some(vec![1, -2, 0x1234]) };
+        let b = fixed_bytes(&p).unwrap();
+        assert_eq!(&b[..], &[1, 0, 0xfe, 0xff, 0x34, 0x12]);
+        assert_eq!(read_le(&b, 2, 2), Some(0xfffe));
+        assert_eq!(read_le(&b, 4, 2), Some(0x1234));
+        assert_eq!(read_le(&b, 5, 2), None);
+        assert_eq!(read_le(&b, u64::MAX, 2), None);
+        let untyped = ParamSpec::Buffer { dtype: None, len: None, assume: vec![], values: Some(vec![1]) };
+        assert!(fixed_bytes(&untyped).is_none());
     }
 }

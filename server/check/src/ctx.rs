@@ -7,10 +7,13 @@ use crate::smt::{SatResult, Solver};
 use model::cfg::{BlockId, LoopId};
 use model::expr::{ExprId, Sym};
 use model::phases::Phases;
-use model::symbolic::{Access, AccessKind, Base, Lifted, ValueOrigin};
+use model::symbolic::{Access, AccessKind, Base, Lifted};
 use model::Kernel;
 use spec::Assumption;
 use std::collections::{BTreeSet, HashMap};
+
+/// Enumerated points per (access, whole grid?, counters), or `None` where enumeration declined.
+pub type PointCache = std::cell::RefCell<HashMap<(usize, bool, Vec<ExprId>), Option<std::rc::Rc<Vec<crate::enumerate::Point>>>>>;
 
 pub struct Ctx<'a> {
     pub k: &'a Kernel,
@@ -31,7 +34,7 @@ pub struct Ctx<'a> {
     /// The launch, when the interface fixes it (enables enumeration).
     pub launch: Option<crate::enumerate::Launch>,
     /// Enumerated points per (access, whole grid?), shared by the pairs an access is in.
-    pub points: std::cell::RefCell<HashMap<(usize, bool, Vec<ExprId>), Option<std::rc::Rc<Vec<crate::enumerate::Point>>>>>,
+    pub points: PointCache,
     /// Bases written somewhere in the kernel (others are read-only).
     written: BTreeSet<Base>,
     /// Per exit fact: the blocks reachable from the loop's exit.
@@ -208,11 +211,7 @@ impl<'a> Ctx<'a> {
 
     /// The access whose result a `Value` symbol names, if it is a load.
     pub fn load_of(&self, s: Sym) -> Option<&'a Access> {
-        let Sym::Value { block, inst, .. } = s else { return None };
-        match self.l.value_origin.get(&(block, inst))? {
-            ValueOrigin::Load { access } => self.l.accesses.get(*access),
-            _ => None,
-        }
+        crate::fixed::load_access(self.l, s)
     }
 
     /// Loaded values an expression depends on, with the access that loaded them.
@@ -220,10 +219,11 @@ impl<'a> Ctx<'a> {
         self.l.exprs.symbols(e).into_iter().filter_map(|s| self.load_of(s).map(|a| (s, a))).collect()
     }
 
-    /// Adds what is known about loaded values the query mentions: two loads of the same address
-    /// of a buffer the kernel never writes return the same value, and the interface's
-    /// assumptions (`injective`, `in_range`) about index buffers. `roots` are the expressions
-    /// already encoded for threads 1 and 2.
+    /// Adds what is known about loaded values the query mentions: a load from a buffer whose
+    /// contents the interface fixes reads those contents (at every in-bounds offset), two loads
+    /// of the same address of a buffer the kernel never writes return the same value, and the
+    /// interface's assumptions (`injective`, `in_range`) about index buffers. `roots` are the
+    /// expressions already encoded for threads 1 and 2.
     pub fn add_load_facts(&self, q: &mut Query, roots: &[ExprId], threads: u8) {
         let mut done = BTreeSet::new();
         let mut todo: Vec<Sym> = roots.iter().flat_map(|&r| self.l.exprs.symbols(r)).collect();
@@ -236,6 +236,14 @@ impl<'a> Ctx<'a> {
             let Some(a) = self.load_of(s) else { continue };
             let Some((vid, bits)) = self.l.exprs.find_var(s) else { continue };
             let Some(base) = a.base else { continue };
+            if let Some(fixed) = crate::fixed::fixed_load(self.k, self.l, self.bind, s) {
+                for t in 1..=threads {
+                    let (v, o) = (q.enc.term(vid, t), q.enc.term(fixed.offset, t));
+                    q.asserts.extend(fixed_value_facts(&fixed, &v, &o));
+                }
+                // The offset may itself be read from a fixed buffer (`table[row[i]]`).
+                todo.extend(self.l.exprs.symbols(fixed.offset));
+            }
             let read_only = !self.written.contains(&base);
             let assumptions: &[Assumption] = match base {
                 Base::Param(p) => self.bind.assumptions(p),
@@ -271,6 +279,26 @@ impl<'a> Ctx<'a> {
     pub fn target_name(&self, a: &Access) -> String {
         target_name(self.k, self.bind, a)
     }
+}
+
+/// Fixed contents are stated offset by offset up to this many elements; past it only the range
+/// of the values is (the solver slows down on long case lists).
+const MAX_FIXED_CASES: usize = 4096;
+
+/// What a load of fixed contents reads, for value term `v` at offset term `o` (64-bit): the
+/// element at each in-bounds, element-aligned offset, or for long contents the range of their
+/// values. Other offsets (out of bounds or misaligned) leave the value free.
+fn fixed_value_facts(f: &crate::fixed::FixedLoad, v: &str, o: &str) -> Vec<String> {
+    use crate::encode::bv;
+    let offsets: Vec<u64> = f.aligned_offsets().collect();
+    let bits = f.bits.max(1);
+    if offsets.len() <= MAX_FIXED_CASES {
+        return offsets.iter().filter_map(|&off| Some(format!("(=> (= {o} {}) (= {v} {}))", bv(off, 64), bv(f.value_at(off)?, bits)))).collect();
+    }
+    let values: Vec<u64> = offsets.iter().filter_map(|&off| f.value_at(off)).collect();
+    let (Some(lo), Some(hi), Some(last)) = (values.iter().min(), values.iter().max(), offsets.last()) else { return Vec::new() };
+    let aligned = format!("(= (bvurem (bvadd {o} {}) {}) {})", bv(f.skip, 64), bv(f.width.max(1) as u64, 64), bv(0, 64));
+    vec![format!("(=> (and (bvule {o} {}) {aligned}) (and (bvule {} {v}) (bvule {v} {})))", bv(*last, 64), bv(*lo, bits), bv(*hi, bits))]
 }
 
 /// The name of what an access touches, for messages: `s` (shared array), `out` (buffer).

@@ -219,6 +219,7 @@ impl Explain<'_> {
                 buffer: self.bind.name(c.param).to_string(),
                 element: c.byte_offset / c.bytes.max(1) as u64,
                 value: model::ops::sext(c.value, c.bytes * 8),
+                declared: self.bind.fixed_bytes(c.param).is_some(),
             })
             .collect()
     }

@@ -4,12 +4,15 @@
 //! thread domain is finite and small: each access's instances (thread, loop iterations, byte
 //! offset) can be listed by evaluating its path condition and address, and collisions found with
 //! a hash map. This answers most real kernels in microseconds, without the solver, and exactly.
-//! Anything that is not a function of thread ids and loop counters (a loaded value, a havocked
-//! register, an unbounded loop) makes the enumerator decline, and the SMT path takes over.
+//! A load from a buffer whose contents the interface fixes is a function of its offset and is
+//! evaluated too. Anything else that is not a function of thread ids and loop counters (another
+//! loaded value, a havocked register, an unbounded loop), or a read outside fixed contents that
+//! a counted point depends on, makes the enumerator decline, and the SMT path takes over.
 
 use crate::ctx::Ctx;
+use crate::fixed::FixedLoad;
 use crate::query::ThreadId;
-use crate::witness::{Witness, WitnessThread};
+use crate::witness::{MemoryCell, Witness, WitnessThread};
 use model::cfg::{BlockId, LoopId};
 use model::expr::{ExprId, Exprs, Node, Sym, BOOL};
 use model::ops::*;
@@ -29,6 +32,23 @@ const MAX_THREADS: u64 = 1 << 20;
 pub struct Program {
     ins: Vec<Ins>,
     slot: HashMap<ExprId, usize>,
+    /// Loads from fixed buffers, with the slot of their offset and of their value.
+    loads: Vec<(FixedLoad, usize, usize)>,
+}
+
+/// The values of a program's nodes after a run, and which of them depend on a read outside
+/// fixed contents (whose value nothing fixes). Without loads nothing is poisoned and `poison`
+/// stays empty.
+#[derive(Default)]
+pub struct Eval {
+    pub vals: Vec<u64>,
+    poison: Vec<bool>,
+}
+
+impl Eval {
+    pub fn poisoned(&self, slot: usize) -> bool {
+        self.poison.get(slot).copied().unwrap_or(false)
+    }
 }
 
 /// One node with its operands resolved to slots.
@@ -44,6 +64,8 @@ enum Ins {
     Or(usize, usize),
     Xor(usize, usize),
     Ite(usize, usize, usize),
+    /// The value of fixed load `n` at the offset in the slot.
+    Load(usize, usize),
 }
 
 /// Concrete values of the symbols a program may mention.
@@ -79,12 +101,20 @@ fn evaluable(s: Sym) -> bool {
     matches!(s, Sym::Special(Special::Tid(_) | Special::Ntid(_) | Special::Ctaid(_) | Special::Nctaid(_) | Special::LaneId | Special::WarpId) | Sym::Counter(_))
 }
 
+/// A program for `roots` in the context of a check: loads from fixed buffers are evaluated.
+pub fn program(ctx: &Ctx, roots: &[ExprId]) -> Option<Program> {
+    Program::new(&ctx.l.exprs, roots, &|s| crate::fixed::fixed_load(ctx.k, ctx.l, ctx.bind, s))
+}
+
 impl Program {
-    /// Compiles `roots`; `None` if they mention a symbol that has no concrete value.
-    pub fn new(x: &Exprs, roots: &[ExprId]) -> Option<Program> {
+    /// Compiles `roots`; `None` if they mention a symbol that has no concrete value (`fixed`
+    /// gives the loads that have one for each offset).
+    pub fn new(x: &Exprs, roots: &[ExprId], fixed: &dyn Fn(Sym) -> Option<FixedLoad>) -> Option<Program> {
         let mut order = Vec::new();
         let mut seen = std::collections::HashSet::new();
-        // Iterative post-order so children come before parents.
+        let mut fixed_of: HashMap<ExprId, FixedLoad> = HashMap::new();
+        // Iterative post-order so children come before parents; a fixed load's offset counts as
+        // its child.
         let mut stack: Vec<(ExprId, bool)> = roots.iter().map(|&r| (r, false)).collect();
         while let Some((e, expanded)) = stack.pop() {
             if expanded {
@@ -94,24 +124,34 @@ impl Program {
             if !seen.insert(e) {
                 continue;
             }
+            let mut offset = None;
             if let Node::Var { sym, .. } = x.node(e) {
                 if !evaluable(*sym) {
-                    return None;
+                    let load = fixed(*sym)?;
+                    offset = Some(load.offset);
+                    fixed_of.insert(e, load);
                 }
             }
             stack.push((e, true));
-            for c in x.children(e) {
+            for c in x.children(e).into_iter().chain(offset) {
                 if !seen.contains(&c) {
                     stack.push((c, false));
                 }
             }
         }
         let slot: HashMap<ExprId, usize> = order.iter().enumerate().map(|(i, &e)| (e, i)).collect();
+        let mut loads = Vec::new();
         let ins = order
             .iter()
             .map(|&e| match *x.node(e) {
                 Node::Const { value, .. } => Ins::Const(value),
                 Node::Bool(b) => Ins::Const(b as u64),
+                Node::Var { .. } if fixed_of.contains_key(&e) => {
+                    let load = fixed_of.remove(&e).expect("present");
+                    let offset = slot[&load.offset];
+                    loads.push((load, offset, slot[&e]));
+                    Ins::Load(loads.len() - 1, offset)
+                }
                 Node::Var { sym, bits } => Ins::Sym(sym, if bits == BOOL { 1 } else { mask(bits) }),
                 Node::Bin { op, a, b, bits } => Ins::Bin(op, slot[&a], slot[&b], bits),
                 Node::Un { op, a, bits } => Ins::Un(op, slot[&a], bits),
@@ -124,11 +164,16 @@ impl Program {
                 Node::Ite { c, a, b } => Ins::Ite(slot[&c], slot[&a], slot[&b]),
             })
             .collect();
-        Some(Program { ins, slot })
+        Some(Program { ins, slot, loads })
     }
 
     /// Evaluates every node; read results with `get`.
-    pub fn run(&self, env: &Env, vals: &mut Vec<u64>) {
+    pub fn run(&self, env: &Env, ev: &mut Eval) {
+        if !self.loads.is_empty() {
+            return self.run_with_loads(env, ev);
+        }
+        let vals = &mut ev.vals;
+        ev.poison.clear();
         vals.clear();
         vals.resize(self.ins.len(), 0);
         for i in 0..self.ins.len() {
@@ -150,12 +195,69 @@ impl Program {
                         vals[b]
                     }
                 }
+                Ins::Load(..) => unreachable!("programs with loads run in run_with_loads"),
             };
+        }
+    }
+
+    /// `run` for programs that read fixed buffers: a read outside the contents has no value, and
+    /// what depends on it is poisoned, except where it cannot matter (the other side of a false
+    /// conjunct, the branch an `ite` does not take).
+    fn run_with_loads(&self, env: &Env, ev: &mut Eval) {
+        let (vals, poison) = (&mut ev.vals, &mut ev.poison);
+        vals.clear();
+        vals.resize(self.ins.len(), 0);
+        poison.clear();
+        poison.resize(self.ins.len(), false);
+        for i in 0..self.ins.len() {
+            let (v, p) = match self.ins[i] {
+                Ins::Const(v) => (v, false),
+                Ins::Sym(s, m) => (env.sym(s) & m, false),
+                Ins::Bin(op, a, b, bits) => (eval_bin(op, vals[a], vals[b], bits), poison[a] || poison[b]),
+                Ins::Un(op, a, bits) => (eval_un(op, vals[a], bits), poison[a]),
+                Ins::Ext(a, from, to, signed) => (eval_ext(vals[a], from, to, signed), poison[a]),
+                Ins::Cmp(op, a, b, bits) => (eval_cmp(op, vals[a], vals[b], bits) as u64, poison[a] || poison[b]),
+                Ins::Not(a) => (1 - vals[a], poison[a]),
+                Ins::And(a, b) => {
+                    let decided = (!poison[a] && vals[a] == 0) || (!poison[b] && vals[b] == 0);
+                    (vals[a] & vals[b], !decided && (poison[a] || poison[b]))
+                }
+                Ins::Or(a, b) => {
+                    let decided = (!poison[a] && vals[a] == 1) || (!poison[b] && vals[b] == 1);
+                    (vals[a] | vals[b], !decided && (poison[a] || poison[b]))
+                }
+                Ins::Xor(a, b) => (vals[a] ^ vals[b], poison[a] || poison[b]),
+                Ins::Ite(c, a, b) => {
+                    let taken = if vals[c] == 1 { a } else { b };
+                    (vals[taken], poison[c] || poison[taken])
+                }
+                Ins::Load(n, off) => match self.loads[n].0.value_at(vals[off]).filter(|_| !poison[off]) {
+                    Some(v) => (v, false),
+                    None => (0, true),
+                },
+            };
+            vals[i] = v;
+            poison[i] = p;
         }
     }
 
     pub fn get(&self, vals: &[u64], e: ExprId) -> u64 {
         vals[self.slot[&e]]
+    }
+
+    /// The fixed-buffer cells the last run read (those inside the contents), for witnesses.
+    pub fn cells_read(&self, ev: &Eval) -> Vec<MemoryCell> {
+        let mut out: Vec<MemoryCell> = Vec::new();
+        for (load, off, value) in &self.loads {
+            if ev.poisoned(*value) {
+                continue;
+            }
+            let cell = MemoryCell { param: load.param, byte_offset: ev.vals[*off] + load.skip, bytes: load.width, value: ev.vals[*value] };
+            if !out.contains(&cell) {
+                out.push(cell);
+            }
+        }
+        out
     }
 
     /// The slot of a root, to read it repeatedly without a lookup.
@@ -280,10 +382,10 @@ fn enumerate_site_with(
     value: ExprId,
     extra: &[ExprId],
 ) -> Option<Vec<Point>> {
-    let x = &ctx.l.exprs;
     let mut roots = vec![pc, value];
     roots.extend(extra);
-    let site = site_loops(ctx, block, enclosing, &roots)?;
+    // Counters the offsets of fixed loads mention matter too.
+    let site = site_loops(ctx, block, enclosing, &with_load_offsets(ctx, &roots))?;
     // One small program per loop condition, so scanning iterations evaluates only what it needs.
     let mut levels = Vec::new();
     for &(l, c) in &site.loops {
@@ -291,12 +393,12 @@ fn enumerate_site_with(
             Choice::Range(g) => (g, false),
             Choice::Exit(f) => (f, true),
         };
-        levels.push(Level { lp: l, cond: e, exit, prog: Program::new(x, &[e])? });
+        levels.push(Level { lp: l, cond: e, exit, prog: program(ctx, &[e])? });
     }
-    let main = Program::new(x, &[pc, value])?;
+    let main = program(ctx, &[pc, value])?;
     let nloops = ctx.k.cfg.loops.len();
     let mut out = Vec::new();
-    let mut vals = Vec::new();
+    let mut vals = Eval::default();
     for &b in blocks {
         // A stopped budget makes the enumerator decline; the caller's next query reports why.
         if ctx.budget.check().is_err() {
@@ -329,25 +431,36 @@ struct Walk<'a> {
     /// Slots of the path condition and the value in `main`.
     pc: usize,
     value: usize,
-    vals: &'a mut Vec<u64>,
+    vals: &'a mut Eval,
     out: &'a mut Vec<Point>,
 }
 
 impl Walk<'_> {
+    /// Walks the iterations of `levels[i..]`; false when the enumeration must decline (too many
+    /// iterations, or a point that depends on a read outside fixed contents).
     fn level(&mut self, levels: &[Level], i: usize, env: &mut Env) -> bool {
         let Some(lv) = levels.get(i) else {
             self.main.run(env, self.vals);
-            if self.vals[self.pc] == 1 {
-                self.out.push(Point { ctaid: env.ctaid, tid: env.tid, k: env.k.clone(), offset: self.vals[self.value] });
+            if self.vals.poisoned(self.pc) {
+                return false;
+            }
+            if self.vals.vals[self.pc] == 1 {
+                if self.vals.poisoned(self.value) {
+                    return false;
+                }
+                self.out.push(Point { ctaid: env.ctaid, tid: env.tid, k: env.k.clone(), offset: self.vals.vals[self.value] });
             }
             return true;
         };
-        let mut vals = Vec::new();
+        let mut vals = Eval::default();
         let cond = lv.prog.slot_of(lv.cond);
         for k in 0..MAX_ITERATIONS {
             env.k[lv.lp as usize] = k;
             lv.prog.run(env, &mut vals);
-            let holds = vals[cond] == 1;
+            if vals.poisoned(cond) {
+                return false;
+            }
+            let holds = vals.vals[cond] == 1;
             match (lv.exit, holds) {
                 (true, true) => return self.level(levels, i + 1, env),
                 (true, false) => {}
@@ -366,8 +479,24 @@ impl Walk<'_> {
     }
 }
 
-fn mentions_ctaid(x: &Exprs, exprs: &[ExprId]) -> bool {
-    exprs.iter().any(|&e| x.symbols(e).iter().any(|s| matches!(s, Sym::Special(Special::Ctaid(_)))))
+/// Whether the values of `exprs` (through the offsets of fixed loads too) depend on the block.
+fn mentions_ctaid(ctx: &Ctx, exprs: &[ExprId]) -> bool {
+    let x: &Exprs = &ctx.l.exprs;
+    with_load_offsets(ctx, exprs).iter().any(|&e| x.symbols(e).iter().any(|s| matches!(s, Sym::Special(Special::Ctaid(_)))))
+}
+
+fn with_load_offsets(ctx: &Ctx, roots: &[ExprId]) -> Vec<ExprId> {
+    crate::fixed::with_load_offsets(ctx.k, ctx.l, ctx.bind, roots)
+}
+
+/// The cells of fixed buffers a point reads to compute `roots` (its path condition and offset):
+/// the index values a witness relies on.
+fn cells_read(ctx: &Ctx, launch: &Launch, p: &Point, roots: &[ExprId]) -> Vec<MemoryCell> {
+    let Some(prog) = program(ctx, roots) else { return Vec::new() };
+    let env = Env { ntid: launch.ntid, nctaid: launch.nctaid, tid: p.tid, ctaid: p.ctaid, k: p.k.clone() };
+    let mut ev = Eval::default();
+    prog.run(&env, &mut ev);
+    prog.cells_read(&ev)
 }
 
 /// The witness of one or two points.
@@ -401,9 +530,8 @@ pub enum Decided {
 pub fn race(ctx: &Ctx, launch: &Launch, i: usize, j: usize) -> Option<Decided> {
     let (a, b) = (&ctx.l.accesses[i], &ctx.l.accesses[j]);
     let (o1, o2) = (a.offset?, b.offset?);
-    let x = &ctx.l.exprs;
     let shared = a.space == Space::Shared;
-    let per_block = shared && !mentions_ctaid(x, &[a.pc, b.pc, o1, o2]);
+    let per_block = shared && !mentions_ctaid(ctx, &[a.pc, b.pc, o1, o2]);
     let blocks = launch.blocks_to_enumerate(!per_block)?;
     // Counters the phase relation compares must have their real values in the points, also
     // for loops an access comes after (their exit iteration).
@@ -435,7 +563,7 @@ pub fn race(ctx: &Ctx, launch: &Launch, i: usize, j: usize) -> Option<Decided> {
             IterRel::NotEntered { lp, .. } => Some(*lp),
             _ => None,
         })
-        .filter_map(|lp| Some((lp, Program::new(x, &[ctx.l.loop_entry_pc.get(lp as usize)?.as_ref().copied()?])?)))
+        .filter_map(|lp| Some((lp, program(ctx, &[ctx.l.loop_entry_pc.get(lp as usize)?.as_ref().copied()?])?)))
         .collect();
     // Points of the first access sorted by (block, offset) for shared memory (only threads of
     // one block share it) and by offset for global memory; each point of the second access
@@ -469,7 +597,13 @@ pub fn race(ctx: &Ctx, launch: &Launch, i: usize, j: usize) -> Option<Decided> {
                 _ => &phase,
             };
             if !same_block || same_phase(ctx, launch, rels, &entry_progs, p, q)? {
-                return Some(Decided::Witness(witness_of(launch, &[p, q])));
+                let mut w = witness_of(launch, &[p, q]);
+                for cell in cells_read(ctx, launch, p, &[a.pc, o1]).into_iter().chain(cells_read(ctx, launch, q, &[b.pc, o2])) {
+                    if !w.memory.contains(&cell) {
+                        w.memory.push(cell);
+                    }
+                }
+                return Some(Decided::Witness(w));
             }
         }
     }
@@ -495,10 +629,13 @@ fn same_phase(ctx: &Ctx, launch: &Launch, phase: &[Vec<IterRel>], entry: &HashMa
                     let prog = entry.get(&lp)?;
                     let pt = if second { q } else { p };
                     let env = Env { ntid: launch.ntid, nctaid: launch.nctaid, tid: pt.tid, ctaid: pt.ctaid, k: pt.k.clone() };
-                    let mut vals = Vec::new();
-                    prog.run(&env, &mut vals);
+                    let mut ev = Eval::default();
+                    prog.run(&env, &mut ev);
                     let e = ctx.l.loop_entry_pc[lp as usize]?;
-                    prog.get(&vals, e) == 0
+                    if ev.poisoned(prog.slot_of(e)) {
+                        return None;
+                    }
+                    prog.get(&ev.vals, e) == 0
                 }
             };
             if !ok {
@@ -514,7 +651,7 @@ fn same_phase(ctx: &Ctx, launch: &Launch, phase: &[Vec<IterRel>], entry: &HashMa
 pub fn bounds(ctx: &Ctx, launch: &Launch, i: usize, size: u64) -> Option<Decided> {
     let a: &Access = &ctx.l.accesses[i];
     let off = a.offset?;
-    let blocks = launch.blocks_to_enumerate(mentions_ctaid(&ctx.l.exprs, &[a.pc, off]))?;
+    let blocks = launch.blocks_to_enumerate(mentions_ctaid(ctx, &[a.pc, off]))?;
     let points = enumerate_site(ctx, launch, &blocks, a.block, &a.loops, a.pc, off)?;
     for p in &points {
         let end = p.offset.wrapping_add(a.bytes as u64);
@@ -527,7 +664,7 @@ pub fn bounds(ctx: &Ctx, launch: &Launch, i: usize, size: u64) -> Option<Decided
 
 /// Barrier divergence at a barrier with path condition `pc` inside `loops`.
 pub fn barrier(ctx: &Ctx, launch: &Launch, block: BlockId, loops: &[LoopId], pc: ExprId) -> Option<Decided> {
-    let blocks = launch.blocks_to_enumerate(mentions_ctaid(&ctx.l.exprs, &[pc]))?;
+    let blocks = launch.blocks_to_enumerate(mentions_ctaid(ctx, &[pc]))?;
     let zero = pc; // any expression works as the value; we only need the points
     for &b in &blocks {
         let points = enumerate_site(ctx, launch, &[b], block, loops, pc, zero)?;
@@ -551,7 +688,7 @@ pub fn barrier(ctx: &Ctx, launch: &Launch, block: BlockId, loops: &[LoopId], pc:
 
 /// A warp collective whose mask names a lane that does not arrive.
 pub fn warp(ctx: &Ctx, launch: &Launch, block: BlockId, loops: &[LoopId], pc: ExprId, mask_e: ExprId) -> Option<Decided> {
-    let blocks = launch.blocks_to_enumerate(mentions_ctaid(&ctx.l.exprs, &[pc, mask_e]))?;
+    let blocks = launch.blocks_to_enumerate(mentions_ctaid(ctx, &[pc, mask_e]))?;
     let nthreads = launch.threads_per_block();
     for &b in &blocks {
         let points = enumerate_site(ctx, launch, &[b], block, loops, pc, mask_e)?;

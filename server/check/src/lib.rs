@@ -9,6 +9,8 @@ pub mod ctx;
 pub mod encode;
 pub mod engine;
 pub mod enumerate;
+pub mod fixed;
+pub mod incomplete;
 pub mod query;
 pub mod races;
 pub mod render;
@@ -61,6 +63,12 @@ pub fn check_ptx(file: &str, text: &str, cx: &Context, opts: &Options, solver: &
     for (name, lowered) in model::lower_module(&parsed.module) {
         let source_name = spec::unmangled_name(&name).unwrap_or_else(|| name.to_string());
         if cx.only.is_some_and(|o| o != name && o != source_name) {
+            continue;
+        }
+        // What did not parse is not in the model: the kernel is not checked.
+        let func = parsed.module.functions.iter().find(|f| f.name == name);
+        if let Some(message) = func.and_then(|f| incomplete::incomplete_parse(&parsed, f, text)) {
+            kernels.push(KernelReport::error(&name, Reason::IncompleteParse { message }, 0.0));
             continue;
         }
         match lowered {

@@ -94,15 +94,12 @@ pub fn find(ctx: &mut Ctx) -> Vec<RaceOutcome> {
             if !may_race(a, b) || lines_done.contains(&(a.line, b.line, a.base)) {
                 continue;
             }
-            match check_pair(ctx, i, j) {
-                Some(o) => {
-                    if matches!(o, RaceOutcome::Witness(_)) {
-                        found += 1;
-                        lines_done.insert((a.line, b.line, a.base));
-                    }
-                    out.push(o);
+            if let Some(o) = check_pair(ctx, i, j) {
+                if matches!(o, RaceOutcome::Witness(_)) {
+                    found += 1;
+                    lines_done.insert((a.line, b.line, a.base));
                 }
-                None => {}
+                out.push(o);
             }
         }
     }
@@ -259,7 +256,8 @@ fn check_pair(ctx: &mut Ctx, i: usize, j: usize) -> Option<RaceOutcome> {
         Answer::Sat(model) => {
             let mut input_dependent: Vec<String> = Vec::new();
             for e in [o1, o2] {
-                for (_, acc) in ctx.loads_in(e) {
+                // Buffers whose contents the interface fixes are not open to assumptions.
+                for (_, acc) in ctx.loads_in(e).into_iter().filter(|(s, _)| crate::fixed::fixed_load(ctx.k, ctx.l, ctx.bind, *s).is_none()) {
                     let name = ctx.target_name(acc);
                     if !input_dependent.contains(&name) {
                         input_dependent.push(name);

@@ -56,16 +56,18 @@ fn race_message(f: &Finding) -> String {
         verb(a2.kind),
         a2.location.line
     );
-    if !f.inputs.is_empty() {
+    if f.inputs.iter().all(|i| i.declared) && !f.inputs.is_empty() {
+        message.push_str(&format!(" (with the declared contents {})", inputs(f)));
+    } else if !f.inputs.is_empty() {
         message.push_str(&format!(" (with input {}){}", inputs(f), input_hint(f)));
     }
     message
 }
 
 /// For a finding that needs particular values in index buffers: how to exclude it if those
-/// values cannot occur.
+/// values cannot occur (for the buffers whose contents the interface does not declare).
 fn input_hint(f: &Finding) -> String {
-    let mut buffers: Vec<&str> = f.inputs.iter().map(|i| i.buffer.as_str()).collect();
+    let mut buffers: Vec<&str> = f.inputs.iter().filter(|i| !i.declared).map(|i| i.buffer.as_str()).collect();
     buffers.dedup();
     let names = buffers.iter().map(|b| format!("`{b}`")).collect::<Vec<_>>().join(", ");
     format!("; it needs these values of {names}: if they cannot occur, declare assume = [\"injective\"] (or \"in_range(lo, hi)\", or the buffer's values) in lark.toml")

@@ -1,8 +1,9 @@
 //! Replaying a counterexample in the reference interpreter before it is shown.
 //!
 //! The solver's model fixes the launch geometry, the scalar parameters and the two threads; the
-//! interpreter runs the blocks involved on zero-filled buffers and must record the reported
-//! accesses (or raise the reported divergence / out-of-bounds error). A witness that does not
+//! interpreter runs the blocks involved on filled buffers (buffers whose contents the interface
+//! fixes hold exactly those) and must record the reported accesses (or raise the reported
+//! divergence / out-of-bounds error). A witness that does not
 //! replay is never reported as a bug: it becomes an uncertified region.
 
 use crate::bind::{Binding, ByteSize};
@@ -61,9 +62,10 @@ pub struct Replay {
     pub mem: Memory,
 }
 
-/// Writes the loaded values a witness relies on into the replay's buffers.
-pub fn apply_memory(r: &mut Replay, w: &Witness) {
-    for c in &w.memory {
+/// Writes the loaded values a witness relies on into the replay's buffers (not into buffers
+/// whose contents the interface fixes: those hold what it says).
+pub fn apply_memory(r: &mut Replay, bind: &Binding, w: &Witness) {
+    for c in w.memory.iter().filter(|c| bind.fixed_bytes(c.param).is_none()) {
         let Some(Arg::Buffer(id)) = r.launch.args.get(c.param as usize) else { continue };
         let bytes = r.mem.bytes_mut(*id);
         let end = c.byte_offset.saturating_add(c.bytes as u64);
@@ -99,7 +101,11 @@ pub fn setup(k: &Kernel, l: &Lifted, bind: &Binding, w: &Witness, min_bytes: &Ha
                 Some(ParamSpec::Buffer { dtype, .. }) => *dtype,
                 _ => None,
             };
-            let id = mem.add_buffer(bind.name(i), fill_bytes(size.min(MAX_BUFFER_BYTES), dtype, fill));
+            let bytes = match bind.fixed_bytes(i) {
+                Some(contents) => contents.to_vec(),
+                None => fill_bytes(size.min(MAX_BUFFER_BYTES), dtype, fill),
+            };
+            let id = mem.add_buffer(bind.name(i), bytes);
             args.push(Arg::Buffer(id));
         } else if p.bytes * 8 != p.bits {
             args.push(Arg::Bytes(vec![0; p.bytes as usize]));
@@ -144,7 +150,7 @@ pub fn first_reproduction<T>(
         budget.check()?;
         let mut r = setup(k, l, bind, w, min_bytes, fill);
         r.launch.budget = budget.clone();
-        apply_memory(&mut r, w);
+        apply_memory(&mut r, bind, w);
         let (trace, result) = run(k, &mut r);
         if let Some(t) = judge(&r, &trace, &result) {
             return Ok(Some((t, fill)));

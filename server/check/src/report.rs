@@ -211,6 +211,10 @@ pub struct InputValue {
     pub buffer: String,
     pub element: u64,
     pub value: i64,
+    /// The interface fixes the buffer's contents: this value is what it declares, not one the
+    /// engine chose.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub declared: bool,
 }
 
 /// How the threads of a divergence disagree.

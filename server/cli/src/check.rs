@@ -22,12 +22,20 @@ pub struct CheckArgs {
     /// Check only this kernel (PTX name, or source name for C++ kernels).
     #[arg(long, value_name = "NAME")]
     kernel: Option<String>,
-    /// The interface file (default: the nearest lark.toml in the file's directory or above).
+    /// An interface file, merged over the nearest lark.toml in the file's directory or above
+    /// (its facts win where they disagree).
     #[arg(long, value_name = "FILE")]
     interface: Option<PathBuf>,
-    /// A SentryWard kernel-input JSON as the interface (merged over lark.toml).
+    /// A SentryWard kernel-input JSON, merged over the interface files (its facts win).
     #[arg(long, value_name = "FILE")]
     input: Option<PathBuf>,
+    /// The PyTorch reference the kernel of `--input` must agree with (needs `--binding`).
+    #[arg(long, value_name = "FILE", requires_all = ["input", "binding"])]
+    reference: Option<PathBuf>,
+    /// SentryWard's reference_binding.json: how the kernel's buffers bind to the reference's
+    /// arguments and results (needs `--reference`).
+    #[arg(long, value_name = "FILE", requires = "reference")]
+    binding: Option<PathBuf>,
     /// Print the lifted model of each kernel, phase by phase.
     #[arg(long)]
     dump_model: bool,
@@ -69,8 +77,10 @@ pub fn run(args: CheckArgs) -> ExitCode {
         },
         timeout_ms: args.timeout_ms,
         interface_file: args.interface.clone(),
+        interface_file_kind: ide::SourceKind::InterfaceFile,
         workspace_root: std::env::current_dir().ok(),
         sentryward_input: args.input.clone(),
+        reference_binding: args.reference.clone().zip(args.binding.clone()),
         only_kernel: args.kernel.clone(),
     };
     let mut host = AnalysisHost::new(settings);
@@ -91,7 +101,10 @@ pub fn run(args: CheckArgs) -> ExitCode {
         Format::Sarif => println!("{}", output::sarif(&reports)),
         Format::Text => reports.iter().for_each(|r| print!("{}", output::text(r))),
     }
-    let findings = reports.iter().any(|r| !r.diagnostics.is_empty() || r.kernels.iter().any(|k| !matches!(k.verdict, Verdict::Verified | Verdict::Certified)));
+    // Notes (which source of the interface won a conflict, ...) change nothing.
+    let findings = reports
+        .iter()
+        .any(|r| r.diagnostics.iter().any(|d| d.severity != "note") || r.kernels.iter().any(|k| !matches!(k.verdict, Verdict::Verified | Verdict::Certified)));
     if unusable {
         ExitCode::from(2)
     } else if findings {
@@ -107,8 +120,17 @@ fn check_file(host: &mut AnalysisHost, path: &Path, args: &CheckArgs) -> Result<
     host.set_file(file);
     // Nothing else changes the host while this runs, so the analysis is never cancelled.
     let fa = host.snapshot().analyse(&key).map_err(|_| Unusable("the analysis was cancelled".into(), None))?;
-    if let Some(e) = &fa.interface_error {
-        return Err(Unusable(format!("the interface cannot be used: {e}"), None));
+    if !fa.interface_errors.is_empty() {
+        // A typo in the interface weakens the check it was meant to make: nothing is reported as
+        // checked until the interface says what it means.
+        let mut report = file_report(&fa, path);
+        report.kernels.clear();
+        let interface: Vec<bool> = fa.problems.iter().map(|p| p.interface && p.severity == Severity::Error).collect();
+        let mut keep = interface.into_iter();
+        report.diagnostics.retain(|_| keep.next().unwrap_or(false));
+        let n = fa.interface_errors.len();
+        let why = if n == 1 { format!("interface error at {}", fa.interface_errors[0]) } else { format!("{n} interface errors; nothing was checked") };
+        return Err(Unusable(why, Some(report)));
     }
     let mut report = file_report(&fa, path);
     if report.kernels.is_empty() {

@@ -43,9 +43,11 @@ pub fn text(r: &FileReport) -> String {
                 );
             }
         }
+        // A kernel that could not be checked at all says why as an error, not as an open question.
+        let label = if k.verdict == check::Verdict::Error { "error" } else { "uncertified" };
         for u in &k.uncertified {
             let where_ = u.location.as_ref().map_or_else(|| r.file.clone(), |l| place(&r.file, l));
-            let _ = writeln!(out, "  {where_}: uncertified: {}", render::uncertified_message(u));
+            let _ = writeln!(out, "  {where_}: {label}: {}", render::uncertified_message(u));
         }
         for n in &k.notes {
             let _ = writeln!(out, "  note: {}", render::note_message(n));
@@ -121,8 +123,10 @@ pub fn sarif(reports: &[FileReport]) -> String {
     let mut results = Vec::new();
     for r in reports {
         for d in &r.diagnostics {
+            // SARIF's levels are `error`, `warning` and `note`, as the diagnostics' severities.
+            let level = if matches!(d.severity, "warning" | "note") { d.severity } else { "error" };
             results.push(json!({
-                "ruleId": "error", "level": "error", "message": { "text": d.message },
+                "ruleId": "error", "level": level, "message": { "text": d.message },
                 "locations": [{ "physicalLocation": { "artifactLocation": { "uri": r.file }, "region": { "startLine": d.line, "startColumn": d.column } } }]
             }));
         }
@@ -158,8 +162,8 @@ pub fn sarif(reports: &[FileReport]) -> String {
                     .location
                     .as_ref()
                     .map_or_else(|| json!({ "physicalLocation": { "artifactLocation": { "uri": r.file } } }), |l| sarif_location(&r.file, l));
-                results
-                    .push(json!({ "ruleId": "uncertified", "level": "note", "message": { "text": format!("{}: {}", k.name, render::uncertified_message(u)) }, "locations": [loc] }));
+                let (rule, level) = if k.verdict == check::Verdict::Error { ("error", "error") } else { ("uncertified", "note") };
+                results.push(json!({ "ruleId": rule, "level": level, "message": { "text": format!("{}: {}", k.name, render::uncertified_message(u)) }, "locations": [loc] }));
             }
         }
     }

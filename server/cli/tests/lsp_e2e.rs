@@ -290,7 +290,8 @@ fn garbage_text_a_missing_compiler_and_a_panic_leave_the_server_serving() {
 
 #[test]
 fn positions_count_utf16_code_units_around_non_ascii_comments() {
-    let dir = workspace("utf16", &["reduce_missing_sync.ptx"]);
+    // With the .cu beside it, so that the interface's parameter names (the .cu's) are known.
+    let dir = workspace("utf16", &["reduce_missing_sync.ptx", "reduce_missing_sync.cu"]);
     let mut c = start(&dir, json!({}));
     let path = dir.join("reduce_missing_sync.ptx");
     let original = std::fs::read_to_string(&path).unwrap();

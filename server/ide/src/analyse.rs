@@ -28,6 +28,8 @@ pub struct Problem {
     pub range: Range<usize>,
     pub severity: Severity,
     pub message: String,
+    /// About the interface (an error in it, or a conflict between its sources), not the text.
+    pub interface: bool,
 }
 
 /// The result of analysing one version of one file.
@@ -47,9 +49,15 @@ pub struct FileAnalysis {
     /// Something the user should see outside the file (no compiler, ...).
     pub status: Option<String>,
     pub interface_path: Option<PathBuf>,
+    /// Every source of interface facts merged, kernel by kernel, under the names each wrote.
     pub interface: Option<Arc<spec::Interface>>,
-    /// Why the interface could not be used (the file was checked without it).
-    pub interface_error: Option<String>,
+    /// What is wrong with the interface: unreadable files, syntax errors, entries that do not
+    /// parse, sections or SentryWard entries that name no kernel, and entries that do not fit
+    /// the kernel's parameters. Each also appears among `problems`; the kernels were checked
+    /// with what remained, which may be weaker than what was meant.
+    pub interface_errors: Vec<spec::SpecError>,
+    /// The sources of interface facts, for re-checks with an edited interface.
+    pub(crate) interface_input: InterfaceInput,
     /// The file name the compiler saw (`.loc` lines of this file are lines of `text`).
     pub compile_name: String,
     /// Where the time went (stage, milliseconds), for logs and benchmarks.
@@ -72,6 +80,10 @@ pub struct KernelResult {
     model: OnceLock<Option<Arc<model::Kernel>>>,
     analysis: OnceLock<Arc<model::Analysis>>,
     pub param_names: Option<Vec<String>>,
+    /// Facts the sources of the interface disagreed on, and which one was used.
+    pub interface_notes: Vec<spec::MergeNote>,
+    /// The kernel's merged interface entry, as checked.
+    pub spec: Option<Arc<spec::KernelSpec>>,
     /// The line a lens goes on: the kernel's signature (in `text`).
     pub header: Range<usize>,
     /// The whole kernel (in `text`).
@@ -341,21 +353,23 @@ pub(crate) fn analyse_file(an: &Analysis, file: &SourceFile, cancel: &CancelToke
         kernels: vec![],
         status: None,
         interface_path: iface.path.clone(),
-        interface: iface.interface.clone(),
-        interface_error: iface.error.clone(),
+        interface: iface.merged(),
+        interface_errors: iface.errors.clone(),
+        interface_input: iface.clone(),
         compile_name: path.file_name().map_or_else(|| "kernel.cu".into(), |n| n.to_string_lossy().into_owned()),
         timings: vec![],
     };
-    if let Some(e) = &iface.error {
-        fa.problems.push(Problem {
-            range: fa.line_range(0),
-            severity: Severity::Warning,
-            message: format!("the interface cannot be used, checking without it: {e}"),
-        });
+    for e in &iface.errors {
+        fa.problems.push(interface_problem(fa.line_range(0), e));
     }
     if let Some(at) = file.invalid_utf8_at {
         let line = fa.line_of(at);
-        fa.problems.push(Problem { range: at..(at + 1).min(fa.text.len()).max(at), severity: Severity::Error, message: format!("invalid UTF-8 at byte {at}") });
+        fa.problems.push(Problem {
+            range: at..(at + 1).min(fa.text.len()).max(at),
+            severity: Severity::Error,
+            message: format!("invalid UTF-8 at byte {at}"),
+            interface: false,
+        });
         let _ = line;
     }
     let mut keys = FileKeys::default();
@@ -374,23 +388,28 @@ pub(crate) fn analyse_file(an: &Analysis, file: &SourceFile, cancel: &CancelToke
                         any |= d.severity == "error";
                         let range = line_col_range(&fa, d.line, d.column);
                         let severity = if d.severity == "error" { Severity::Error } else { Severity::Warning };
-                        fa.problems.push(Problem { range, severity, message: d.message_with_notes() });
+                        fa.problems.push(Problem { range, severity, message: d.message_with_notes(), interface: false });
                     }
                     if !any {
-                        fa.problems.push(Problem { range: fa.line_range(0), severity: Severity::Error, message: format!("compilation failed: {first}") });
+                        fa.problems.push(Problem {
+                            range: fa.line_range(0),
+                            severity: Severity::Error,
+                            message: format!("compilation failed: {first}"),
+                            interface: false,
+                        });
                     }
                     an.db.record_file(&file.key, keys);
                     return Ok(fa);
                 }
                 Compiled::Missing(m) => {
                     fa.status = Some(m.clone());
-                    fa.problems.push(Problem { range: fa.line_range(0), severity: Severity::Warning, message: format!("not checked: {m}") });
+                    fa.problems.push(Problem { range: fa.line_range(0), severity: Severity::Warning, message: format!("not checked: {m}"), interface: false });
                     an.db.record_file(&file.key, keys);
                     return Ok(fa);
                 }
                 Compiled::Other(m) => {
                     fa.status = Some(m.clone());
-                    fa.problems.push(Problem { range: fa.line_range(0), severity: Severity::Error, message: format!("not checked: {m}") });
+                    fa.problems.push(Problem { range: fa.line_range(0), severity: Severity::Error, message: format!("not checked: {m}"), interface: false });
                     an.db.record_file(&file.key, keys);
                     return Ok(fa);
                 }
@@ -455,7 +474,7 @@ pub(crate) fn check_module(
             FileKind::Ptx => e.message.clone(),
             FileKind::Cu => format!("the compiler's PTX does not parse: {}", e.message),
         };
-        fa.problems.push(Problem { range, severity: Severity::Error, message });
+        fa.problems.push(Problem { range, severity: Severity::Error, message, interface: false });
     }
     let map = ptx::SourceMap::new(&parsed.module);
     let opts = engine_options(an.settings(), cancel);
@@ -465,6 +484,11 @@ pub(crate) fn check_module(
         f.kind == ptx::FunctionKind::Entry && f.body.is_some() && only.is_none_or(|o| o == f.name || source_name.as_deref() == Some(o))
     };
     let total = parsed.module.functions.iter().filter(|f| wanted(f)).count();
+    let kernel_names: Vec<&str> = parsed.module.functions.iter().filter(|f| f.kind == ptx::FunctionKind::Entry).map(|f| f.name.as_str()).collect();
+    for e in iface.unknown_entries(&kernel_names) {
+        fa.problems.push(interface_problem(fa.line_range(0), &e));
+        fa.interface_errors.push(e);
+    }
     for (done, (fi, func)) in parsed.module.functions.iter().enumerate().filter(|(_, f)| wanted(f)).enumerate() {
         let name = func.name.to_string();
         let source_name = spec::unmangled_name(&name).unwrap_or_else(|| name.clone());
@@ -479,23 +503,34 @@ pub(crate) fn check_module(
                 (fa.line_range(line), func.span.range())
             }
         };
-        let param_names = cu_text.and_then(|cu| spec::cu_param_names(cu, &source_name));
-        let spec = iface.interface.as_deref().and_then(|i| i.kernel(&name));
-        let (key, bases) = kernel_key(&KeyInput {
-            ptx: &ptx_text,
-            func,
-            module: &parsed.module,
-            spec,
-            param_names: &param_names,
-            opts: &opts,
-            reference: spec.and_then(|s| s.reference.as_ref()).and_then(|r| an.db.inputs.reference_text(&r.file).ok()),
-        });
+        let cu_params = cu_text.and_then(|cu| spec::cu_params(cu, &source_name));
+        let param_names = cu_params.as_ref().map(|ps| ps.iter().map(|p| p.name.clone()).collect::<Vec<_>>());
+        let declared = |names: &[&str]| iface.layers.iter().find_map(|l| l.interface.kernel(&name)?.param(names)).map(spec::ParamSpec::is_buffer);
+        let params = crate::inputs::param_names(func, cu_params.as_deref(), &declared);
+        let ki = iface.kernel(&name, &params);
+        for e in &ki.errors {
+            fa.problems.push(interface_problem(header.clone(), e));
+        }
+        for n in &ki.notes {
+            fa.problems.push(Problem { range: header.clone(), severity: Severity::Information, message: merge_note_message(n), interface: true });
+        }
+        fa.interface_errors.extend(ki.errors);
+        let spec = ki.spec.as_ref();
+        let incomplete = check::incomplete::incomplete_parse(&parsed, func, &ptx_text);
+        let reference = spec.and_then(|s| s.reference.as_ref()).and_then(|r| an.db.inputs.reference_text(&r.file).ok());
+        let (key, bases) = kernel_key(&KeyInput { ptx: &ptx_text, func, module: &parsed.module, spec, param_names: &param_names, opts: &opts, reference });
         let file_name = |main_file: Option<u32>| main_file.and_then(|f| map.file_name(ptx::SourceLoc { file: f, line: 1, col: 0 })).map(str::to_string);
         let sources =
             |main_file: Option<u32>| Sources { ptx: &ptx_text, index: &fa.ptx_index, cu_file: file_name(main_file), param_names: param_names.clone() };
         let model = OnceLock::new();
-        let cached = lock(&an.db.kernels).get(&key);
+        let cached = if incomplete.is_some() { None } else { lock(&an.db.kernels).get(&key) };
         let (report, checked) = match cached {
+            // What did not parse is not in the model: checking the rest would prove something
+            // about another kernel.
+            _ if incomplete.is_some() => {
+                let message = incomplete.clone().unwrap_or_default();
+                (KernelReport::error(&name, check::Reason::IncompleteParse { message }, 0.0), false)
+            }
             // Only kernels that lowered are cached, and this one has the same text.
             Some(c) => {
                 keys.kernels.push(key);
@@ -523,7 +558,7 @@ pub(crate) fn check_module(
                 }
                 Err(e) => {
                     let range = if fa.kind == FileKind::Ptx { span_range(fa, e.span) } else { header.clone() };
-                    fa.problems.push(Problem { range, severity: Severity::Error, message: e.message.clone() });
+                    fa.problems.push(Problem { range, severity: Severity::Error, message: e.message.clone(), interface: false });
                     let _ = model.set(None);
                     let report = KernelReport::error(&name, check::Reason::NotLowered { message: e.message.clone() }, 0.0);
                     (report, false)
@@ -540,10 +575,20 @@ pub(crate) fn check_module(
             model,
             analysis: OnceLock::new(),
             param_names,
+            interface_notes: ki.notes,
+            spec: ki.spec.map(Arc::new),
             header,
             extent,
             func_span: func.span,
         });
+    }
+    // A section that names no kernel anywhere is a typo that matters here when a kernel of this
+    // file has no entry: it may be the entry that was meant for it.
+    if fa.kernels.iter().any(|k| !iface.has_kernel(&k.name)) {
+        for e in an.db.inputs.unmatched_sections(iface) {
+            fa.problems.push(interface_problem(fa.line_range(0), &e));
+            fa.interface_errors.push(e);
+        }
     }
     fa.timings.push(("kernels", ms(t)));
     fa.timings.push(("engine", engine));
@@ -592,6 +637,19 @@ fn equivalence(an: &Analysis, kernel: &model::Kernel, spec: &spec::KernelSpec, s
     report.settle_verdict();
 }
 
+/// A problem with the interface, shown at `range` of the checked file (the kernel's header, or
+/// the first line for the interface as a whole), naming the place in the interface file.
+fn interface_problem(range: Range<usize>, e: &spec::SpecError) -> Problem {
+    Problem { range, severity: Severity::Error, message: format!("interface error at {e}"), interface: true }
+}
+
+/// A conflict between two sources of interface facts, and where the value that lost is.
+pub(crate) fn merge_note_message(n: &spec::MergeNote) -> String {
+    let at =
+        n.ignored_origin.as_ref().filter(|o| o.line != 0).map_or(String::new(), |o| format!(" (the ignored value is at {}:{}:{})", o.file, o.line, o.column));
+    format!("interface: {n}{at}")
+}
+
 /// The engine's options for an analysis: the settings' solver timeout, and `cancel`.
 /// `LARK_NO_ENUMERATE=1` forces the SMT path (to compare it with enumeration when debugging).
 fn engine_options(settings: &crate::Settings, cancel: &CancelToken) -> check::Options {
@@ -615,6 +673,12 @@ fn span_range(fa: &FileAnalysis, span: ptx::Span) -> Range<usize> {
 /// Checks one kernel of an edited version of an analysed file (for fixes), through the same
 /// caches as a real analysis, so that applying the fix finds its result ready.
 pub(crate) fn recheck_text(an: &Analysis, fa: &FileAnalysis, text: Arc<str>, only: &str, cancel: &CancelToken) -> Option<FileAnalysis> {
+    recheck(an, fa, text, &fa.interface_input, only, cancel)
+}
+
+/// Checks one kernel of an analysed file (its text possibly edited) against `iface` (possibly
+/// an edited interface).
+pub(crate) fn recheck(an: &Analysis, fa: &FileAnalysis, text: Arc<str>, iface: &InterfaceInput, only: &str, cancel: &CancelToken) -> Option<FileAnalysis> {
     let mut efa = FileAnalysis {
         key: fa.key.clone(),
         version: fa.version,
@@ -627,9 +691,10 @@ pub(crate) fn recheck_text(an: &Analysis, fa: &FileAnalysis, text: Arc<str>, onl
         problems: vec![],
         kernels: vec![],
         status: None,
-        interface_path: fa.interface_path.clone(),
-        interface: fa.interface.clone(),
-        interface_error: None,
+        interface_path: iface.path.clone(),
+        interface: iface.merged(),
+        interface_errors: vec![],
+        interface_input: iface.clone(),
         compile_name: fa.compile_name.clone(),
         timings: vec![],
     };
@@ -645,7 +710,6 @@ pub(crate) fn recheck_text(an: &Analysis, fa: &FileAnalysis, text: Arc<str>, onl
         FileKind::Ptx => fa.path.as_deref().and_then(|p| companion_cu_text(an, p, &text)),
     };
     efa.ptx_index = ptx::LineIndex::new(&efa.ptx);
-    let iface = InterfaceInput { path: fa.interface_path.clone(), interface: fa.interface.clone(), error: None };
-    check_module(an, &mut efa, &iface, cu_text.as_deref(), Some(only), cancel, &|_, _| {}, &mut FileKeys::default()).ok()?;
+    check_module(an, &mut efa, iface, cu_text.as_deref(), Some(only), cancel, &|_, _| {}, &mut FileKeys::default()).ok()?;
     Some(efa)
 }

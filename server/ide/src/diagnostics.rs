@@ -1,5 +1,7 @@
 //! Diagnostics of an analysed file: parse and compile errors, one error per finding (a race on
-//! one access, pointing at the other), uncertified regions as information.
+//! one access, pointing at the other), uncertified regions as information. A finding that needs
+//! particular values in an index buffer the interface says nothing about is a warning: it is a
+//! bug only if those values can occur, which the user knows and LARK does not.
 
 use crate::analyse::{FileAnalysis, KernelResult};
 use crate::Severity;
@@ -116,11 +118,21 @@ fn finding(fa: &FileAnalysis, k: &KernelResult, f: &Finding) -> Diagnostic {
     }
     Diagnostic {
         range: range.unwrap_or_else(|| k.header.clone()),
-        severity: Severity::Error,
+        severity: finding_severity(f),
         code,
         message: check::render::finding_message(f),
         related,
         data: Some(data),
         kernel: Some(k.name.clone()),
+    }
+}
+
+/// An error, or a warning for a finding that relies on values the engine chose for an index
+/// buffer whose contents the interface does not declare.
+pub(crate) fn finding_severity(f: &Finding) -> Severity {
+    if f.inputs.iter().any(|i| !i.declared) {
+        Severity::Warning
+    } else {
+        Severity::Error
     }
 }

@@ -1,7 +1,9 @@
-//! Code actions as plain edits: an interface stub for a kernel without an interface entry, and a
-//! missing barrier for a race. A barrier is offered only where re-checking the edited text shows
-//! the race gone and no new barrier divergence; candidate places are tried from the later
-//! access outwards (its line, then around each enclosing block).
+//! Code actions as plain edits: an interface stub for a kernel without an interface entry, a
+//! missing barrier for a race, and an assumption about an index buffer for a race that needs two
+//! equal values in it. A barrier is offered only where re-checking the edited text shows the race
+//! gone and no new barrier divergence; candidate places are tried from the later access outwards
+//! (its line, then around each enclosing block). An assumption is offered only where re-checking
+//! the kernel against the edited lark.toml shows the race gone.
 
 use crate::analyse::{self, FileAnalysis, KernelResult};
 use crate::db::lock;
@@ -62,6 +64,12 @@ pub(crate) fn fixes(an: &Analysis, fa: &FileAnalysis, range: Range<usize>, cance
             if cancel.is_cancelled() {
                 return out;
             }
+            out.extend(assumption_fixes(an, fa, kr, f, cancel));
+            // A barrier orders the threads of one block, never two blocks.
+            let across_blocks = f.threads.len() == 2 && f.threads[0].block != f.threads[1].block;
+            if across_blocks {
+                continue;
+            }
             if let Some(fix) = barrier_fix_cached(an, fa, kr, f, cancel) {
                 out.push(fix);
             }
@@ -69,7 +77,7 @@ pub(crate) fn fixes(an: &Analysis, fa: &FileAnalysis, range: Range<usize>, cance
     }
     for kr in &fa.kernels {
         let touches = kr.extent.start <= range.end && range.start <= kr.extent.end.max(kr.header.end);
-        if touches && fa.interface.as_ref().is_none_or(|i| i.kernel(&kr.name).is_none()) {
+        if touches && !fa.interface_input.has_kernel(&kr.name) {
             out.extend(stub_fix(fa, kr));
         }
     }
@@ -92,6 +100,122 @@ fn barrier_fix_cached(an: &Analysis, fa: &FileAnalysis, kr: &KernelResult, f: &F
         lock(&an.db.fixes).insert(key, fix.clone());
     }
     fix
+}
+
+/// For a race that needs particular values in index buffers the interface says nothing about:
+/// `assume = ["injective"]` for each such buffer, in the lark.toml the stub would go to, when
+/// re-checking the kernel with it shows the race gone; else `injective` with `in_range(0, n)`,
+/// `n` the length of the raced-on buffer (an index into it is below its length; without the
+/// bound two distinct indices can still wrap around to one address).
+fn assumption_fixes(an: &Analysis, fa: &FileAnalysis, kr: &KernelResult, f: &Finding, cancel: &CancelToken) -> Vec<Fix> {
+    let mut buffers: Vec<&str> = f.inputs.iter().filter(|i| !i.declared).map(|i| i.buffer.as_str()).collect();
+    buffers.dedup();
+    let mut out = Vec::new();
+    for buffer in buffers {
+        if cancel.is_cancelled() {
+            break;
+        }
+        let mut h = DefaultHasher::new();
+        ("assume", &fa.key, &*fa.text, &kr.name, buffer, serde_json::to_string(f).unwrap_or_default(), format!("{:?}", an.settings())).hash(&mut h);
+        let key = h.finish();
+        // (The cache's lock must not be held while the fix is computed: it re-checks.)
+        let cached = lock(&an.db.fixes).get(&key);
+        let fix = match cached {
+            Some(hit) => hit,
+            None => {
+                let mut candidates = vec![vec![spec::Assumption::Injective]];
+                if let Some(n) = target_len(kr, f).and_then(|n| i64::try_from(n).ok()) {
+                    candidates.push(vec![spec::Assumption::Injective, spec::Assumption::InRange(0, n)]);
+                }
+                let fix = candidates.iter().find_map(|c| assumption_fix(an, fa, kr, f, buffer, c, cancel));
+                if !cancel.is_cancelled() {
+                    lock(&an.db.fixes).insert(key, fix.clone());
+                }
+                fix
+            }
+        };
+        out.extend(fix);
+    }
+    out
+}
+
+/// The declared length, in elements, of the buffer a finding's first access touches.
+fn target_len(kr: &KernelResult, f: &Finding) -> Option<u64> {
+    let spec = kr.spec.as_deref()?;
+    let spec::ParamSpec::Buffer { len: Some(len), .. } = spec.params.get(&f.accesses.first()?.target)? else { return None };
+    let scalars = spec.scalar_values();
+    len.elements(&|n| scalars.get(n).copied())
+}
+
+/// `original` turned into `edited` by one replacement (their common ends kept).
+fn single_edit(original: &str, edited: &str) -> TextEdit {
+    let prefix = original.bytes().zip(edited.bytes()).take_while(|(a, b)| a == b).count();
+    let (o, e) = (&original.as_bytes()[prefix..], &edited.as_bytes()[prefix..]);
+    let suffix = o.iter().rev().zip(e.iter().rev()).take_while(|(a, b)| a == b).count();
+    // Keep both ends on character boundaries.
+    let mut start = prefix;
+    while !original.is_char_boundary(start) || !edited.is_char_boundary(start) {
+        start -= 1;
+    }
+    let (mut end_o, mut end_e) = (original.len() - suffix, edited.len() - suffix);
+    while !original.is_char_boundary(end_o) || !edited.is_char_boundary(end_e) {
+        end_o += 1;
+        end_e += 1;
+    }
+    TextEdit { range: start..end_o, new_text: edited[start..end_e].to_string() }
+}
+
+fn assumption_fix(
+    an: &Analysis,
+    fa: &FileAnalysis,
+    kr: &KernelResult,
+    f: &Finding,
+    buffer: &str,
+    assumptions: &[spec::Assumption],
+    cancel: &CancelToken,
+) -> Option<Fix> {
+    let toml = fa.interface_path.clone().or_else(|| Some(fa.path.as_deref()?.parent()?.join("lark.toml")))?;
+    let exists = toml.is_file();
+    let original: Arc<str> = if exists { std::fs::read_to_string(&toml).ok()?.into() } else { "".into() };
+    // The names the lark.toml may already use for the kernel and the buffer.
+    let written = fa.interface_input.layer_at(&toml);
+    let section = [kr.name.as_str(), kr.source_name.as_str()]
+        .into_iter()
+        .find(|n| written.is_some_and(|i| i.kernels.contains_key(*n)))
+        .unwrap_or(&kr.source_name)
+        .to_string();
+    let k = kr.model()?;
+    let index = (0..k.params.len()).find(|&i| kr.param_name(i) == buffer)?;
+    let names = [kr.param_name(index), k.params[index].name.to_string(), format!("param_{index}")];
+    let entry = written.and_then(|i| i.kernels.get(&section));
+    let key = names.iter().find(|n| entry.is_some_and(|e| e.params.contains_key(*n))).unwrap_or(&names[0]).clone();
+    let mut edited = original.to_string();
+    for a in assumptions {
+        let edit = spec::add_assumption(&edited, &section, &key, a)?;
+        edited.replace_range(edit.range.clone(), &edit.text);
+    }
+    let edit = single_edit(&original, &edited);
+    // Re-check the kernel against the edited interface: offered only if the race is gone.
+    let iface = fa.interface_input.with_toml_text(&toml, &edited);
+    let efa = analyse::recheck(an, fa, fa.text.clone(), &iface, &kr.name, cancel)?;
+    let new = efa.kernels.iter().find(|k| k.name == kr.name)?;
+    let lines = |g: &Finding| g.accesses.iter().map(|a| (a.location.ptx_line, a.target.clone())).collect::<BTreeSet<_>>();
+    let same = new.report.findings.iter().any(|g| g.kind == f.kind && lines(g) == lines(f));
+    if same || new.report.verdict == check::Verdict::Error || cancel.is_cancelled() {
+        return None;
+    }
+    let p = primary_access(fa, f);
+    let diag_range = fa.loc_range(&f.accesses[p].location)?;
+    let file = toml.file_name().map_or_else(|| "lark.toml".into(), |n| n.to_string_lossy().into_owned());
+    Some(Fix {
+        title: format!(
+            "Assume `{buffer}` is {} in {file} (re-checked: the race is gone)",
+            assumptions.iter().map(ToString::to_string).collect::<Vec<_>>().join(" and ")
+        ),
+        edits: vec![FileEdit { key: None, path: Some(toml), create: !exists, original, edits: vec![edit] }],
+        resolves: Some((diag_range, "race")),
+        preferred: false,
+    })
 }
 
 /// A place to insert a barrier: before zero-based `line`, indented like `indent`.
@@ -315,6 +439,19 @@ fn stub_fix(fa: &FileAnalysis, kr: &KernelResult) -> Option<Fix> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn one_edit_turns_the_original_into_the_edited_text() {
+        for (a, b) in
+            [("x = { len = 8 }\n", "x = { len = 8, assume = [\"injective\"] }\n"), ("", "[k]\n"), ("aé b", "aé c b"), ("same", "same"), ("aaa", "aaaa")]
+        {
+            let e = single_edit(a, b);
+            let mut out = a.to_string();
+            out.replace_range(e.range.clone(), &e.new_text);
+            assert_eq!(out, b);
+        }
+        assert_eq!(single_edit("x = { len = 8 }", "x = { len = 8, y }").range, 13..13);
+    }
 
     #[test]
     fn reads_dtypes_from_access_opcodes() {

@@ -1,14 +1,21 @@
-//! What an analysis reads besides the file itself: the interface (`lark.toml`, found next to the
-//! file or above it, or named by a setting), `compile_commands.json` in the workspace root (for
-//! `-I`/`-D`), and the `.cu` a PTX file was compiled from (for parameter names). Files on disk are
-//! re-read when their modification time or size changes.
+//! What an analysis reads besides the file itself: the interface facts from every source (a
+//! SentryWard kernel-input JSON with its reference binding, an interface file named on the
+//! command line or in the editor settings, the nearest `lark.toml`), `compile_commands.json` in
+//! the workspace root (for `-I`/`-D`), and the `.cu` a PTX file was compiled from (for parameter
+//! names). Files on disk are re-read when their modification time or size changes.
+//!
+//! The sources are kept apart ([`Layer`]s) until a kernel's parameters are known: then each
+//! source's entry for the kernel is renamed to the kernel's canonical parameter names and they
+//! are merged fact by fact in `spec`'s precedence ([`InterfaceInput::kernel`]), so that no fact
+//! is lost because two sources spell a parameter differently, and every conflict is a note.
 
 use crate::db::lock;
 use crate::Settings;
+use spec::{Interface, KernelSpec, MergeNote, ParamNames, SourceKind, SpecError};
 use std::collections::HashMap;
 use std::path::{Component, Path, PathBuf};
 use std::sync::{Arc, Mutex};
-use std::time::SystemTime;
+use std::time::{Instant, SystemTime};
 
 type Stamp = (Option<SystemTime>, u64);
 
@@ -19,80 +26,246 @@ fn stamp(path: &Path) -> Option<Stamp> {
 
 type Parsed<T> = Mutex<HashMap<PathBuf, (Stamp, Arc<T>)>>;
 
+/// A parsed lark.toml: the entries that parsed, and every error (with its place).
+struct ParsedToml {
+    interface: Arc<Interface>,
+    errors: Vec<SpecError>,
+}
+
+/// How long a search for kernel sections that match no source file is trusted (a kernel may be
+/// added or renamed meanwhile).
+const SECTION_SEARCH_TTL: std::time::Duration = std::time::Duration::from_secs(10);
+
 #[derive(Default)]
 pub(crate) struct InputCache {
-    tomls: Parsed<Result<spec::Interface, String>>,
+    tomls: Parsed<ParsedToml>,
     ccdbs: Parsed<Vec<CcEntry>>,
     references: Parsed<String>,
+    /// Sections of an interface file that match no kernel under a directory, by (file, dir).
+    sections: Mutex<HashMap<(PathBuf, PathBuf), SectionSearch>>,
 }
 
-/// The interface that applies to a file.
+/// The sections a search found matching nothing, for the interface file's stamp, and when.
+type SectionSearch = (Stamp, Instant, Arc<Vec<SpecError>>);
+
+/// One source of interface facts.
+#[derive(Clone)]
+pub(crate) struct Layer {
+    pub kind: SourceKind,
+    /// The file the facts were read from.
+    pub path: PathBuf,
+    pub interface: Arc<Interface>,
+}
+
+/// The interface facts that apply to a file, source by source.
 #[derive(Clone, Default)]
 pub(crate) struct InterfaceInput {
-    /// The interface file, when one exists (or is named by the settings).
+    /// Where an interface stub for a kernel goes: the interface file the settings name, else
+    /// the nearest `lark.toml` (which may not exist yet).
     pub path: Option<PathBuf>,
-    pub interface: Option<Arc<spec::Interface>>,
-    /// Why the interface file could not be used.
-    pub error: Option<String>,
+    pub layers: Vec<Layer>,
+    /// Problems with the sources themselves: unreadable or missing files, syntax errors,
+    /// entries that do not parse. Each has its place.
+    pub errors: Vec<SpecError>,
+    /// Interface files whose kernel sections may name no kernel (searched for only when it
+    /// matters, see [`InputCache::unmatched_sections`]).
+    section_searches: Vec<SectionSearchInput>,
 }
 
-impl InputCache {
-    /// The interface for a file: the interface file (named by the settings, or the nearest
-    /// `lark.toml`), under the SentryWard input when the settings name one.
-    pub fn interface_for(&self, settings: &Settings, file: Option<&Path>) -> InterfaceInput {
-        let toml = self.toml_for(settings, file);
-        let Some(json) = &settings.sentryward_input else { return toml };
-        let json = resolve(settings, file, json);
-        let text = match std::fs::read_to_string(&json) {
-            Ok(t) => t,
-            Err(e) => return InterfaceInput { path: Some(json.clone()), interface: None, error: Some(format!("{}: {e}", json.display())) },
-        };
-        // The JSON describes one kernel; without `entry` or a kernel filter it applies to every
-        // kernel.
-        let name = settings.only_kernel.as_deref().unwrap_or("*");
-        match spec::parse_sentryward_json(&json.display().to_string(), &text, name) {
-            Ok(mut iface) => {
-                // SentryWard's format has no buffer lengths or assumptions: take them from the
-                // interface file.
-                if let Some(t) = &toml.interface {
-                    iface.merge_missing(t);
-                }
-                InterfaceInput { path: Some(json), interface: Some(Arc::new(iface)), error: toml.error }
+/// An interface file, and the folders where its kernels should be found.
+#[derive(Clone)]
+struct SectionSearchInput {
+    path: PathBuf,
+    stamp: Stamp,
+    interface: Arc<Interface>,
+    dirs: Vec<PathBuf>,
+}
+
+/// One kernel's interface: every source's entry merged, what conflicted, and what is wrong with
+/// the result for this kernel's parameters.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct KernelInterface {
+    pub spec: Option<KernelSpec>,
+    pub notes: Vec<MergeNote>,
+    pub errors: Vec<SpecError>,
+}
+
+impl InterfaceInput {
+    /// The spec of one kernel (by its PTX name) with parameters `params`: each source's entry
+    /// under the canonical parameter names, merged; the conflicts; and the validation errors.
+    pub fn kernel(&self, ptx_name: &str, params: &[ParamNames]) -> KernelInterface {
+        let renamed: Vec<(SourceKind, Interface)> = self
+            .layers
+            .iter()
+            .filter_map(|l| {
+                let spec = l.interface.kernel(ptx_name)?.with_canonical_names(params);
+                Some((l.kind, Interface { kernels: [(ptx_name.to_string(), spec)].into() }))
+            })
+            .collect();
+        if renamed.is_empty() {
+            return KernelInterface::default();
+        }
+        let layers: Vec<(SourceKind, &Interface)> = renamed.iter().map(|(k, i)| (*k, i)).collect();
+        let (mut merged, notes) = Interface::merge(&layers);
+        let spec = merged.kernels.remove(ptx_name);
+        let errors = spec.as_ref().map(|s| s.validate(params)).unwrap_or_default();
+        KernelInterface { spec, notes, errors }
+    }
+
+    /// Whether any source has an entry for the kernel.
+    pub fn has_kernel(&self, ptx_name: &str) -> bool {
+        self.layers.iter().any(|l| l.interface.kernel(ptx_name).is_some())
+    }
+
+    /// Every source merged, kernel by kernel, under the names each source wrote.
+    pub fn merged(&self) -> Option<Arc<Interface>> {
+        match &self.layers[..] {
+            [] => None,
+            [one] => Some(one.interface.clone()),
+            many => {
+                let layers: Vec<(SourceKind, &Interface)> = many.iter().map(|l| (l.kind, &*l.interface)).collect();
+                Some(Arc::new(Interface::merge(&layers).0))
             }
-            Err(e) => InterfaceInput { path: Some(json), interface: None, error: Some(e.to_string()) },
         }
     }
 
-    fn toml_for(&self, settings: &Settings, file: Option<&Path>) -> InterfaceInput {
-        let path = match &settings.interface_file {
-            Some(p) => Some(resolve(settings, file, p)),
-            None => file.and_then(find_upwards),
+    /// The same sources with the interface file at `path` replaced by `text` (an edit the
+    /// editor would make), or added as the nearest `lark.toml` when it is not one of them.
+    pub fn with_toml_text(&self, path: &Path, text: &str) -> InterfaceInput {
+        let (interface, _) = spec::parse_lark_toml_recovering(&path.display().to_string(), text);
+        let mut out = self.clone();
+        match out.layers.iter_mut().find(|l| l.kind != SourceKind::Input && same_file(&l.path, path)) {
+            Some(layer) => layer.interface = Arc::new(interface),
+            None => out.layers.push(Layer { kind: SourceKind::LarkToml, path: path.to_path_buf(), interface: Arc::new(interface) }),
+        }
+        out
+    }
+
+    /// The interface read from the file at `path`, when it is one of the sources.
+    pub fn layer_at(&self, path: &Path) -> Option<&Interface> {
+        self.layers.iter().find(|l| same_file(&l.path, path)).map(|l| &*l.interface)
+    }
+
+    /// SentryWard `entry` names that name no kernel of the module.
+    pub fn unknown_entries(&self, kernel_names: &[&str]) -> Vec<SpecError> {
+        self.layers.iter().filter(|l| l.kind == SourceKind::Input).flat_map(|l| l.interface.unknown_entries(kernel_names)).collect()
+    }
+}
+
+impl InputCache {
+    /// The interface facts for a file: the SentryWard input (with its reference binding) when
+    /// the settings name one, the interface file the settings name, and the nearest `lark.toml`.
+    pub fn interface_for(&self, settings: &Settings, file: Option<&Path>) -> InterfaceInput {
+        // Folders are searched for kernel names: `k.ptx` is in `.`, not in ``.
+        let absolute = file.map(|f| std::path::absolute(f).unwrap_or_else(|_| f.to_path_buf()));
+        let file = absolute.as_deref();
+        let mut out = InterfaceInput::default();
+        let named = settings.interface_file.as_ref().map(|p| resolve(settings, file, p));
+        let nearest = file.and_then(find_upwards);
+        if let Some(path) = &named {
+            // An interface file kept elsewhere describes the kernels of the checked file: a
+            // section is a typo only if neither its own folder nor the file's names the kernel.
+            let dirs: Vec<PathBuf> = [path.parent(), file.and_then(Path::parent)].into_iter().flatten().map(Path::to_path_buf).collect();
+            self.add_toml(&mut out, settings.interface_file_kind, path, &dirs, true);
+        }
+        if let Some(path) = nearest.as_ref().filter(|n| named.as_ref().is_none_or(|p| !same_file(p, n))) {
+            let dirs: Vec<PathBuf> = path.parent().map(Path::to_path_buf).into_iter().collect();
+            self.add_toml(&mut out, SourceKind::LarkToml, path, &dirs, false);
+        }
+        out.path = named.or(nearest);
+        if let Some(json) = &settings.sentryward_input {
+            let json = resolve(settings, file, json);
+            match self.sentryward(settings, file, &json) {
+                Ok(iface) => out.layers.push(Layer { kind: SourceKind::Input, path: json, interface: Arc::new(iface) }),
+                Err(e) => out.errors.push(e),
+            }
+        }
+        out
+    }
+
+    /// Parses an interface file (through the cache) into a layer and its errors.
+    fn add_toml(&self, out: &mut InterfaceInput, kind: SourceKind, path: &Path, dirs: &[PathBuf], named: bool) {
+        let Some(st) = stamp(path) else {
+            if named {
+                out.errors.push(SpecError::in_file(&path.display().to_string(), "interface file not found"));
+            }
+            return;
         };
-        let Some(path) = path else { return InterfaceInput::default() };
-        let Some(st) = stamp(&path) else {
-            return InterfaceInput {
-                error: settings.interface_file.as_ref().map(|_| format!("{}: interface file not found", path.display())),
-                path: Some(path),
-                interface: None,
-            };
-        };
-        let mut tomls = lock(&self.tomls);
-        let parsed = match tomls.get(&path) {
-            Some((s, r)) if *s == st => r.clone(),
-            _ => {
-                let r = match std::fs::read_to_string(&path) {
-                    Ok(text) => spec::parse_lark_toml(&path.display().to_string(), &text).map_err(|e| e.to_string()),
-                    Err(e) => Err(format!("{}: {e}", path.display())),
-                };
-                let r = Arc::new(r);
-                tomls.insert(path.clone(), (st, r.clone()));
-                r
+        let parsed = {
+            let mut tomls = lock(&self.tomls);
+            match tomls.get(path) {
+                Some((s, r)) if *s == st => r.clone(),
+                _ => {
+                    let display = path.display().to_string();
+                    let r = match std::fs::read_to_string(path) {
+                        Ok(text) => {
+                            let (interface, errors) = spec::parse_lark_toml_recovering(&display, &text);
+                            ParsedToml { interface: Arc::new(interface), errors }
+                        }
+                        Err(e) => ParsedToml { interface: Arc::default(), errors: vec![SpecError::in_file(&display, format!("cannot read: {e}"))] },
+                    };
+                    let r = Arc::new(r);
+                    tomls.insert(path.to_path_buf(), (st, r.clone()));
+                    r
+                }
             }
         };
-        match &*parsed {
-            Ok(i) => InterfaceInput { path: Some(path), interface: Some(Arc::new(i.clone())), error: None },
-            Err(e) => InterfaceInput { path: Some(path), interface: None, error: Some(e.clone()) },
+        out.errors.extend(parsed.errors.iter().cloned());
+        out.section_searches.push(SectionSearchInput { path: path.to_path_buf(), stamp: st, interface: parsed.interface.clone(), dirs: dirs.to_vec() });
+        out.layers.push(Layer { kind, path: path.to_path_buf(), interface: parsed.interface.clone() });
+    }
+
+    /// Kernel sections of the interface files that name no kernel of any source file around
+    /// them (a section is reported when it matches no kernel under any of its folders). They are
+    /// typos that matter to a file with a kernel the interface says nothing about; the search
+    /// reads the source files of whole folders, so it is made only then.
+    pub fn unmatched_sections(&self, input: &InterfaceInput) -> Vec<SpecError> {
+        let mut out = Vec::new();
+        for s in &input.section_searches {
+            let mut unmatched: Option<Vec<SpecError>> = None;
+            for dir in &s.dirs {
+                let here = self.sections_matching_nothing(&s.path, s.stamp, &s.interface, dir);
+                unmatched = Some(match unmatched {
+                    None => here.to_vec(),
+                    // The same section (the messages name different folders).
+                    Some(before) => before.into_iter().filter(|e| here.iter().any(|h| h.key == e.key)).collect(),
+                });
+            }
+            out.extend(unmatched.unwrap_or_default());
         }
+        out
+    }
+
+    fn sections_matching_nothing(&self, toml: &Path, st: Stamp, iface: &Interface, dir: &Path) -> Arc<Vec<SpecError>> {
+        let key = (toml.to_path_buf(), dir.to_path_buf());
+        if let Some((s, at, errors)) = lock(&self.sections).get(&key) {
+            if *s == st && at.elapsed() < SECTION_SEARCH_TTL {
+                return errors.clone();
+            }
+        }
+        let errors = Arc::new(iface.sections_matching_nothing(dir));
+        lock(&self.sections).insert(key, (st, Instant::now(), errors.clone()));
+        errors
+    }
+
+    /// The SentryWard input as an interface, with the reference binding the settings name.
+    fn sentryward(&self, settings: &Settings, file: Option<&Path>, json: &Path) -> Result<Interface, SpecError> {
+        let display = json.display().to_string();
+        let text = std::fs::read_to_string(json).map_err(|e| SpecError::in_file(&display, format!("cannot read: {e}")))?;
+        // The JSON describes one kernel; without `entry` or a kernel filter it applies to every
+        // kernel.
+        let name = settings.only_kernel.as_deref().unwrap_or("*");
+        let mut iface = spec::parse_sentryward_json(&display, &text, name)?;
+        if let Some((reference, binding)) = &settings.reference_binding {
+            let (reference, binding) = (resolve(settings, file, reference), resolve(settings, file, binding));
+            let binding_display = binding.display().to_string();
+            if !reference.is_file() {
+                return Err(SpecError::in_file(&reference.display().to_string(), "reference file not found"));
+            }
+            let text = std::fs::read_to_string(&binding).map_err(|e| SpecError::in_file(&binding_display, format!("cannot read: {e}")))?;
+            iface.attach_reference_binding(&text, &binding_display, &reference)?;
+        }
+        Ok(iface)
     }
 
     /// `-I` and `-D` of the file's entry in `<workspace root>/compile_commands.json`.
@@ -129,6 +302,89 @@ fn resolve(settings: &Settings, file: Option<&Path>, p: &Path) -> PathBuf {
 
 fn find_upwards(file: &Path) -> Option<PathBuf> {
     spec::find_lark_toml(file)
+}
+
+/// Whether two paths name one file (as far as the file system can tell).
+fn same_file(a: &Path, b: &Path) -> bool {
+    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
+        (Ok(x), Ok(y)) => x == y,
+        _ => normalize(a) == normalize(b),
+    }
+}
+
+/// The names each PTX parameter of `func` goes by (its `.cu` name when known, its PTX name,
+/// `param_N`) and whether it is a pointer, for validating and canonicalising the interface.
+///
+/// A parameter is a pointer when the `.cu` declares it with `*`, when the PTX marks it
+/// `.ptr`, or when the PTX converts it to a global address (`cvta`) or dereferences it. A
+/// 64-bit parameter the PTX does neither with could be either (a `size_t` or an unused
+/// pointer): what the interface declares it to be is taken, so that it is never blamed for it.
+pub(crate) fn param_names(func: &ptx::Function, cu: Option<&[spec::CuParam]>, declared: &dyn Fn(&[&str]) -> Option<bool>) -> Vec<ParamNames> {
+    let dereferenced = dereferenced_params(func);
+    func.params
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            let cu_param = cu.and_then(|c| c.get(i)).filter(|c| !c.name.is_empty());
+            let position = format!("param_{i}");
+            let mut names: Vec<&str> = cu_param.map(|c| c.name.as_str()).into_iter().collect();
+            names.push(p.name.as_str());
+            names.push(&position);
+            let wide = matches!(p.ty.as_str(), ".u64" | ".b64" | ".s64") && p.array_len.is_none();
+            let is_pointer = match cu_param {
+                Some(c) => c.is_pointer,
+                None if p.ptr_space.is_some() || dereferenced.contains(p.name.as_str()) => true,
+                None if wide => declared(&names).unwrap_or(false),
+                None => false,
+            };
+            ParamNames::new(&names, is_pointer)
+        })
+        .collect()
+}
+
+/// PTX parameters whose value the kernel uses as an address: loaded with `ld.param` into a
+/// register that `cvta` converts or that an access dereferences.
+fn dereferenced_params(func: &ptx::Function) -> std::collections::HashSet<&str> {
+    use ptx::ast::Operand;
+    let mut loaded: HashMap<&str, &str> = HashMap::new();
+    let mut used_as_address = std::collections::HashSet::new();
+    for inst in func.instructions() {
+        let op = inst.opcode.as_str();
+        match (op, &inst.operands[..]) {
+            ("ld", [Operand::Reg(dst), Operand::Address(a), ..]) if inst.has_modifier(".param") => {
+                if let Some(name) = address_symbol(a) {
+                    loaded.insert(dst.as_str(), name);
+                }
+            }
+            ("cvta", [_, Operand::Reg(src), ..]) => {
+                used_as_address.insert(src.as_str());
+            }
+            _ => {
+                for o in &inst.operands {
+                    if let Operand::Address(a) = o {
+                        if let Some(r) = address_register(a) {
+                            used_as_address.insert(r);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    loaded.into_iter().filter(|(reg, _)| used_as_address.contains(reg)).map(|(_, param)| param).collect()
+}
+
+fn address_symbol(a: &ptx::ast::Address) -> Option<&str> {
+    match &a.base {
+        ptx::ast::AddressBase::Symbol(s) => Some(s.as_str()),
+        _ => None,
+    }
+}
+
+fn address_register(a: &ptx::ast::Address) -> Option<&str> {
+    match &a.base {
+        ptx::ast::AddressBase::Reg(r) => Some(r.as_str()),
+        _ => None,
+    }
 }
 
 /// `a/./b/../c` → `a/c`, without touching the filesystem.

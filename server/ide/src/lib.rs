@@ -28,6 +28,7 @@ pub use lens::{lenses, Lens, LensCommand};
 
 use db::Db;
 pub use model::budget::CancelToken;
+pub use spec::{MergeNote, SourceKind, SpecError};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -108,14 +109,21 @@ pub struct Settings {
     pub compiler: CompilerSettings,
     /// Per SMT query.
     pub timeout_ms: u64,
-    /// The interface file for every kernel (absolute, or relative to the workspace root);
-    /// `None`: the nearest `lark.toml` next to the file or above it.
+    /// An interface file for every kernel (absolute, or relative to the workspace root), merged
+    /// with the nearest `lark.toml` next to the file or above it.
     pub interface_file: Option<PathBuf>,
+    /// Where `interface_file` stands among the sources of interface facts: an editor setting
+    /// (below the nearest `lark.toml`; the default) or `--interface` on the command line (above
+    /// it). See `spec`'s merge precedence.
+    pub interface_file_kind: SourceKind,
     /// Where `compile_commands.json` is looked for, and what relative settings are relative to.
     pub workspace_root: Option<PathBuf>,
     /// A SentryWard kernel-input JSON that describes the kernels (as `lark check --input`); its
     /// facts take precedence over the interface file's.
     pub sentryward_input: Option<PathBuf>,
+    /// The PyTorch reference and SentryWard's `reference_binding.json` for the kernel the
+    /// SentryWard input describes (`--reference FILE --binding FILE`).
+    pub reference_binding: Option<(PathBuf, PathBuf)>,
     /// Check only this kernel (PTX or source name), as `lark check --kernel`.
     pub only_kernel: Option<String>,
 }
@@ -126,6 +134,8 @@ impl Default for Settings {
             compiler: CompilerSettings::default(),
             timeout_ms: 2000,
             interface_file: None,
+            interface_file_kind: SourceKind::Editor,
+            reference_binding: None,
             workspace_root: None,
             sentryward_input: None,
             only_kernel: None,

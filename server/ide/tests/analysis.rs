@@ -181,6 +181,9 @@ fn compile_errors_are_diagnostics_on_their_lines() {
 #[test]
 fn compile_commands_json_in_the_workspace_root_gives_defines_and_include_dirs() {
     let dir = workspace("ccdb", &[]);
+    // The corpus's interface names no kernel of this folder (and none names `k`): its sections
+    // would be reported as typos.
+    std::fs::remove_file(dir.join("lark.toml")).unwrap();
     std::fs::create_dir_all(dir.join("inc")).unwrap();
     std::fs::write(dir.join("inc/scale.h"), "#define SCALE_BY 2.0f\n").unwrap();
     let path = dir.join("k.cu");

@@ -1,8 +1,22 @@
 //! Parameter names from a kernel's `.cu` signature, so that `lark.toml` can say `n` rather than
 //! `reduce_param_2`. PTX keeps only positional names.
 
+/// One parameter of a kernel's `.cu` signature.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CuParam {
+    pub name: String,
+    /// Declared with a `*` or as an array (which decays to a pointer).
+    pub is_pointer: bool,
+}
+
 /// The parameter names of `kernel` (its source identifier) in `cu`, in order.
 pub fn cu_param_names(cu: &str, kernel: &str) -> Option<Vec<String>> {
+    cu_params(cu, kernel).map(|ps| ps.into_iter().map(|p| p.name).collect())
+}
+
+/// The parameters of `kernel` (its source identifier) in `cu`, in order: names, and which are
+/// pointers (what the interface may describe as buffers).
+pub fn cu_params(cu: &str, kernel: &str) -> Option<Vec<CuParam>> {
     let bytes = cu.as_bytes();
     let mut search = 0;
     while let Some(pos) = cu[search..].find(kernel) {
@@ -54,9 +68,11 @@ pub fn cu_param_names(cu: &str, kernel: &str) -> Option<Vec<String>> {
                     if decl.is_empty() || decl == "void" {
                         continue;
                     }
+                    let is_array = decl.contains('[');
                     let decl = decl.split('[').next().unwrap_or("").trim_end();
                     let name: String = decl.chars().rev().take_while(|c| is_ident(*c as u8)).collect::<Vec<_>>().into_iter().rev().collect();
-                    names.push(name);
+                    let is_pointer = is_array || decl[..decl.len() - name.len()].contains('*');
+                    names.push(CuParam { name, is_pointer });
                 }
                 _ => cur.push(c),
             }
@@ -81,5 +97,13 @@ mod tests {
         let t = "template <int B> __global__ void block_max(const float* x, float* y, int n) {}";
         assert_eq!(cu_param_names(t, "block_max").unwrap(), vec!["x", "y", "n"]);
         assert_eq!(cu_param_names("__device__ void f(int a) {}", "f"), None);
+    }
+
+    #[test]
+    fn knows_which_parameters_are_pointers() {
+        let cu = "__global__ void k(const float* __restrict__ x, int n, float y[], size_t m, half *h) {}";
+        let pointers: Vec<(String, bool)> = cu_params(cu, "k").unwrap().into_iter().map(|p| (p.name, p.is_pointer)).collect();
+        let want = [("x", true), ("n", false), ("y", true), ("m", false), ("h", true)];
+        assert_eq!(pointers, want.map(|(n, p)| (n.to_string(), p)));
     }
 }

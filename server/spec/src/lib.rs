@@ -11,6 +11,7 @@
 //! the kernel's parameters, and [`Interface::merge`] combines the interfaces several sources give.
 
 mod cu_signature;
+mod edit;
 mod error;
 mod interface;
 mod json_index;
@@ -27,7 +28,8 @@ mod validate;
 mod values;
 mod write_toml;
 
-pub use cu_signature::cu_param_names;
+pub use cu_signature::{cu_param_names, cu_params, CuParam};
+pub use edit::{add_assumption, TomlEdit};
 pub use error::{Origin, SpecError};
 pub use interface::{Assumption, DType, Dim, DimRange, Interface, KernelSpec, Len, ParamSpec, Scalar};
 pub use lark_toml::{parse_lark_toml, parse_lark_toml_recovering};

@@ -221,12 +221,17 @@ impl Merger<'_> {
         let (winner_kind, winner_spec, winner) = *c.values.first()?;
         for (kind, spec, v) in &c.values[1..] {
             if *v != winner {
+                let (used_value, mut ignored_value) = (show(winner), show(v));
+                // Summaries (a reference's file and function) can agree while the facts differ.
+                if ignored_value == used_value {
+                    ignored_value.push_str(" (different in its details)");
+                }
                 self.notes.push(MergeNote {
                     key: format!("{}.{rel}", self.prefix),
                     used: winner_kind,
-                    used_value: show(winner),
+                    used_value,
                     ignored: *kind,
-                    ignored_value: show(v),
+                    ignored_value,
                     ignored_origin: spec.origins.get(rel).cloned(),
                 });
             }

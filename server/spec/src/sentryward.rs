@@ -7,8 +7,9 @@
 //! - `declarations[]`: `{parameter, type: "pointer" | <PTX scalar type>, object?, name?, space?,
 //!   offset?}`;
 //! - `arguments[]`: `{parameter, type, value, offset?}` or `{field: <declaration name>, value}`;
-//! - `shape_arrays[]`: `{parameter, shapes: [[...], ...]}`: read-only `int32` buffers holding those
-//!   integers (inner arrays concatenated);
+//! - `shape_arrays[]`: `{parameter, shapes: [[...], ...], element_type?}`: read-only buffers of
+//!   32-bit integers (or `element_type` `s32`, `u32`, `s64`, `u64`) holding those integers (inner
+//!   arrays concatenated);
 //! - `tma_descriptors`, `assumptions`, `data_branch_loop_iterations`, `address_invariants`,
 //!   `branch_decisions`: accepted and not used.
 //!
@@ -365,9 +366,20 @@ impl Reader<'_, '_> {
         true
     }
 
-    /// `{parameter, shapes: [[...], ...]}`: an int32 buffer with those contents.
+    /// `{parameter, shapes: [[...], ...], element_type?}`: a buffer of 32-bit integers (or of
+    /// `element_type`: `s32`, `u32`, `s64`, `u64`) with those contents.
     fn shape_array(&mut self, s: &Value, path: &str) {
-        let Some(map) = self.object(s, path, &["parameter", "shapes"]) else { return };
+        let Some(map) = self.object(s, path, &["parameter", "shapes", "element_type"]) else { return };
+        let dtype = match map.get("element_type") {
+            None => DType::I32,
+            Some(Value::String(t)) if matches!(t.as_str(), "s32" | "u32" | "s64" | "u64") => DType::parse(t).unwrap_or(DType::I32),
+            Some(other) => {
+                let found = other.as_str().map_or_else(|| kind(other).to_string(), |s| format!("`{s}`"));
+                self.error(&member_path(path, "element_type"), format!("expected a 32- or 64-bit integer type (s32, u32, s64 or u64), found {found}"));
+                return;
+            }
+        };
+        let max = dtype.int_range().map_or(i32::MAX as i128, |(_, hi)| hi);
         let key = self.required(map, path, "parameter", "the PTX parameter name or position").cloned();
         let key = key.and_then(|k| self.param_key(&k, &member_path(path, "parameter")));
         let shapes_path = member_path(path, "shapes");
@@ -389,10 +401,10 @@ impl Reader<'_, '_> {
                 return;
             }
             for (j, x) in items.iter().enumerate() {
-                match x.as_u64().filter(|n| *n <= i32::MAX as u64) {
+                match x.as_u64().filter(|n| *n as i128 <= max) {
                     Some(n) => values.push(n as i128),
                     None => {
-                        self.error(&format!("{row_path}[{j}]"), format!("expected an integer from 0 to {}, found {}", i32::MAX, number_or_kind(x)));
+                        self.error(&format!("{row_path}[{j}]"), format!("expected an integer from 0 to {max}, found {}", number_or_kind(x)));
                         return;
                     }
                 }
@@ -409,11 +421,11 @@ impl Reader<'_, '_> {
                 self.error(path, format!("`{key}` has two shape arrays"));
                 return;
             }
-            Some(ParamSpec::Buffer { dtype, len: l, values: v, .. }) => {
-                (*dtype, *l, *v) = (Some(DType::I32), Some(len), Some(values));
+            Some(ParamSpec::Buffer { dtype: d, len: l, values: v, .. }) => {
+                (*d, *l, *v) = (Some(dtype), Some(len), Some(values));
             }
             None => {
-                self.spec.params.insert(key.clone(), ParamSpec::Buffer { dtype: Some(DType::I32), len: Some(len), assume: Vec::new(), values: Some(values) });
+                self.spec.params.insert(key.clone(), ParamSpec::Buffer { dtype: Some(dtype), len: Some(len), assume: Vec::new(), values: Some(values) });
                 self.spec.origins.insert(format!("params.{key}"), self.origin(path));
             }
         }

@@ -129,6 +129,11 @@ impl Validator<'_> {
                     _ => {}
                 }
                 if let Some(values) = values {
+                    if dtype.is_none() {
+                        // The contents are integers; how many bytes each takes in memory is the
+                        // dtype's to say, and guessing it would read the wrong elements.
+                        self.error(&format!("{rel}.values"), "fixed contents need the buffer's `dtype` (how each element is stored)");
+                    }
                     if let Some(d) = dtype {
                         if let Err((_, message)) = check_values_fit(values, *d) {
                             self.error(&format!("{rel}.values"), message);

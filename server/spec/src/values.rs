@@ -56,7 +56,7 @@ pub(crate) fn json_kind(v: &Value) -> &'static str {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",
         Value::Number(n) if n.is_f64() => "a float",
-        Value::Number(_) => "a number out of range",
+        Value::Number(_) => "an integer",
         Value::String(_) => "a string",
         Value::Array(_) => "an array",
         Value::Object(_) => "an object",

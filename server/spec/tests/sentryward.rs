@@ -89,7 +89,7 @@ fn document_errors() {
         "{\"schema\": \"spverify.kernel-input/v2\"}",
         expect!["1:12 schema: unknown schema `spverify.kernel-input/v2` (expected spverify.kernel-input/v1)"],
     );
-    check_error("{\"schema\": 1}", expect![[r#"1:12 schema: expected the string "spverify.kernel-input/v1", found a number out of range"#]]);
+    check_error("{\"schema\": 1}", expect![[r#"1:12 schema: expected the string "spverify.kernel-input/v1", found an integer"#]]);
     check_error(
         "{\"schema\": \"spverify.kernel-input/v1\",\n \"lanch\": {}}",
         expect!["2:2 lanch: unknown key `lanch` (expected schema, entry, launch, declarations, arguments, shape_arrays, tma_descriptors, assumptions, data_branch_loop_iterations, address_invariants, branch_decisions)"],
@@ -97,7 +97,7 @@ fn document_errors() {
     check_error("{\"schema\": \"spverify.kernel-input/v1\"}", expect!["1:1 : missing `launch` (with `grid_dim` and `block_dim`)"]);
     check_error(
         "{\"schema\": \"spverify.kernel-input/v1\", \"entry\": 3, \"launch\": {\"grid_dim\": [1], \"block_dim\": [1]}}",
-        expect!["1:49 entry: expected a kernel name, found a number out of range"],
+        expect!["1:49 entry: expected a kernel name, found an integer"],
     );
     check_error(
         "{\"schema\": \"spverify.kernel-input/v1\",\n \"launch\": {\"grid_dim\": [1], \"block_dim\": [1]},\n \"launch\": {\"grid_dim\": [1], \"block_dim\": [1]}}",
@@ -109,7 +109,7 @@ fn document_errors() {
 fn launch_errors() {
     check_error(&with_launch("[1]"), expect!["2:12 launch: expected an object, found an array"]);
     check_error(&with_launch(r#"{"grid_dim": [1, 1, 1]}"#), expect!["2:12 launch: missing `block_dim` (launch dimensions are required)"]);
-    check_error(&with_launch(r#"{"grid_dim": [1, 1, 1], "block_dim": 32}"#), expect!["2:49 launch.block_dim: expected [x, y, z], found a number out of range"]);
+    check_error(&with_launch(r#"{"grid_dim": [1, 1, 1], "block_dim": 32}"#), expect!["2:49 launch.block_dim: expected [x, y, z], found an integer"]);
     check_error(&with_launch(r#"{"grid_dim": [1, 1, 1, 1], "block_dim": [32]}"#), expect!["2:25 launch.grid_dim: expected [x, y, z], found an array"]);
     check_error(&with_launch(r#"{"grid_dim": [0, 1, 1], "block_dim": [32]}"#), expect!["2:26 launch.grid_dim[0]: expected a positive integer, found 0"]);
     check_error(
@@ -150,7 +150,7 @@ fn doc(rest: &str) -> String {
 #[test]
 fn declaration_errors() {
     check_error(&doc(r#""declarations": {}"#), expect!["2:18 declarations: expected an array, found an object"]);
-    check_error(&doc(r#""declarations": [3]"#), expect!["2:19 declarations[0]: expected an object, found a number out of range"]);
+    check_error(&doc(r#""declarations": [3]"#), expect!["2:19 declarations[0]: expected an object, found an integer"]);
     check_error(&doc(r#""declarations": [{"type": "pointer"}]"#), expect!["2:19 declarations[0]: missing `parameter` (the PTX parameter name or position)"]);
     check_error(&doc(r#""declarations": [{"parameter": "p"}]"#), expect![[r#"2:19 declarations[0]: missing `type` ("pointer" or a PTX scalar type)"#]]);
     check_error(
@@ -233,6 +233,24 @@ fn argument_errors() {
     );
 }
 
+/// `element_type` (as SentryWard's checker reads it) gives 64-bit or unsigned index buffers.
+#[test]
+fn shape_arrays_with_an_element_type() {
+    check_accepted(
+        &doc(
+            r#""shape_arrays": [{"parameter": "p", "shapes": [[3000000000], [1]], "element_type": "s64"}, {"parameter": "q", "shapes": [[7]], "element_type": "u32"}]"#,
+        ),
+        expect![[r#"
+            [kernel."*"]
+            grid = [1, 1, 1]
+            block = [32, 1, 1]
+            [kernel."*".params]
+            p = { dtype = "i64", len = 2, values = [3000000000, 1] }
+            q = { dtype = "u32", len = 1, values = [7] }
+        "#]],
+    );
+}
+
 #[test]
 fn shape_array_errors() {
     check_error(&doc(r#""shape_arrays": {}"#), expect!["2:18 shape_arrays: expected an array, found an object"]);
@@ -243,7 +261,7 @@ fn shape_array_errors() {
     );
     check_error(
         &doc(r#""shape_arrays": [{"parameter": "p", "shapes": [1, 2]}]"#),
-        expect!["2:49 shape_arrays[0].shapes[0]: expected a nonempty array of integers, found a number out of range"],
+        expect!["2:49 shape_arrays[0].shapes[0]: expected a nonempty array of integers, found an integer"],
     );
     check_error(
         &doc(r#""shape_arrays": [{"parameter": "p", "shapes": [[1, 2], [3]]}]"#),
@@ -258,8 +276,16 @@ fn shape_array_errors() {
         expect!["2:50 shape_arrays[0].shapes[0][0]: expected an integer from 0 to 2147483647, found 3000000000"],
     );
     check_error(
+        &doc(r#""shape_arrays": [{"parameter": "p", "shapes": [[1]], "element_type": "f32"}]"#),
+        expect!["2:71 shape_arrays[0].element_type: expected a 32- or 64-bit integer type (s32, u32, s64 or u64), found `f32`"],
+    );
+    check_error(
+        &doc(r#""shape_arrays": [{"parameter": "p", "shapes": [[5000000000]], "element_type": "u32"}]"#),
+        expect!["2:50 shape_arrays[0].shapes[0][0]: expected an integer from 0 to 4294967295, found 5000000000"],
+    );
+    check_error(
         &doc(r#""shape_arrays": [{"parameter": "p", "shapes": [[1]], "type": "i64"}]"#),
-        expect!["2:55 shape_arrays[0].type: unknown key `type` (expected parameter, shapes)"],
+        expect!["2:55 shape_arrays[0].type: unknown key `type` (expected parameter, shapes, element_type)"],
     );
     check_error(
         &doc(r#""arguments": [{"parameter": "n", "type": "u32", "value": 1}], "shape_arrays": [{"parameter": "n", "shapes": [[1]]}]"#),

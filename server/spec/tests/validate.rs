@@ -95,6 +95,17 @@ fn lengths_must_be_positive() {
     .assert_eq(&errors.join("\n"));
 }
 
+/// Fixed contents are integers; how wide each is in memory is the dtype's to say (from any
+/// source: validation runs on the merged spec).
+#[test]
+fn fixed_contents_need_a_dtype() {
+    check_validate(
+        "[kernel.rmsnorm.params]\nx = { values = [3, 1, 2] }\n",
+        expect!["lark.toml:2:16: kernel.rmsnorm.params.x.values: fixed contents need the buffer's `dtype` (how each element is stored)"],
+    );
+    check_validate("[kernel.rmsnorm.params]\nx = { dtype = \"i16\", values = [3, 1, 2] }\n", expect![""]);
+}
+
 #[test]
 fn reference_bindings_are_checked() {
     check_validate(

@@ -22,6 +22,7 @@ mod tree;
 use crate::error::SpecError;
 use crate::interface::{Dim, DimRange, Interface, KernelSpec};
 use crate::limits::{check_launch, Launch};
+pub(crate) use params::parse_assumption;
 pub(crate) use tree::key_segment;
 use tree::{Ctx, Field, Node};
 

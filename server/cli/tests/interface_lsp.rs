@@ -1,0 +1,187 @@
+//! Interface facts in the editor, through `lark serve`: a race that needs particular values of an
+//! index buffer is a warning with a re-checked quick fix that adds the assumption to lark.toml;
+//! interface errors are errors on the kernel's header naming their place in the interface file;
+//! conflicts between sources are information; a kernel cut short is an error, never verified.
+
+use lsp_test_client::StdioClient;
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+const LONG: Duration = Duration::from_secs(60);
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap()
+}
+
+fn folder(name: &str, files: &[(&str, &str)]) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("lark-interface-lsp-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(d.join(".git")).unwrap();
+    for (f, text) in files {
+        std::fs::write(d.join(f), text).unwrap();
+    }
+    d
+}
+
+fn uri(p: &Path) -> String {
+    format!("file://{}", p.display())
+}
+
+fn start(dir: &Path, options: Value) -> StdioClient {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_lark"));
+    cmd.arg("serve");
+    let mut c = StdioClient::spawn(cmd).expect("lark serve starts");
+    c.initialize(&uri(dir), options).expect("initialize answers");
+    c
+}
+
+fn open(c: &mut StdioClient, path: &Path, language: &str) -> String {
+    let u = uri(path);
+    let text = std::fs::read_to_string(path).unwrap();
+    c.notify("textDocument/didOpen", json!({ "textDocument": { "uri": u, "languageId": language, "version": 1, "text": text } }));
+    u
+}
+
+/// The diagnostics of the next `lark/fileStatus` round for `uri` whose kernels satisfy `done`.
+fn diagnostics_when(c: &mut StdioClient, uri: &str, done: impl Fn(&Value) -> bool) -> Vec<Value> {
+    let status = c
+        .wait_for(LONG, |m| m["method"] == "lark/fileStatus" && m["params"]["uri"] == uri && done(&m["params"]["kernels"]))
+        .unwrap_or_else(|| panic!("no such status for {uri}: {:#?}", c.inbox));
+    let _ = status;
+    let m = c
+        .inbox
+        .iter()
+        .rev()
+        .find(|m| m["method"] == "textDocument/publishDiagnostics" && m["params"]["uri"] == uri)
+        .cloned()
+        .or_else(|| c.wait_for(LONG, |m| m["method"] == "textDocument/publishDiagnostics" && m["params"]["uri"] == uri))
+        .expect("diagnostics");
+    m["params"]["diagnostics"].as_array().unwrap().clone()
+}
+
+fn diagnostics(c: &mut StdioClient, uri: &str) -> Vec<Value> {
+    let m = c.wait_for(LONG, |m| m["method"] == "textDocument/publishDiagnostics" && m["params"]["uri"] == uri).expect("diagnostics");
+    m["params"]["diagnostics"].as_array().unwrap().clone()
+}
+
+/// The reshape_and_cache tables of the corpus's lark.toml without the assumptions on
+/// `slot_mapping`.
+fn reshape_without_assumptions() -> String {
+    let full = std::fs::read_to_string(repo().join("tests/corpus/lark.toml")).unwrap();
+    let ours: String = full
+        .split("\n[")
+        .filter(|t| t.starts_with("kernel.reshape_and_cache]") || t.starts_with("kernel.reshape_and_cache.params]"))
+        .map(|t| format!("[{t}\n"))
+        .collect();
+    let ours = ours.replace(", assume = [\"injective\", \"in_range(0, 4096)\"]", "");
+    assert!(ours.contains("slot_mapping = { dtype = \"i64\", len = 128 }"), "{ours}");
+    ours
+}
+
+/// Applies the edits of a `WorkspaceEdit` entry (single-line ranges, ASCII) to `text`.
+fn apply(text: &str, edits: &[Value]) -> String {
+    let mut out = text.to_string();
+    let mut edits = edits.to_vec();
+    edits.sort_by_key(|e| std::cmp::Reverse((e["range"]["start"]["line"].as_u64(), e["range"]["start"]["character"].as_u64())));
+    for e in edits {
+        let at = |p: &Value| {
+            let line = p["line"].as_u64().unwrap() as usize;
+            let start: usize = out.split_inclusive('\n').take(line).map(str::len).sum();
+            start + p["character"].as_u64().unwrap() as usize
+        };
+        let (a, b) = (at(&e["range"]["start"]), at(&e["range"]["end"]));
+        out.replace_range(a..b, e["newText"].as_str().unwrap());
+    }
+    out
+}
+
+#[test]
+fn a_race_on_undeclared_index_values_is_a_warning_fixed_by_a_rechecked_assumption() {
+    let toml = reshape_without_assumptions();
+    let dir = folder("assume", &[("lark.toml", &toml)]);
+    for ext in ["cu", "ptx"] {
+        std::fs::copy(repo().join(format!("tests/corpus/reshape_and_cache.{ext}")), dir.join(format!("reshape_and_cache.{ext}"))).unwrap();
+    }
+    let mut c = start(&dir, json!({}));
+    let u = open(&mut c, &dir.join("reshape_and_cache.cu"), "cuda-cpp");
+    let d = diagnostics(&mut c, &u);
+    let races: Vec<&Value> = d.iter().filter(|x| x["code"] == "race").collect();
+    assert!(!races.is_empty(), "{d:#?}");
+    for r in &races {
+        assert_eq!(r["severity"], 2, "a warning: {r:#}");
+        assert!(r["message"].as_str().unwrap().contains("assume = [\"injective\"]"), "{r:#}");
+    }
+    let line = races[0]["range"]["start"]["line"].as_u64().unwrap();
+    let actions = c
+        .request(
+            "textDocument/codeAction",
+            json!({ "textDocument": { "uri": u }, "range": { "start": { "line": line, "character": 0 }, "end": { "line": line, "character": 0 } }, "context": { "diagnostics": [] } }),
+            LONG,
+        )
+        .unwrap();
+    let fix = actions
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["title"].as_str().unwrap().starts_with("Assume `slot_mapping` is injective and in_range(0, 2097152) in lark.toml"))
+        .unwrap_or_else(|| panic!("{actions:#}"));
+    let change = &fix["edit"]["documentChanges"][0];
+    assert_eq!(change["textDocument"]["uri"], uri(&dir.join("lark.toml")));
+    let edited = apply(&toml, change["edits"].as_array().unwrap());
+    // Injective alone would not do: two distinct slots 2^53 apart write one address (the byte
+    // offset wraps around), so the bound of the cache comes with it.
+    assert!(edited.contains("slot_mapping = { dtype = \"i64\", len = 128, assume = [\"injective\", \"in_range(0, 2097152)\"] }"), "{edited}");
+
+    // Applied and saved: the race is gone.
+    std::fs::write(dir.join("lark.toml"), &edited).unwrap();
+    c.notify("workspace/didChangeWatchedFiles", json!({ "changes": [{ "uri": uri(&dir.join("lark.toml")), "type": 2 }] }));
+    let d = diagnostics_when(&mut c, &u, |ks| ks[0]["verdict"] != "race");
+    assert!(d.iter().all(|x| x["code"] != "race"), "{d:#?}");
+    c.shutdown(Duration::from_secs(10));
+}
+
+const ADD_CU: &str = "extern \"C\" __global__ void add(const float* a, const float* b, float* c) {\n  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  c[i] = a[i] + b[i];\n}\n";
+
+#[test]
+fn interface_errors_and_conflicts_show_on_the_kernel_header() {
+    let dir = folder(
+        "errors",
+        &[
+            ("add.cu", ADD_CU),
+            ("lark.toml", "[kernel.add]\ngrid = [8, 1, 1]\nblock = [256, 1, 1]\n[kernel.add.params]\nc = { dtype = \"f32\", len = \"nosuch\" }\n"),
+            ("launch.toml", "[kernel.add]\ngrid = [4, 1, 1]\n"),
+        ],
+    );
+    // The editor's interface file sits below the nearest lark.toml.
+    let mut c = start(&dir, json!({ "interfaceFile": dir.join("launch.toml").display().to_string() }));
+    let u = open(&mut c, &dir.join("add.cu"), "cuda-cpp");
+    let d = diagnostics(&mut c, &u);
+    let error = d
+        .iter()
+        .find(|x| x["message"].as_str().unwrap().contains("lark.toml:5:29: kernel.add.params.c.len: `nosuch` is not a scalar parameter"))
+        .unwrap_or_else(|| panic!("{d:#?}"));
+    assert_eq!((error["severity"].as_u64(), error["range"]["start"]["line"].as_u64()), (Some(1), Some(0)), "an error on the kernel's header: {error:#}");
+    let note = d
+        .iter()
+        .find(|x| x["message"].as_str().unwrap().contains("`kernel.add.grid`: lark.toml says [8, 1, 1], editor settings says [4, 1, 1]; using lark.toml"));
+    let note = note.unwrap_or_else(|| panic!("{d:#?}"));
+    assert_eq!(note["severity"], 3, "information: {note:#}");
+    c.shutdown(Duration::from_secs(10));
+}
+
+#[test]
+fn a_kernel_cut_short_is_an_error_in_the_editor() {
+    let text = std::fs::read(repo().join("tests/corpus/avgpool2_race.ptx")).unwrap();
+    let dir = folder("cut", &[]);
+    std::fs::write(dir.join("t.ptx"), &text[..970]).unwrap();
+    let mut c = start(&dir, json!({}));
+    let u = open(&mut c, &dir.join("t.ptx"), "ptx");
+    let d = diagnostics_when(&mut c, &u, |ks| ks[0]["verdict"] == "error");
+    assert!(d.iter().any(|x| x["severity"] == 1 && x["message"].as_str().unwrap().contains("expected `}`")), "{d:#?}");
+    let lenses = c.request("textDocument/codeLens", json!({ "textDocument": { "uri": u } }), LONG).unwrap();
+    let titles: Vec<&str> = lenses.as_array().unwrap().iter().map(|l| l["command"]["title"].as_str().unwrap_or("")).collect();
+    assert!(titles.iter().any(|t| t.starts_with("error")) && !titles.iter().any(|t| t.starts_with("verified")), "{titles:?}");
+    c.shutdown(Duration::from_secs(10));
+}
