@@ -16,6 +16,7 @@ pub mod races;
 pub mod render;
 pub mod replay;
 pub mod report;
+pub mod scope;
 pub mod smt;
 pub mod sync;
 pub mod witness;

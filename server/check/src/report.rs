@@ -379,6 +379,8 @@ pub enum Note {
     NoInterface { kernel: String },
     /// The interface names something that is not a parameter of the kernel.
     UnmatchedParameter { name: String },
+    /// The checks covered exactly these shapes (scalar values), as the reference binding lists.
+    CheckedShapes { shapes: Vec<String> },
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -415,6 +417,13 @@ impl KernelReport {
     pub fn settle_verdict(&mut self) {
         self.verdict =
             self.findings.iter().map(|f| f.kind.verdict()).min().unwrap_or(if self.uncertified.is_empty() { Verdict::Verified } else { Verdict::Uncertified });
+    }
+
+    /// Like [`KernelReport::settle_verdict`], but an `error` stays an error.
+    pub fn settle_verdict_keep_error(&mut self) {
+        if self.verdict != Verdict::Error {
+            self.settle_verdict();
+        }
     }
 
     /// The report of a kernel that could not be checked at all (not lowered, or the engine

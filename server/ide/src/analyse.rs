@@ -540,7 +540,7 @@ pub(crate) fn check_module(
                 Ok(kernel) => {
                     let te = Instant::now();
                     let src = sources(kernel.main_file);
-                    let mut report = an.db.with_solver(|solver| check::check_kernel_guarded(&kernel, spec, &src, &opts, solver));
+                    let mut report = an.db.with_solver(|solver| check::scope::check_kernel_scoped(&kernel, spec, &src, &opts, solver));
                     if let Some(spec) = spec.filter(|s| s.reference.is_some()) {
                         equivalence(an, &kernel, spec, &src, &opts, &mut report);
                     }
