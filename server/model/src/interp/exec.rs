@@ -346,7 +346,7 @@ impl<'a> Machine<'a> {
     fn step(&mut self, ctaid: [u32; 3], th: &Thread) -> R<()> {
         self.trace.steps += 1;
         // Polling the budget costs a clock read: do it every few thousand steps (microseconds).
-        if self.trace.steps % 4096 == 0 {
+        if self.trace.steps.is_multiple_of(4096) {
             if let Err(stop) = self.l.budget.check() {
                 return Err(InterpError::Stopped(stop));
             }

@@ -1,0 +1,127 @@
+//! Comparisons and selection: `setp` (integer and float) and `selp`.
+
+use super::{need, Decoder, InstType, R};
+use crate::ops::*;
+
+impl Decoder<'_> {
+    /// `setp`, with its `p|q` form and the `.and`/`.or`/`.xor` combination.
+    pub(super) fn setp(&mut self, i: &ptx::Instruction, t: &InstType) -> R<()> {
+        let InstType { bits, is_float, signed, .. } = *t;
+        let ops = &i.operands;
+        need(i, 3)?;
+        let cmp_name = i.modifiers.first().map(|m| m.as_str()).unwrap_or("");
+        let combine_op = i.modifiers.iter().find_map(|m| match m.as_str() {
+            ".and" => Some(BoolOp::And),
+            ".or" => Some(BoolOp::Or),
+            ".xor" => Some(BoolOp::Xor),
+            _ => None,
+        });
+        let (d, dn) = match &ops[0] {
+            ptx::Operand::RegPair(p, q) => (self.reg(p, 1, false), Some(self.reg(q, 1, false))),
+            other => (self.dst(other, 1, false)?, None),
+        };
+        let a = self.src(&ops[1], bits)?;
+        let b = self.src(&ops[2], bits)?;
+        let combine = match combine_op {
+            Some(op) => {
+                need(i, 4)?;
+                Some((op, self.src(&ops[3], 1)?))
+            }
+            None => None,
+        };
+        if is_float {
+            let cmp = match cmp_name {
+                ".eq" => FloatCmp::Eq,
+                ".ne" => FloatCmp::Ne,
+                ".lt" => FloatCmp::Lt,
+                ".le" => FloatCmp::Le,
+                ".gt" => FloatCmp::Gt,
+                ".ge" => FloatCmp::Ge,
+                ".equ" | ".neu" | ".ltu" | ".leu" | ".gtu" | ".geu" | ".num" | ".nan" => {
+                    self.unordered_setp(cmp_name, d, dn, a, b, bits, combine);
+                    return Ok(());
+                }
+                _ => FloatCmp::Other,
+            };
+            self.emit(Op::FSetp { dst: d, dst_neg: dn, cmp, a, b, bits, combine });
+        } else {
+            let s = signed;
+            let cmp = match cmp_name {
+                ".eq" => CmpOp::Eq,
+                ".ne" => CmpOp::Ne,
+                ".lt" if s => CmpOp::LtS,
+                ".le" if s => CmpOp::LeS,
+                ".gt" if s => CmpOp::GtS,
+                ".ge" if s => CmpOp::GeS,
+                ".lt" | ".lo" => CmpOp::LtU,
+                ".le" | ".ls" => CmpOp::LeU,
+                ".gt" | ".hi" => CmpOp::GtU,
+                ".ge" | ".hs" => CmpOp::GeU,
+                other => return Err(format!("comparison `{other}`")),
+            };
+            self.emit(Op::Setp { dst: d, dst_neg: dn, cmp, a, b, bits, combine });
+        }
+        Ok(())
+    }
+
+    /// `selp`.
+    pub(super) fn selp(&mut self, i: &ptx::Instruction, t: &InstType) -> R<()> {
+        let InstType { bits, is_float, .. } = *t;
+        let ops = &i.operands;
+        need(i, 4)?;
+        let d = self.dst(&ops[0], bits, is_float)?;
+        let a = self.src(&ops[1], bits)?;
+        let b = self.src(&ops[2], bits)?;
+        let c = self.src(&ops[3], 1)?;
+        self.emit(Op::Selp { dst: d, a, b, cond: c, bits });
+        Ok(())
+    }
+
+    /// `setp` with an unordered comparison (`leu`, ...) or `num`/`nan`, as the negation of an
+    /// ordered one: `leu(a, b) = !gt(a, b)`, `nan(a, b) = !(eq(a, a) & eq(b, b))`. Results go
+    /// through temporaries so that `c` may name a destination.
+    #[allow(clippy::too_many_arguments)]
+    fn unordered_setp(&mut self, name: &str, d: RegId, dn: Option<RegId>, a: Operand, b: Operand, bits: u32, combine: Option<(BoolOp, Operand)>) {
+        // `ordered` is the ordered predicate; the result is `ordered` or its negation.
+        let (ordered, negate) = match name {
+            ".num" | ".nan" => {
+                let (x, y, t) = (self.temp(1), self.temp(1), self.temp(1));
+                self.emit(Op::FSetp { dst: x, dst_neg: None, cmp: FloatCmp::Eq, a: a.clone(), b: a, bits, combine: None });
+                self.emit(Op::FSetp { dst: y, dst_neg: None, cmp: FloatCmp::Eq, a: b.clone(), b, bits, combine: None });
+                self.emit(Op::Pred { dst: t, op: BoolOp::And, a: Operand::Reg(x), b: Operand::Reg(y) });
+                (t, name == ".nan")
+            }
+            _ => {
+                let cmp = match name {
+                    ".equ" => FloatCmp::Ne,
+                    ".neu" => FloatCmp::Eq,
+                    ".ltu" => FloatCmp::Ge,
+                    ".leu" => FloatCmp::Gt,
+                    ".gtu" => FloatCmp::Le,
+                    _ => FloatCmp::Lt, // .geu
+                };
+                let t = self.temp(1);
+                self.emit(Op::FSetp { dst: t, dst_neg: None, cmp, a, b, bits, combine: None });
+                (t, true)
+            }
+        };
+        let n = self.temp(1);
+        self.emit(Op::PredNot { dst: n, a: Operand::Reg(ordered) });
+        let (pos, neg) = if negate { (n, ordered) } else { (ordered, n) };
+        let outs: Vec<(RegId, RegId)> = std::iter::once((d, pos)).chain(dn.map(|q| (q, neg))).collect();
+        let mut finals = Vec::new();
+        for (dst, v) in outs {
+            match &combine {
+                None => finals.push((dst, v)),
+                Some((op, c)) => {
+                    let t = self.temp(1);
+                    self.emit(Op::Pred { dst: t, op: *op, a: Operand::Reg(v), b: c.clone() });
+                    finals.push((dst, t));
+                }
+            }
+        }
+        for (dst, v) in finals {
+            self.emit(Op::Mov { dst, src: Operand::Reg(v), bits: 1 });
+        }
+    }
+}

@@ -1,0 +1,130 @@
+//! Memory: address conversion, loads, stores and atomics.
+
+use super::operands::*;
+use super::{need, Decoder, InstType, R};
+use crate::ops::*;
+
+impl Decoder<'_> {
+    /// `cvta`: generic and space-specific addresses are the same numbers in the model.
+    pub(super) fn cvta(&mut self, i: &ptx::Instruction, t: &InstType) -> R<()> {
+        let InstType { bits, .. } = *t;
+        let ops = &i.operands;
+        // Generic and space-specific addresses are the same numbers in the model: every
+        // variable is a symbolic base and accesses resolve their space from provenance.
+        need(i, 2)?;
+        let d = self.dst(&ops[0], bits, false)?;
+        let s = self.src(&ops[1], bits)?;
+        self.emit(Op::Mov { dst: d, src: s, bits });
+        Ok(())
+    }
+
+    /// `ld`/`ldu`: parameters, and vector loads from any space.
+    pub(super) fn ld(&mut self, i: &ptx::Instruction, t: &InstType) -> R<()> {
+        let InstType { bits, is_float, signed, .. } = *t;
+        let ops = &i.operands;
+        need(i, 2)?;
+        let space = i.modifiers.iter().find_map(|m| Space::from_modifier(m)).unwrap_or(Space::Generic);
+        let vec_len = vector_len(i);
+        if space == Space::Param {
+            if vec_len != 1 {
+                return Err("vector `ld.param` is not modelled".into());
+            }
+            let d = self.dst(&ops[0], bits, is_float)?;
+            let addr = self.address(&ops[1])?;
+            let Operand::Param { index, .. } = addr.base else {
+                return Err("`ld.param` from something other than a kernel parameter".into());
+            };
+            if addr.offset < 0 {
+                return Err("negative parameter offset".into());
+            }
+            let src = Operand::Param { index, offset: addr.offset as u32 };
+            let wide = self.regs[d as usize].bits;
+            if signed && wide > bits {
+                // `ld.param.s8` into a wider register sign-extends.
+                let t = self.temp(bits);
+                self.emit(Op::Mov { dst: t, src, bits });
+                self.emit(Op::Ext { dst: d, a: Operand::Reg(t), from: bits, to: wide, signed: true });
+            } else {
+                self.emit(Op::Mov { dst: d, src, bits });
+            }
+            return Ok(());
+        }
+        let dsts = match &ops[0] {
+            ptx::Operand::Vector(v) => v.iter().map(|o| self.dst(o, bits, is_float)).collect::<R<Vec<_>>>()?,
+            o => vec![self.dst(o, bits, is_float)?],
+        };
+        let addr = self.address(&ops[1])?;
+        // A signed load into a wider register (`ld.global.s8 %r1`) sign-extends: load into
+        // temporaries of the memory width, then extend. Unsigned loads zero-extend as is.
+        let widen: Vec<(RegId, u32)> = dsts.iter().map(|&d| (d, self.regs[d as usize].bits)).filter(|&(_, w)| signed && w > bits).collect();
+        if widen.is_empty() {
+            self.emit(Op::Ld { dsts, space, addr, elem_bytes: (bits / 8).max(1) });
+        } else {
+            let temps: Vec<RegId> = dsts.iter().map(|_| self.temp(bits)).collect();
+            self.emit(Op::Ld { dsts: temps.clone(), space, addr, elem_bytes: (bits / 8).max(1) });
+            for (&d, &t) in dsts.iter().zip(&temps) {
+                let wide = self.regs[d as usize].bits.max(bits);
+                self.emit(Op::Ext { dst: d, a: Operand::Reg(t), from: bits, to: wide, signed: true });
+            }
+        }
+        Ok(())
+    }
+
+    /// `st`, scalar and vector.
+    pub(super) fn st(&mut self, i: &ptx::Instruction, t: &InstType) -> R<()> {
+        let InstType { bits, .. } = *t;
+        let ops = &i.operands;
+        need(i, 2)?;
+        let space = i.modifiers.iter().find_map(|m| Space::from_modifier(m)).unwrap_or(Space::Generic);
+        if space == Space::Param {
+            return Err("`st.param` (call sequences) is not modelled".into());
+        }
+        let addr = self.address(&ops[0])?;
+        let srcs = match &ops[1] {
+            ptx::Operand::Vector(v) => v.iter().map(|o| self.src(o, bits)).collect::<R<Vec<_>>>()?,
+            o => vec![self.src(o, bits)?],
+        };
+        self.emit(Op::St { srcs, space, addr, elem_bytes: (bits / 8).max(1) });
+        Ok(())
+    }
+
+    /// `atom` and `red` (an atomic without a result).
+    pub(super) fn atom(&mut self, i: &ptx::Instruction, t: &InstType) -> R<()> {
+        let InstType { ty, bits, is_float, signed, .. } = *t;
+        let ops = &i.operands;
+        let space = i.modifiers.iter().find_map(|m| Space::from_modifier(m)).unwrap_or(Space::Generic);
+        let op = i
+            .modifiers
+            .iter()
+            .find_map(|m| {
+                Some(match m.as_str() {
+                    ".add" => AtomOp::Add,
+                    ".min" => AtomOp::Min,
+                    ".max" => AtomOp::Max,
+                    ".inc" => AtomOp::Inc,
+                    ".dec" => AtomOp::Dec,
+                    ".and" => AtomOp::And,
+                    ".or" => AtomOp::Or,
+                    ".xor" => AtomOp::Xor,
+                    ".exch" => AtomOp::Exch,
+                    ".cas" => AtomOp::Cas,
+                    _ => return None,
+                })
+            })
+            .ok_or("atomic without an operation")?;
+        if ty.ends_with("x2") || vector_len(i) != 1 {
+            return Err("packed or vector atomics are not modelled".into());
+        }
+        let (dst, rest) = if i.opcode == "atom" {
+            need(i, 3)?;
+            (Some(self.dst(&ops[0], bits, is_float)?), &ops[1..])
+        } else {
+            need(i, 2)?;
+            (None, &ops[..])
+        };
+        let addr = self.address(&rest[0])?;
+        let args = rest[1..].iter().map(|o| self.src(o, bits)).collect::<R<Vec<_>>>()?;
+        self.emit(Op::Atom { dst, space, op, addr, args, bytes: (bits / 8).max(1), float: is_float, signed });
+        Ok(())
+    }
+}

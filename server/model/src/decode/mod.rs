@@ -1,0 +1,255 @@
+//! Decoding PTX instructions into model operations (`ops::Op`).
+//!
+//! Compound instructions are split into primitive ones with hidden temporaries (`mad.lo` becomes
+//! `mul` then `add`; `mul.wide.u32` extends both inputs first), so that the interpreter and the
+//! symbolic lifter each implement a small instruction set once. Anything not understood becomes
+//! `Op::Unsupported` with a reason, never an error.
+//!
+//! One module per instruction class, so that a change to one class is found in one place:
+//! [`integer`], [`float`], [`compare`], [`conversion`], [`memory`], [`warp`] and [`control`];
+//! [`operands`] holds the shared operand and type parsing.
+
+mod compare;
+mod control;
+mod conversion;
+mod float;
+mod integer;
+mod memory;
+mod operands;
+mod warp;
+
+use crate::ops::*;
+use operands::full_opcode;
+use ptx::types::{type_bits, type_class, TypeClass};
+use ptx::{Name, Span};
+use std::collections::HashMap;
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct RegInfo {
+    pub name: Name,
+    pub bits: u32,
+    pub float: bool,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct VarInfo {
+    pub name: Name,
+    pub space: Space,
+    /// Size in bytes; `None` for `extern .shared` arrays sized at launch.
+    pub size: Option<u64>,
+    pub align: u32,
+    /// Whether the declaration has an initializer (`.const .f32 t[2] = {...}`).
+    pub initialized: bool,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct ParamInfo {
+    /// The PTX name, e.g. `reduce_param_0`.
+    pub name: Name,
+    pub ty: Name,
+    pub bits: u32,
+    /// Byte size (for `.b8 name[N]` struct parameters, N).
+    pub bytes: u32,
+}
+
+/// A function body as a flat list of labels and decoded instructions.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Item {
+    Label(Name, Span),
+    Inst(Inst),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Decoded {
+    pub regs: Vec<RegInfo>,
+    pub vars: Vec<VarInfo>,
+    pub params: Vec<ParamInfo>,
+    pub items: Vec<Item>,
+    /// The `.file` index of the kernel's own source (where its first `.loc` points).
+    pub main_file: Option<u32>,
+}
+
+struct Decoder<'a> {
+    regs: Vec<RegInfo>,
+    reg_ids: HashMap<Name, RegId>,
+    vars: Vec<VarInfo>,
+    var_ids: HashMap<Name, VarId>,
+    params: Vec<ParamInfo>,
+    param_ids: HashMap<Name, u32>,
+    out: Vec<Item>,
+    /// Context of the instruction being decoded.
+    span: Span,
+    loc: Option<ptx::SourceLoc>,
+    line: Option<u32>,
+    guard: Option<(RegId, bool)>,
+    /// `.reg .b32 %r<N>` declarations: the registers are created when first used, so a huge
+    /// `N` costs nothing.
+    families: Vec<(Name, u32, u32, bool)>,
+    _module: &'a ptx::Module,
+}
+
+pub fn decode(module: &ptx::Module, func: &ptx::Function) -> Decoded {
+    let mut d = Decoder {
+        regs: Vec::new(),
+        reg_ids: HashMap::new(),
+        vars: Vec::new(),
+        var_ids: HashMap::new(),
+        params: Vec::new(),
+        param_ids: HashMap::new(),
+        out: Vec::new(),
+        span: Span::default(),
+        loc: None,
+        line: None,
+        guard: None,
+        families: Vec::new(),
+        _module: module,
+    };
+    for v in &module.variables {
+        d.add_var(v);
+    }
+    for p in &func.params {
+        let bits = type_bits(&p.ty).unwrap_or(64);
+        let bytes = u32::try_from((bits as u64 / 8).max(1).saturating_mul(p.array_len.unwrap_or(1))).unwrap_or(u32::MAX);
+        d.param_ids.insert(p.name.clone(), d.params.len() as u32);
+        d.params.push(ParamInfo { name: p.name.clone(), ty: p.ty.clone(), bits, bytes });
+    }
+    let body = func.body.as_deref().unwrap_or(&[]);
+    for s in body {
+        match s {
+            ptx::Statement::Reg(r) => {
+                let bits = type_bits(&r.ty).unwrap_or(32);
+                let float = type_class(&r.ty) == Some(TypeClass::Float);
+                for n in &r.names {
+                    match n.count {
+                        Some(c) => d.families.push((n.name.clone(), c, bits, float)),
+                        None => {
+                            d.declare_reg(n.name.clone(), bits, float);
+                        }
+                    }
+                }
+            }
+            ptx::Statement::Var(v) => d.add_var(v),
+            _ => {}
+        }
+    }
+    let main_file = main_file(module, func);
+    for s in body {
+        match s {
+            ptx::Statement::Label(l) => d.out.push(Item::Label(l.name.clone(), l.span)),
+            ptx::Statement::Instruction(i) => {
+                d.span = i.span;
+                d.loc = i.loc;
+                if let Some(loc) = i.loc {
+                    if Some(loc.file) == main_file && loc.line != 0 {
+                        d.line = Some(loc.line);
+                    }
+                }
+                d.guard = i.guard.as_ref().map(|g| (d.reg(&g.reg, 1, false), g.negated));
+                if let Err(reason) = d.instruction(i) {
+                    d.emit(Op::Unsupported { opcode: full_opcode(i), reason });
+                }
+            }
+            _ => {}
+        }
+    }
+    Decoded { regs: d.regs, vars: d.vars, params: d.params, items: d.out, main_file }
+}
+
+/// The file a kernel's lines are reported in: the file most of its `.loc`s point to, preferring
+/// sources over headers (the first `.loc` is often clang's `__clang_cuda_builtin_vars.h`).
+fn main_file(module: &ptx::Module, func: &ptx::Function) -> Option<u32> {
+    let mut counts: HashMap<u32, usize> = HashMap::new();
+    for i in func.instructions() {
+        if let Some(l) = i.loc.filter(|l| l.line != 0) {
+            *counts.entry(l.file).or_default() += 1;
+        }
+    }
+    let is_header = |f: u32| {
+        module.files.iter().find(|d| d.index == f).is_some_and(|d| {
+            let n = d.name.to_ascii_lowercase();
+            n.ends_with(".h") || n.ends_with(".hpp") || n.ends_with(".cuh") || n.ends_with(".inc") || n.contains("/include/")
+        })
+    };
+    let best = |allow_headers: bool| {
+        counts.iter().filter(|(f, _)| allow_headers || !is_header(**f)).max_by_key(|(f, n)| (**n, std::cmp::Reverse(**f))).map(|(f, _)| *f)
+    };
+    best(false).or_else(|| best(true))
+}
+
+type R<T> = Result<T, String>;
+
+/// An error unless the instruction has at least `k` operands.
+fn need(i: &ptx::Instruction, k: usize) -> R<()> {
+    let n = i.operands.len();
+    if n < k {
+        Err(format!("`{}` needs {k} operands, found {n}", full_opcode(i)))
+    } else {
+        Ok(())
+    }
+}
+
+/// The instruction's type (its last type modifier, `.b32` if none) and what it implies.
+#[derive(Clone, Copy, Debug)]
+struct InstType<'i> {
+    ty: &'i str,
+    bits: u32,
+    class: TypeClass,
+    is_float: bool,
+    signed: bool,
+}
+
+impl<'i> InstType<'i> {
+    fn of(i: &'i ptx::Instruction) -> InstType<'i> {
+        let ty = i.ty().unwrap_or(".b32");
+        let class = type_class(ty).unwrap_or(TypeClass::Bits);
+        InstType { ty, bits: type_bits(ty).unwrap_or(32), class, is_float: class == TypeClass::Float, signed: class == TypeClass::Signed }
+    }
+}
+
+impl Decoder<'_> {
+    /// Decodes one instruction by its class.
+    fn instruction(&mut self, i: &ptx::Instruction) -> R<()> {
+        let t = InstType::of(i);
+        let t = &t;
+        match i.opcode.as_str() {
+            "mov" => self.mov(i, t),
+            "cvta" => self.cvta(i, t),
+            "add" | "sub" | "mul" | "div" | "rem" | "min" | "max" | "and" | "or" | "xor" | "shl" | "shr" if !t.is_float => self.int_arith(i, t),
+            "mad" if !t.is_float => self.int_mad(i, t),
+            "not" | "neg" | "abs" | "popc" | "clz" | "brev" | "cnot" if !t.is_float => self.int_unary(i, t),
+            "add" | "sub" | "mul" | "div" | "min" | "max" | "neg" | "abs" | "fma" | "mad" | "sqrt" | "rsqrt" | "rcp" | "ex2" | "lg2" | "sin" | "cos"
+            | "tanh" | "copysign" => self.float_arith(i, t),
+            "setp" => self.setp(i, t),
+            "selp" => self.selp(i, t),
+            "cvt" => self.cvt(i, t),
+            "ld" | "ldu" => self.ld(i, t),
+            "st" => self.st(i, t),
+            "atom" | "red" => self.atom(i, t),
+            "bar" | "barrier" => self.barrier(i, t),
+            "membar" | "fence" => {
+                self.emit(Op::Fence);
+                Ok(())
+            }
+            "shfl" => self.shfl(i, t),
+            "vote" => self.vote(i, t),
+            "activemask" => self.activemask(i, t),
+            "bra" => self.bra(i, t),
+            "ret" => {
+                self.emit(Op::Ret);
+                Ok(())
+            }
+            "exit" | "trap" => {
+                self.emit(Op::Exit);
+                Ok(())
+            }
+            "call" => self.call(i, t),
+            "prefetch" | "prefetchu" | "discard" | "applypriority" | "createpolicy" | "nanosleep" | "pmevent" => {
+                self.emit(Op::Fence);
+                Ok(())
+            }
+            op @ ("cp" | "mbarrier" | "wmma" | "mma" | "wgmma" | "ldmatrix" | "stmatrix" | "tex" | "tld4" | "suld" | "sust" | "txq" | "match" | "redux"
+            | "elect" | "griddepcontrol" | "setmaxnreg" | "tensormap") => Err(format!("`{op}` ({}) is not modelled yet", full_opcode(i))),
+            other => Err(format!("unknown instruction `{other}`")),
+        }
+    }
+}
