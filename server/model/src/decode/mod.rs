@@ -6,9 +6,12 @@
 //! `Op::Unsupported` with a reason, never an error.
 //!
 //! One module per instruction class, so that a change to one class is found in one place:
-//! [`integer`], [`float`], [`compare`], [`conversion`], [`memory`], [`warp`] and [`control`];
-//! [`operands`] holds the shared operand and type parsing.
+//! [`integer`], [`bits`] (bit fields, byte permutes, funnel shifts, look-up tables), [`float`],
+//! [`compare`], [`conversion`], [`memory`], [`warp`] and [`control`]; [`operands`] holds the
+//! shared operand and type parsing, [`build`] the constant-folding builders decompositions use.
 
+mod bits;
+mod build;
 mod compare;
 mod control;
 mod conversion;
@@ -217,6 +220,15 @@ impl Decoder<'_> {
             "add" | "sub" | "mul" | "div" | "rem" | "min" | "max" | "and" | "or" | "xor" | "shl" | "shr" if !t.is_float => self.int_arith(i, t),
             "mad" if !t.is_float => self.int_mad(i, t),
             "not" | "neg" | "abs" | "popc" | "clz" | "brev" | "cnot" if !t.is_float => self.int_unary(i, t),
+            "bfe" => self.bfe(i, t),
+            "bfi" => self.bfi(i, t),
+            "prmt" => self.prmt(i, t),
+            "shf" => self.shf(i, t),
+            "lop3" => self.lop3(i, t),
+            "bfind" => self.bfind(i, t),
+            "mul24" | "mad24" => self.mul24(i, t),
+            "sad" => self.sad(i, t),
+            "dp4a" | "dp2a" => self.dot(i, t),
             "add" | "sub" | "mul" | "div" | "min" | "max" | "neg" | "abs" | "fma" | "mad" | "sqrt" | "rsqrt" | "rcp" | "ex2" | "lg2" | "sin" | "cos"
             | "tanh" | "copysign" => self.float_arith(i, t),
             "setp" => self.setp(i, t),
