@@ -60,6 +60,50 @@ impl Decoder<'_> {
         }
     }
 
+    /// `a op b` on predicates.
+    pub(super) fn pred(&mut self, op: BoolOp, a: Operand, b: Operand) -> Operand {
+        match (op, &a, &b) {
+            (BoolOp::Or, Operand::Imm(0), _) | (BoolOp::And, Operand::Imm(1), _) => return b,
+            (BoolOp::Or, _, Operand::Imm(0)) | (BoolOp::And, _, Operand::Imm(1)) => return a,
+            _ => {}
+        }
+        let t = self.temp(1);
+        self.emit(Op::Pred { dst: t, op, a, b });
+        Operand::Reg(t)
+    }
+
+    /// The negation of a predicate.
+    pub(super) fn pred_not(&mut self, a: Operand) -> Operand {
+        if let Operand::Imm(x) = a {
+            return Operand::Imm(u64::from(x & 1 == 0));
+        }
+        let t = self.temp(1);
+        self.emit(Op::PredNot { dst: t, a });
+        Operand::Reg(t)
+    }
+
+    /// A float operation at `bits` (never folded: float semantics live in the interpreter).
+    pub(super) fn float(&mut self, op: FloatOp, args: Vec<Operand>, bits: u32) -> Operand {
+        let t = self.temp_float(bits);
+        self.emit(Op::Float { dst: t, op, args, bits });
+        Operand::Reg(t)
+    }
+
+    /// The float comparison `a cmp b` at `bits`.
+    pub(super) fn fcmp(&mut self, cmp: FloatCmp, a: Operand, b: Operand, bits: u32) -> Operand {
+        let t = self.temp(1);
+        self.emit(Op::FSetp { dst: t, dst_neg: None, cmp, a, b, bits, combine: None });
+        Operand::Reg(t)
+    }
+
+    /// A conversion between the PTX types `from` and `to`, at least one of them a float.
+    pub(super) fn cvt_to(&mut self, a: Operand, from: &str, to: &str, rnd: Option<&str>) -> Operand {
+        let bits = ptx::types::type_bits(to).unwrap_or(32);
+        let t = self.temp_float(bits);
+        self.emit(Op::Cvt { dst: t, a, from: from.into(), to: to.into(), rnd: rnd.map(Into::into), sat: false });
+        Operand::Reg(t)
+    }
+
     /// Writes the result of a decomposition into the instruction's destination.
     pub(super) fn assign(&mut self, dst: RegId, v: Operand, bits: u32) {
         self.emit(Op::Mov { dst, src: v, bits });

@@ -6,9 +6,12 @@ use crate::ops::*;
 impl Decoder<'_> {
     /// `setp`, with its `p|q` form and the `.and`/`.or`/`.xor` combination.
     pub(super) fn setp(&mut self, i: &ptx::Instruction, t: &InstType) -> R<()> {
-        let InstType { bits, is_float, signed, .. } = *t;
+        let InstType { ty, mut bits, is_float, signed, .. } = *t;
         let ops = &i.operands;
         need(i, 3)?;
+        if ty.ends_with("x2") {
+            return Err(format!("packed `setp{}` (one predicate per half) is not modelled", ty));
+        }
         let cmp_name = i.modifiers.first().map(|m| m.as_str()).unwrap_or("");
         let combine_op = i.modifiers.iter().find_map(|m| match m.as_str() {
             ".and" => Some(BoolOp::And),
@@ -20,8 +23,15 @@ impl Decoder<'_> {
             ptx::Operand::RegPair(p, q) => (self.reg(p, 1, false), Some(self.reg(q, 1, false))),
             other => (self.dst(other, 1, false)?, None),
         };
-        let a = self.src(&ops[1], bits)?;
-        let b = self.src(&ops[2], bits)?;
+        let mut a = self.src(&ops[1], bits)?;
+        let mut b = self.src(&ops[2], bits)?;
+        if ty == ".bf16" {
+            // A 16-bit float operand reads as f16: compare bf16 values as the f32 they convert to
+            // exactly.
+            a = self.cvt_to(a, ".bf16", ".f32", None);
+            b = self.cvt_to(b, ".bf16", ".f32", None);
+            bits = 32;
+        }
         let combine = match combine_op {
             Some(op) => {
                 need(i, 4)?;

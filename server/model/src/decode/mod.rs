@@ -231,6 +231,7 @@ impl Decoder<'_> {
             "dp4a" | "dp2a" => self.dot(i, t),
             "add" | "sub" | "mul" | "div" | "min" | "max" | "neg" | "abs" | "fma" | "mad" | "sqrt" | "rsqrt" | "rcp" | "ex2" | "lg2" | "sin" | "cos"
             | "tanh" | "copysign" => self.float_arith(i, t),
+            "testp" => self.testp(i, t),
             "setp" => self.setp(i, t),
             "selp" => self.selp(i, t),
             "cvt" => self.cvt(i, t),

@@ -34,6 +34,12 @@ impl Decoder<'_> {
         self.declare_reg(name, bits, false)
     }
 
+    /// A temporary that holds a float.
+    pub(super) fn temp_float(&mut self, bits: u32) -> RegId {
+        let name: Name = format!("%tmp{}", self.regs.len()).into();
+        self.declare_reg(name, bits, true)
+    }
+
     pub(super) fn add_var(&mut self, v: &ptx::VarDecl) {
         let Some(space) = Space::from_modifier(&v.space) else { return };
         let align = v.align.unwrap_or_else(|| type_bits(&v.ty).map_or(1, |b| (b / 8).max(1)));
