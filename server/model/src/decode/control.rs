@@ -30,17 +30,8 @@ impl Decoder<'_> {
         let ops = &i.operands;
         need(i, 1)?;
         let ptx::Operand::Symbol(t) = &ops[0] else { return Err("`bra` needs a label".into()) };
-        self.emit(Op::Bra { target: t.clone() });
+        let target = self.local_name(t);
+        self.emit(Op::Bra { target });
         Ok(())
-    }
-
-    /// `call`: not inlined yet.
-    pub(super) fn call(&mut self, i: &ptx::Instruction, _t: &InstType) -> R<()> {
-        let ops = &i.operands;
-        let callee = ops.iter().find_map(|o| match o {
-            ptx::Operand::Symbol(s) => Some(s.to_string()),
-            _ => None,
-        });
-        Err(format!("call to `{}` is not inlined", callee.unwrap_or_else(|| "?".into())))
     }
 }

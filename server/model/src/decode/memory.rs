@@ -23,13 +23,12 @@ impl Decoder<'_> {
         let InstType { bits, is_float, signed, .. } = *t;
         let ops = &i.operands;
         need(i, 2)?;
-        let space = i.modifiers.iter().find_map(|m| Space::from_modifier(m)).unwrap_or(Space::Generic);
-        let vec_len = vector_len(i);
+        let space = state_space(i)?;
+        check_element(bits)?;
         if space == Space::Param {
-            if vec_len != 1 {
-                return Err("vector `ld.param` is not modelled".into());
+            if self.ld_param_cell(i, t)? {
+                return Ok(());
             }
-            let d = self.dst(&ops[0], bits, is_float)?;
             let addr = self.address(&ops[1])?;
             let Operand::Param { index, .. } = addr.base else {
                 return Err("`ld.param` from something other than a kernel parameter".into());
@@ -37,15 +36,24 @@ impl Decoder<'_> {
             if addr.offset < 0 {
                 return Err("negative parameter offset".into());
             }
-            let src = Operand::Param { index, offset: addr.offset as u32 };
-            let wide = self.regs[d as usize].bits;
-            if signed && wide > bits {
-                // `ld.param.s8` into a wider register sign-extends.
-                let t = self.temp(bits);
-                self.emit(Op::Mov { dst: t, src, bits });
-                self.emit(Op::Ext { dst: d, a: Operand::Reg(t), from: bits, to: wide, signed: true });
-            } else {
-                self.emit(Op::Mov { dst: d, src, bits });
+            // A vector load reads consecutive fields (`ld.param.v2.f32 {%f1, %f2}, [p]`).
+            let dsts: Vec<&ptx::Operand> = match &ops[0] {
+                ptx::Operand::Vector(v) => v.iter().collect(),
+                o => vec![o],
+            };
+            for (k, o) in dsts.into_iter().enumerate() {
+                let d = self.dst(o, bits, is_float)?;
+                let offset = u32::try_from(addr.offset as u64 + k as u64 * u64::from((bits / 8).max(1))).map_err(|_| "parameter offset out of range")?;
+                let src = Operand::Param { index, offset };
+                let wide = self.regs[d as usize].bits;
+                if signed && wide > bits {
+                    // `ld.param.s8` into a wider register sign-extends.
+                    let t = self.temp(bits);
+                    self.emit(Op::Mov { dst: t, src, bits });
+                    self.emit(Op::Ext { dst: d, a: Operand::Reg(t), from: bits, to: wide, signed: true });
+                } else {
+                    self.emit(Op::Mov { dst: d, src, bits });
+                }
             }
             return Ok(());
         }
@@ -75,9 +83,10 @@ impl Decoder<'_> {
         let InstType { bits, .. } = *t;
         let ops = &i.operands;
         need(i, 2)?;
-        let space = i.modifiers.iter().find_map(|m| Space::from_modifier(m)).unwrap_or(Space::Generic);
+        let space = state_space(i)?;
+        check_element(bits)?;
         if space == Space::Param {
-            return Err("`st.param` (call sequences) is not modelled".into());
+            return self.st_param(i, t);
         }
         let addr = self.address(&ops[0])?;
         let srcs = match &ops[1] {
@@ -92,7 +101,11 @@ impl Decoder<'_> {
     pub(super) fn atom(&mut self, i: &ptx::Instruction, t: &InstType) -> R<()> {
         let InstType { ty, bits, is_float, signed, .. } = *t;
         let ops = &i.operands;
-        let space = i.modifiers.iter().find_map(|m| Space::from_modifier(m)).unwrap_or(Space::Generic);
+        let space = state_space(i)?;
+        check_element(bits)?;
+        if ty == ".bf16" || ty == ".bf16x2" {
+            return Err(format!("`{}` atomics on `bf16` are not modelled", i.opcode));
+        }
         let op = i
             .modifiers
             .iter()
@@ -127,4 +140,29 @@ impl Decoder<'_> {
         self.emit(Op::Atom { dst, space, op, addr, args, bytes: (bits / 8).max(1), float: is_float, signed });
         Ok(())
     }
+}
+
+/// The state space an access names (generic when none); distributed shared memory of a cluster
+/// and other spaces the model has no memory for are errors.
+fn state_space(i: &ptx::Instruction) -> R<Space> {
+    for m in &i.modifiers {
+        if let Some(space) = Space::from_modifier(m) {
+            return Ok(space);
+        }
+        if m.starts_with(".shared::") {
+            return Err(format!("`{m}` (distributed shared memory of a cluster) is not modelled"));
+        }
+        if matches!(m.as_str(), ".tex" | ".surf" | ".sreg") {
+            return Err(format!("accesses to the `{m}` space are not modelled"));
+        }
+    }
+    Ok(Space::Generic)
+}
+
+/// Elements wider than 64 bits (`.b128`) have no register the model can hold.
+fn check_element(bits: u32) -> R<()> {
+    if bits > 64 {
+        return Err(format!("{bits}-bit elements are not modelled"));
+    }
+    Ok(())
 }

@@ -12,6 +12,7 @@
 
 mod bits;
 mod build;
+mod calls;
 mod compare;
 mod control;
 mod conversion;
@@ -73,6 +74,7 @@ pub struct Decoded {
 }
 
 struct Decoder<'a> {
+    module: &'a ptx::Module,
     regs: Vec<RegInfo>,
     reg_ids: HashMap<Name, RegId>,
     vars: Vec<VarInfo>,
@@ -88,11 +90,17 @@ struct Decoder<'a> {
     /// `.reg .b32 %r<N>` declarations: the registers are created when first used, so a huge
     /// `N` costs nothing.
     families: Vec<(Name, u32, u32, bool)>,
-    _module: &'a ptx::Module,
+    /// The `.file` index of the kernel's own source.
+    main_file: Option<u32>,
+    /// The body being decoded: the kernel's, or that of a function inlined into it.
+    frame: calls::Frame,
+    /// The call-sequence `.param` cells (see [`calls`]).
+    cells: calls::Cells,
 }
 
 pub fn decode(module: &ptx::Module, func: &ptx::Function) -> Decoded {
     let mut d = Decoder {
+        module,
         regs: Vec::new(),
         reg_ids: HashMap::new(),
         vars: Vec::new(),
@@ -105,7 +113,9 @@ pub fn decode(module: &ptx::Module, func: &ptx::Function) -> Decoded {
         line: None,
         guard: None,
         families: Vec::new(),
-        _module: module,
+        main_file: main_file(module, func),
+        frame: calls::Frame::kernel(),
+        cells: calls::Cells::default(),
     };
     for v in &module.variables {
         d.add_var(v);
@@ -116,46 +126,65 @@ pub fn decode(module: &ptx::Module, func: &ptx::Function) -> Decoded {
         d.param_ids.insert(p.name.clone(), d.params.len() as u32);
         d.params.push(ParamInfo { name: p.name.clone(), ty: p.ty.clone(), bits, bytes });
     }
-    let body = func.body.as_deref().unwrap_or(&[]);
-    for s in body {
-        match s {
-            ptx::Statement::Reg(r) => {
-                let bits = type_bits(&r.ty).unwrap_or(32);
-                let float = type_class(&r.ty) == Some(TypeClass::Float);
-                for n in &r.names {
-                    match n.count {
-                        Some(c) => d.families.push((n.name.clone(), c, bits, float)),
-                        None => {
-                            d.declare_reg(n.name.clone(), bits, float);
+    d.body(func.body.as_deref().unwrap_or(&[]));
+    Decoded { regs: d.regs, vars: d.vars, params: d.params, items: d.out, main_file: d.main_file }
+}
+
+impl Decoder<'_> {
+    /// Decodes a function body in the current frame: its declarations first, then its labels
+    /// and instructions in order.
+    fn body(&mut self, body: &[ptx::Statement]) {
+        for s in body {
+            match s {
+                ptx::Statement::Reg(r) => {
+                    let bits = type_bits(&r.ty).unwrap_or(32);
+                    let float = type_class(&r.ty) == Some(TypeClass::Float);
+                    for n in &r.names {
+                        let name = self.local_name(&n.name);
+                        match n.count {
+                            Some(c) => self.families.push((name, c, bits, float)),
+                            None => {
+                                self.declare_reg(name, bits, float);
+                            }
                         }
                     }
                 }
+                // A `.param` variable inside a body belongs to a call sequence.
+                ptx::Statement::Var(v) if v.space == ".param" => self.declare_param_cell(&v.name),
+                ptx::Statement::Var(v) => {
+                    let renamed = ptx::VarDecl { name: self.local_name(&v.name), ..v.clone() };
+                    self.add_var(&renamed);
+                }
+                _ => {}
             }
-            ptx::Statement::Var(v) => d.add_var(v),
-            _ => {}
+        }
+        for s in body {
+            match s {
+                ptx::Statement::Label(l) => {
+                    let name = self.local_name(&l.name);
+                    self.out.push(Item::Label(name, l.span));
+                }
+                ptx::Statement::Instruction(i) => self.statement(i),
+                _ => {}
+            }
         }
     }
-    let main_file = main_file(module, func);
-    for s in body {
-        match s {
-            ptx::Statement::Label(l) => d.out.push(Item::Label(l.name.clone(), l.span)),
-            ptx::Statement::Instruction(i) => {
-                d.span = i.span;
-                d.loc = i.loc;
-                if let Some(loc) = i.loc {
-                    if Some(loc.file) == main_file && loc.line != 0 {
-                        d.line = Some(loc.line);
-                    }
-                }
-                d.guard = i.guard.as_ref().map(|g| (d.reg(&g.reg, 1, false), g.negated));
-                if let Err(reason) = d.instruction(i) {
-                    d.emit(Op::Unsupported { opcode: full_opcode(i), reason });
-                }
+
+    /// Decodes one instruction with its guard and source position; what cannot be decoded
+    /// becomes `Op::Unsupported` with the reason.
+    fn statement(&mut self, i: &ptx::Instruction) {
+        self.span = i.span;
+        self.loc = i.loc;
+        if let Some(loc) = i.loc {
+            if Some(loc.file) == self.main_file && loc.line != 0 {
+                self.line = Some(loc.line);
             }
-            _ => {}
+        }
+        self.guard = i.guard.as_ref().map(|g| (self.reg(&g.reg, 1, false), g.negated));
+        if let Err(reason) = self.instruction(i) {
+            self.emit(Op::Unsupported { opcode: full_opcode(i), reason });
         }
     }
-    Decoded { regs: d.regs, vars: d.vars, params: d.params, items: d.out, main_file }
 }
 
 /// The file a kernel's lines are reported in: the file most of its `.loc`s point to, preferring
@@ -247,10 +276,7 @@ impl Decoder<'_> {
             "vote" => self.vote(i, t),
             "activemask" => self.activemask(i, t),
             "bra" => self.bra(i, t),
-            "ret" => {
-                self.emit(Op::Ret);
-                Ok(())
-            }
+            "ret" => self.ret(),
             "exit" | "trap" => {
                 self.emit(Op::Exit);
                 Ok(())

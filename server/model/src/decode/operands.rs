@@ -16,8 +16,20 @@ impl Decoder<'_> {
         id
     }
 
+    /// The name a register, label or variable of the current body has in the kernel: inlined
+    /// bodies get their frame's prefix.
+    pub(super) fn local_name(&self, name: &str) -> Name {
+        if self.frame.prefix.is_empty() {
+            name.into()
+        } else {
+            format!("{}{name}", self.frame.prefix).into()
+        }
+    }
+
     /// Looks up a register, declaring it on first use if the PTX forgot to (lenient on input).
     pub(super) fn reg(&mut self, name: &str, bits: u32, float: bool) -> RegId {
+        let name = self.local_name(name);
+        let name = name.as_str();
         if let Some(&id) = self.reg_ids.get(name) {
             return id;
         }
@@ -67,12 +79,17 @@ impl Decoder<'_> {
             },
             ptx::Operand::NotReg(n) => Operand::NotReg(self.reg(n, 1, false)),
             ptx::Operand::Imm(imm) => Operand::Imm(imm_bits(*imm, bits)),
-            ptx::Operand::Symbol(s) => match self.var_ids.get(s) {
-                Some(&v) => Operand::VarAddr(v),
+            ptx::Operand::Symbol(s) => match self.var(s) {
+                Some(v) => Operand::VarAddr(v),
                 None => return Err(format!("`{s}` is not a variable this kernel can address")),
             },
             other => return Err(format!("unsupported operand {other:?}")),
         })
+    }
+
+    /// A variable by name: the current body's own, else a module-level one.
+    pub(super) fn var(&self, name: &str) -> Option<VarId> {
+        self.var_ids.get(&self.local_name(name)).or_else(|| self.var_ids.get(name)).copied()
     }
 
     pub(super) fn address(&mut self, o: &ptx::Operand) -> R<Address> {
@@ -80,9 +97,9 @@ impl Decoder<'_> {
         let base = match &a.base {
             ptx::AddressBase::Reg(r) => Operand::Reg(self.reg(r, 64, false)),
             ptx::AddressBase::Symbol(s) => {
-                if let Some(&p) = self.param_ids.get(s) {
+                if let (Some(&p), true) = (self.param_ids.get(s), self.frame.is_kernel()) {
                     Operand::Param { index: p, offset: 0 }
-                } else if let Some(&v) = self.var_ids.get(s) {
+                } else if let Some(v) = self.var(s) {
                     Operand::VarAddr(v)
                 } else {
                     return Err(format!("address of unknown symbol `{s}`"));
