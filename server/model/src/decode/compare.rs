@@ -74,6 +74,27 @@ impl Decoder<'_> {
         Ok(())
     }
 
+    /// `slct.dtype.{s32,f32} d, a, b, c`: `a` when `c >= 0`, else `b` (a NaN `c` selects `b`).
+    pub(super) fn slct(&mut self, i: &ptx::Instruction, _t: &InstType) -> R<()> {
+        need(i, 4)?;
+        let types: Vec<&str> = i.modifiers.iter().map(|m| m.as_str()).filter(|m| ptx::types::type_bits(m).is_some()).collect();
+        let [dty, cty] = types[..] else { return Err("`slct` needs two types".into()) };
+        let bits = ptx::types::type_bits(dty).unwrap_or(32);
+        let ops = &i.operands;
+        let d = self.dst(&ops[0], bits, false)?;
+        let a = self.src(&ops[1], bits)?;
+        let b = self.src(&ops[2], bits)?;
+        let c = self.src(&ops[3], 32)?;
+        let take_a = match cty {
+            ".s32" => self.cmp(CmpOp::GeS, c, Operand::Imm(0), 32),
+            ".f32" => self.fcmp(FloatCmp::Ge, c, Operand::Imm(0), 32),
+            other => return Err(format!("`slct` with a `{other}` selector")),
+        };
+        let v = self.select(take_a, a, b, bits);
+        self.assign(d, v, bits);
+        Ok(())
+    }
+
     /// `selp`.
     pub(super) fn selp(&mut self, i: &ptx::Instruction, t: &InstType) -> R<()> {
         let InstType { bits, is_float, .. } = *t;

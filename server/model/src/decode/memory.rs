@@ -149,6 +149,9 @@ fn state_space(i: &ptx::Instruction) -> R<Space> {
         if let Some(space) = Space::from_modifier(m) {
             return Ok(space);
         }
+        if matches!(m.as_str(), ".param::entry" | ".param::func") {
+            return Ok(Space::Param);
+        }
         if m.starts_with(".shared::") {
             return Err(format!("`{m}` (distributed shared memory of a cluster) is not modelled"));
         }

@@ -20,6 +20,7 @@ mod float;
 mod integer;
 mod memory;
 mod operands;
+mod unmodelled;
 mod warp;
 
 use crate::ops::*;
@@ -92,6 +93,8 @@ struct Decoder<'a> {
     families: Vec<(Name, u32, u32, bool)>,
     /// The `.file` index of the kernel's own source.
     main_file: Option<u32>,
+    /// `.reqntid`, when the kernel fixes its block shape.
+    reqntid: Option<[u64; 3]>,
     /// The body being decoded: the kernel's, or that of a function inlined into it.
     frame: calls::Frame,
     /// The call-sequence `.param` cells (see [`calls`]).
@@ -114,6 +117,7 @@ pub fn decode(module: &ptx::Module, func: &ptx::Function) -> Decoded {
         guard: None,
         families: Vec::new(),
         main_file: main_file(module, func),
+        reqntid: func.reqntid().map(|v| [v.first().copied().unwrap_or(1), v.get(1).copied().unwrap_or(1), v.get(2).copied().unwrap_or(1)]),
         frame: calls::Frame::kernel(),
         cells: calls::Cells::default(),
     };
@@ -241,6 +245,9 @@ impl<'i> InstType<'i> {
 impl Decoder<'_> {
     /// Decodes one instruction by its class.
     fn instruction(&mut self, i: &ptx::Instruction) -> R<()> {
+        if let Some(reason) = unmodelled::reason(i) {
+            return Err(reason);
+        }
         let t = InstType::of(i);
         let t = &t;
         match i.opcode.as_str() {
@@ -282,12 +289,16 @@ impl Decoder<'_> {
                 Ok(())
             }
             "call" => self.call(i, t),
-            "prefetch" | "prefetchu" | "discard" | "applypriority" | "createpolicy" | "nanosleep" | "pmevent" => {
+            // Hints with no effect on what the model describes: cache and prefetch hints, sleeps,
+            // performance counters; `setmaxnreg` re-sizes the register file; `griddepcontrol`
+            // (programmatic dependent launch) orders this grid against the previous and the next
+            // one, and a check is of one launch whose inputs are in memory before it starts.
+            "prefetch" | "prefetchu" | "applypriority" | "createpolicy" | "nanosleep" | "pmevent" | "setmaxnreg" | "griddepcontrol" => {
                 self.emit(Op::Fence);
                 Ok(())
             }
-            op @ ("cp" | "mbarrier" | "wmma" | "mma" | "wgmma" | "ldmatrix" | "stmatrix" | "tex" | "tld4" | "suld" | "sust" | "txq" | "match" | "redux"
-            | "elect" | "griddepcontrol" | "setmaxnreg" | "tensormap") => Err(format!("`{op}` ({}) is not modelled yet", full_opcode(i))),
+            "redux" => self.redux(i, t),
+            "slct" => self.slct(i, t),
             other => Err(format!("unknown instruction `{other}`")),
         }
     }

@@ -1,4 +1,5 @@
-//! Warp collectives: shuffles, votes and `activemask`.
+//! Warp collectives: shuffles, votes, `activemask`, `bar.warp.sync`, and `redux.sync` over a
+//! whole warp (as shuffles).
 
 use super::{need, Decoder, InstType, R};
 use crate::ops::*;
@@ -61,6 +62,66 @@ impl Decoder<'_> {
         need(i, 1)?;
         let d = self.dst(&ops[0], 32, false)?;
         self.emit(Op::ActiveMask { dst: d });
+        Ok(())
+    }
+
+    /// `redux.sync.{add,min,max,and,or,xor}.{u32,s32,b32} d, a, mask` over all 32 lanes: the same
+    /// value as five butterfly shuffles, each combining a lane's value with its partner's (the
+    /// operations are associative and commutative, so the order does not change the result; a
+    /// shuffle, like `redux.sync`, requires every lane of its mask to arrive).
+    pub(super) fn redux(&mut self, i: &ptx::Instruction, t: &InstType) -> R<()> {
+        need(i, 3)?;
+        if !i.has_modifier(".sync") {
+            return Err("`redux` without `.sync`".into());
+        }
+        if t.is_float {
+            return Err("floating-point `redux.sync` is not modelled".into());
+        }
+        let signed = t.class == ptx::types::TypeClass::Signed;
+        let op = if i.has_modifier(".add") {
+            BinOp::Add
+        } else if i.has_modifier(".min") {
+            if signed {
+                BinOp::MinS
+            } else {
+                BinOp::MinU
+            }
+        } else if i.has_modifier(".max") {
+            if signed {
+                BinOp::MaxS
+            } else {
+                BinOp::MaxU
+            }
+        } else if i.has_modifier(".and") {
+            BinOp::And
+        } else if i.has_modifier(".or") {
+            BinOp::Or
+        } else if i.has_modifier(".xor") {
+            BinOp::Xor
+        } else {
+            return Err("`redux.sync` without an operation".into());
+        };
+        let ops = &i.operands;
+        let mask = self.src(&ops[2], 32)?;
+        if mask != Operand::Imm(0xffff_ffff) {
+            return Err("`redux.sync` with a member mask other than all 32 lanes (an immediate 0xffffffff) is not modelled".into());
+        }
+        let d = self.dst(&ops[0], 32, false)?;
+        let mut v = self.src(&ops[1], 32)?;
+        for k in [16u64, 8, 4, 2, 1] {
+            let partner = self.temp(32);
+            self.emit(Op::Shfl {
+                dst: partner,
+                pred_dst: None,
+                mode: ShflMode::Bfly,
+                src: v.clone(),
+                lane: Operand::Imm(k),
+                clamp: Operand::Imm(0x1f),
+                mask: mask.clone(),
+            });
+            v = self.bin(op, v, Operand::Reg(partner), 32);
+        }
+        self.assign(d, v, 32);
         Ok(())
     }
 }

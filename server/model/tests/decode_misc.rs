@@ -1,0 +1,157 @@
+//! `redux.sync` (as shuffles), `slct`, the hint instructions that are no-ops, and the
+//! instructions left unmodelled on purpose: each becomes one `Op::Unsupported` whose reason names
+//! what it does that the model does not describe.
+
+// An error ends a run; its size does not matter here.
+#![allow(clippy::result_large_err)]
+
+use model::interp::{self, Arg, InterpError, Launch, Memory};
+use model::Kernel;
+
+fn kernel(body: &str) -> Kernel {
+    let text = format!(
+        ".version 7.8\n.target sm_90\n.address_size 64\n.visible .entry k(.param .u64 k_param_0)\n{{\n\
+         \t.reg .pred %p<8>;\n\t.reg .b32 %r<16>;\n\t.reg .f32 %f<8>;\n\t.reg .b64 %rd<8>;\n\
+         \tld.param.u64 %rd1, [k_param_0];\n\tcvta.to.global.u64 %rd2, %rd1;\n\tmov.u32 %r1, %tid.x;\n\tmul.wide.u32 %rd3, %r1, 4;\n\tadd.s64 %rd4, %rd2, %rd3;\n\
+         {body}\n\tret;\n}}\n"
+    );
+    let parsed = ptx::parse(&text);
+    assert!(parsed.errors.is_empty(), "{body}: {:?}", parsed.errors);
+    model::lower_module(&parsed.module).pop().unwrap().1.unwrap_or_else(|e| panic!("{}", e.message))
+}
+
+fn reasons(k: &Kernel) -> Vec<String> {
+    k.unsupported().map(|(_, r)| r.to_string()).collect()
+}
+
+fn run(k: &Kernel, threads: u32) -> Result<Vec<u32>, InterpError> {
+    let mut mem = Memory::new();
+    let out = mem.add_u32("out", &vec![0; threads as usize]);
+    interp::run(k, &Launch::new([1, 1, 1], [threads, 1, 1], vec![Arg::Buffer(out)]), &mut mem)?;
+    Ok(mem.read_u32s(out))
+}
+
+#[test]
+fn redux_over_a_whole_warp_reduces_every_lane() {
+    // Lane values 3*lane - 40 (negative for the first lanes).
+    let values: Vec<i32> = (0..32).map(|l| 3 * l - 40).collect();
+    for (op, ty, want) in [
+        ("add", "s32", values.iter().sum::<i32>() as u32),
+        ("min", "s32", *values.iter().min().unwrap() as u32),
+        ("max", "s32", *values.iter().max().unwrap() as u32),
+        ("min", "u32", values.iter().map(|v| *v as u32).min().unwrap()),
+        ("max", "u32", values.iter().map(|v| *v as u32).max().unwrap()),
+        ("and", "b32", values.iter().fold(u32::MAX, |a, v| a & *v as u32)),
+        ("or", "b32", values.iter().fold(0, |a, v| a | *v as u32)),
+        ("xor", "b32", values.iter().fold(0, |a, v| a ^ *v as u32)),
+    ] {
+        let k = kernel(&format!("\tand.b32 %r5, %r1, 31;\n\tmad.lo.s32 %r2, %r5, 3, -40;\n\tredux.sync.{op}.{ty} %r3, %r2, -1;\n\tst.global.u32 [%rd4], %r3;"));
+        assert_eq!(reasons(&k), Vec::<String>::new(), "redux.sync.{op}.{ty}");
+        assert_eq!(run(&k, 64).unwrap(), vec![want; 64], "redux.sync.{op}.{ty}");
+    }
+    // Lanes that do not arrive are warp divergence, as for the shuffles it is made of.
+    let k = kernel("\tsetp.lt.u32 %p1, %r1, 8;\n\t@%p1 bra $L_end;\n\tredux.sync.add.u32 %r3, %r1, 0xffffffff;\n$L_end:\n\tst.global.u32 [%rd4], %r3;");
+    assert!(matches!(run(&k, 32), Err(InterpError::WarpDivergence { .. })));
+    // A partial member mask is not modelled.
+    let k = kernel("\tredux.sync.add.u32 %r3, %r1, 0xffff;");
+    assert_eq!(reasons(&k), vec!["`redux.sync` with a member mask other than all 32 lanes (an immediate 0xffffffff) is not modelled".to_string()]);
+}
+
+#[test]
+fn slct_selects_on_the_sign_of_its_third_operand() {
+    let k = kernel("\tadd.s32 %r2, %r1, -2;\n\tslct.u32.s32 %r3, 100, 200, %r2;\n\tst.global.u32 [%rd4], %r3;");
+    assert_eq!(run(&k, 4).unwrap(), vec![200, 200, 100, 100]);
+    let k = kernel("\tcvt.rn.f32.u32 %f1, %r1;\n\tadd.f32 %f2, %f1, 0fC0000000;\n\tslct.s32.f32 %r3, 7, 9, %f2;\n\tst.global.u32 [%rd4], %r3;");
+    assert_eq!(run(&k, 4).unwrap(), vec![9, 9, 7, 7]);
+}
+
+#[test]
+fn hints_are_no_ops() {
+    for hint in [
+        "griddepcontrol.wait;",
+        "griddepcontrol.launch_dependents;",
+        "setmaxnreg.inc.sync.aligned.u32 232;",
+        "fence.proxy.async;",
+        "fence.acq_rel.gpu;",
+        "membar.gl;",
+        "nanosleep.u32 100;",
+        "prefetch.global.L2 [%rd4];",
+    ] {
+        let k = kernel(&format!("\t{hint}\n\tst.global.u32 [%rd4], %r1;"));
+        assert_eq!(reasons(&k), Vec::<String>::new(), "{hint}");
+        assert_eq!(run(&k, 2).unwrap(), vec![0, 1], "{hint}");
+    }
+}
+
+#[test]
+fn unmodelled_instructions_say_what_the_model_does_not_describe() {
+    let cases = [
+        ("cp.async.ca.shared.global [%rd5], [%rd4], 16;", "`cp.async` copies global memory to shared memory in the background"),
+        ("cp.async.commit_group;", "waits for asynchronous copies"),
+        ("cp.async.wait_group 0;", "waits for asynchronous copies"),
+        ("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%rd5], [%rd4], 64, [%rd6];", "bulk and tensor copies (TMA)"),
+        ("mbarrier.init.shared.b64 [%rd5], 32;", "`mbarrier` objects"),
+        ("mbarrier.try_wait.parity.shared::cta.b64 %p1, [%rd5], %r1;", "`mbarrier` objects"),
+        ("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%r2, %r3, %r4, %r5}, [%rd5];", "`ldmatrix` moves matrix fragments"),
+        ("stmatrix.sync.aligned.m8n8.x1.shared.b16 [%rd5], {%r2};", "`stmatrix` moves matrix fragments"),
+        (
+            "mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32 {%f1, %f2, %f3, %f4}, {%r2, %r3}, {%r4}, {%f1, %f2, %f3, %f4};",
+            "tensor-core matrix multiply-accumulate",
+        ),
+        ("wgmma.fence.sync.aligned;", "warpgroup matrix multiply"),
+        ("tensormap.replace.tile.global_address.global.b1024.b64 [%rd4], %rd5;", "tensor-map"),
+        ("elect.sync %r2|%p1, -1;", "`elect.sync`"),
+        ("match.any.sync.b32 %r2, %r1, -1;", "`match.sync`"),
+        ("ld.shared::cluster.u32 %r2, [%rd5];", "distributed shared memory"),
+        ("atom.global.v2.f32.add {%f1, %f2}, [%rd4], {%f3, %f4};", "packed or vector atomics"),
+        ("discard.global.L2 [%rd4], 128;", "`discard`"),
+        ("addc.u32 %r2, %r1, %r1;", "carry flag"),
+        ("vabsdiff4.u32.u32.u32.add %r2, %r1, %r1, %r1;", "video"),
+        ("ld.global.b128 %rd5, [%rd4];", "128-bit elements"),
+    ];
+    for (inst, why) in cases {
+        let k = kernel(&format!("\tmov.u64 %rd5, 0;\n\tmov.u64 %rd6, 0;\n\t{inst}"));
+        let r = reasons(&k);
+        assert!(r.len() == 1 && r[0].contains(why), "{inst}: {r:?}");
+    }
+}
+
+/// Loads and stores with cache and eviction qualifiers, vectors of every element width, and the
+/// packing `mov`s clang writes around them.
+#[test]
+fn qualified_and_vector_accesses_and_packing_moves() {
+    let body = "\tmul.wide.u32 %rd5, %r1, 16;\n\tadd.s64 %rd6, %rd2, %rd5;\n\
+                \tld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%r2, %r3, %r4, %r5}, [%rd6];\n\
+                \tld.global.L2::cache_hint.v2.u64 {%rd3, %rd7}, [%rd6], %rd1;\n\
+                \tmov.b64 {%r6, %r7}, %rd7;\n\
+                \tmov.b64 %rd7, {%r7, %r6};\n\
+                \tst.global.cs.v2.u64 [%rd6], {%rd7, %rd3};\n\
+                \tld.global.v4.u16 {%rs1, %rs2, %rs3, %rs4}, [%rd6];\n\
+                \tmov.b32 %r8, {%rs1, %rs4};\n\
+                \tmov.b32 {%rs5, %rs6}, %r8;\n\
+                \tld.global.v2.u8 {%rs7, %rs8}, [%rd6+8];\n\
+                \tst.global.L1::no_allocate.v4.b16 [%rd6+8], {%rs6, %rs5, %rs8, %rs7};\n\
+                \tadd.s32 %r9, %r2, %r5;\n\
+                \tst.relaxed.gpu.global.u32 [%rd6+12], %r9;";
+    let text = format!(
+        ".version 7.8\n.target sm_90\n.address_size 64\n.visible .entry k(.param .u64 k_param_0)\n{{\n\
+         \t.reg .b16 %rs<10>;\n\t.reg .b32 %r<16>;\n\t.reg .b64 %rd<8>;\n\
+         \tld.param.u64 %rd1, [k_param_0];\n\tcvta.to.global.u64 %rd2, %rd1;\n\tmov.u32 %r1, %tid.x;\n{body}\n\tret;\n}}\n"
+    );
+    let parsed = ptx::parse(&text);
+    assert!(parsed.errors.is_empty(), "{:?}", parsed.errors);
+    let k = model::lower_module(&parsed.module).pop().unwrap().1.unwrap();
+    assert_eq!(reasons(&k), Vec::<String>::new());
+    let words: Vec<u32> = (0..8).map(|i| 0x1111_1111 * (i + 1)).collect();
+    let mut mem = Memory::new();
+    let buf = mem.add_u32("buf", &words);
+    interp::run(&k, &Launch::new([1, 1, 1], [2, 1, 1], vec![Arg::Buffer(buf)]), &mut mem).unwrap();
+    let got = mem.read_u32s(buf);
+    for t in 0..2usize {
+        let w = &words[4 * t..4 * t + 4];
+        // {w3, w2} (the second u64 with its halves swapped) then {w0, w1}; then the u16 halves
+        // w2.hi, w3.lo packed and unpacked into word 2; word 3 is w0 + w3.
+        let want = [w[3], w[2], (w[2] >> 16) | ((w[3] & 0xffff) << 16), w[0].wrapping_add(w[3])];
+        assert_eq!(got[4 * t..4 * t + 4], want, "thread {t}");
+    }
+}
