@@ -155,3 +155,30 @@ fn qualified_and_vector_accesses_and_packing_moves() {
         assert_eq!(got[4 * t..4 * t + 4], want, "thread {t}");
     }
 }
+
+/// clang reads the fields of a struct parameter through its address (`mov.b64 %rd1,
+/// k_param_1; ld.param.u32 %r1, [%rd1+4]`); when the address is used for nothing else, the loads
+/// read the parameter directly.
+#[test]
+fn struct_parameters_read_through_their_address() {
+    let lower = |body: &str| {
+        let text = format!(
+            ".version 7.8\n.target sm_90\n.address_size 64\n.visible .entry k(.param .u64 k_param_0, .param .align 8 .b8 k_param_1[16])\n{{\n\
+             \t.reg .b32 %r<8>;\n\t.reg .b64 %rd<8>;\n\tld.param.u64 %rd5, [k_param_0];\n\tmov.b64 %rd1, k_param_1;\n{body}\n\tret;\n}}\n"
+        );
+        let parsed = ptx::parse(&text);
+        assert!(parsed.errors.is_empty(), "{:?}", parsed.errors);
+        model::lower_module(&parsed.module).pop().unwrap().1.unwrap()
+    };
+    let k = lower("\tld.param.u32 %r1, [%rd1+4];\n\tld.param.v2.u32 {%r2, %r3}, [%rd1+8];\n\tadd.s32 %r4, %r1, %r2;\n\tsub.s32 %r4, %r4, %r3;\n\tst.global.u32 [%rd5], %r4;");
+    assert_eq!(reasons(&k), Vec::<String>::new());
+    let mut mem = Memory::new();
+    let out = mem.add_u32("out", &[0]);
+    let fields: Vec<u8> = [1u32, 20, 300, 4000].iter().flat_map(|v| v.to_le_bytes()).collect();
+    interp::run(&k, &Launch::new([1, 1, 1], [1, 1, 1], vec![Arg::Buffer(out), Arg::Bytes(fields)]), &mut mem).unwrap();
+    assert_eq!(mem.read_u32s(out), vec![(20u32 + 300).wrapping_sub(4000)]);
+    // An address that escapes into arithmetic stays unsupported.
+    let k = lower("\tadd.s64 %rd2, %rd1, 4;\n\tld.param.u32 %r1, [%rd2];\n\tst.global.u32 [%rd5], %r1;");
+    let r = reasons(&k);
+    assert!(r.iter().any(|x| x.contains("`k_param_1` is not a variable this kernel can address")), "{r:?}");
+}

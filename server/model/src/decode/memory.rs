@@ -29,7 +29,14 @@ impl Decoder<'_> {
             if self.ld_param_cell(i, t)? {
                 return Ok(());
             }
-            let addr = self.address(&ops[1])?;
+            let addr = match &ops[1] {
+                ptx::Operand::Address(ptx::Address { base: ptx::AddressBase::Reg(r), offset })
+                    if self.frame.is_kernel() && self.param_addresses.contains_key(r) =>
+                {
+                    Address { base: Operand::Param { index: self.param_addresses[r], offset: 0 }, offset: *offset }
+                }
+                o => self.address(o)?,
+            };
             let Operand::Param { index, .. } = addr.base else {
                 return Err("`ld.param` from something other than a kernel parameter".into());
             };
@@ -168,4 +175,50 @@ fn check_element(bits: u32) -> R<()> {
         return Err(format!("{bits}-bit elements are not modelled"));
     }
     Ok(())
+}
+
+/// Registers that hold the address of a kernel parameter and are used for nothing but reading it:
+/// clang writes `mov.b64 %rd1, k_param_4; ld.param.u64 %rd2, [%rd1+16];` for a struct parameter
+/// whose fields it reads through a pointer. Such a register has exactly one definition, a `mov`
+/// of the parameter's name, and every other mention of it is the base of an `ld.param` address;
+/// those loads then read the parameter directly.
+pub(super) fn param_address_registers(func: &ptx::Function, params: &[super::ParamInfo]) -> std::collections::HashMap<ptx::Name, u32> {
+    use std::collections::HashMap;
+    let mut defs: HashMap<&str, (usize, Option<u32>)> = HashMap::new();
+    let mut other_uses: HashMap<&str, usize> = HashMap::new();
+    fn regs<'o>(o: &'o ptx::Operand, out: &mut Vec<&'o str>) {
+        match o {
+            ptx::Operand::Reg(r) | ptx::Operand::NotReg(r) => out.push(r),
+            ptx::Operand::RegPair(a, b) => out.extend([a.as_str(), b.as_str()]),
+            ptx::Operand::Vector(v) | ptx::Operand::List(v) => v.iter().for_each(|x| regs(x, out)),
+            ptx::Operand::Address(ptx::Address { base: ptx::AddressBase::Reg(r), .. }) => out.push(r),
+            _ => {}
+        }
+    }
+    for i in func.instructions() {
+        let is_param_load = i.opcode == "ld" && i.has_modifier(".param");
+        let param_mov = match (i.opcode.as_str(), i.operands.as_slice()) {
+            ("mov", [ptx::Operand::Reg(d), ptx::Operand::Symbol(s)]) => Some((d.as_str(), params.iter().position(|p| p.name == *s).map(|p| p as u32))),
+            _ => None,
+        };
+        if let Some((d, p)) = param_mov {
+            let e = defs.entry(d).or_insert((0, p));
+            e.0 += 1;
+            continue;
+        }
+        if let Some(g) = &i.guard {
+            *other_uses.entry(g.reg.as_str()).or_default() += 1;
+        }
+        for (k, o) in i.operands.iter().enumerate() {
+            if is_param_load && k == 1 && matches!(o, ptx::Operand::Address(ptx::Address { base: ptx::AddressBase::Reg(_), .. })) {
+                continue;
+            }
+            let mut found = Vec::new();
+            regs(o, &mut found);
+            for r in found {
+                *other_uses.entry(r).or_default() += 1;
+            }
+        }
+    }
+    defs.into_iter().filter_map(|(r, (n, p))| (n == 1 && !other_uses.contains_key(r)).then_some((r.into(), p?))).collect()
 }

@@ -99,6 +99,8 @@ struct Decoder<'a> {
     frame: calls::Frame,
     /// The call-sequence `.param` cells (see [`calls`]).
     cells: calls::Cells,
+    /// Registers of the kernel that hold a parameter's address for `ld.param` only.
+    param_addresses: HashMap<Name, u32>,
 }
 
 pub fn decode(module: &ptx::Module, func: &ptx::Function) -> Decoded {
@@ -120,6 +122,7 @@ pub fn decode(module: &ptx::Module, func: &ptx::Function) -> Decoded {
         reqntid: func.reqntid().map(|v| [v.first().copied().unwrap_or(1), v.get(1).copied().unwrap_or(1), v.get(2).copied().unwrap_or(1)]),
         frame: calls::Frame::kernel(),
         cells: calls::Cells::default(),
+        param_addresses: HashMap::new(),
     };
     for v in &module.variables {
         d.add_var(v);
@@ -130,6 +133,7 @@ pub fn decode(module: &ptx::Module, func: &ptx::Function) -> Decoded {
         d.param_ids.insert(p.name.clone(), d.params.len() as u32);
         d.params.push(ParamInfo { name: p.name.clone(), ty: p.ty.clone(), bits, bytes });
     }
+    d.param_addresses = memory::param_address_registers(func, &d.params);
     d.body(func.body.as_deref().unwrap_or(&[]));
     Decoded { regs: d.regs, vars: d.vars, params: d.params, items: d.out, main_file: d.main_file }
 }
