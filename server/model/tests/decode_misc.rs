@@ -52,9 +52,15 @@ fn redux_over_a_whole_warp_reduces_every_lane() {
     // Lanes that do not arrive are warp divergence, as for the shuffles it is made of.
     let k = kernel("\tsetp.lt.u32 %p1, %r1, 8;\n\t@%p1 bra $L_end;\n\tredux.sync.add.u32 %r3, %r1, 0xffffffff;\n$L_end:\n\tst.global.u32 [%rd4], %r3;");
     assert!(matches!(run(&k, 32), Err(InterpError::WarpDivergence { .. })));
-    // A partial member mask is not modelled.
+    // A partial member mask is not modelled: decided when lowering for an immediate, when
+    // running (or when the lifter folds the register) otherwise.
     let k = kernel("\tredux.sync.add.u32 %r3, %r1, 0xffff;");
-    assert_eq!(reasons(&k), vec!["`redux.sync` with a member mask other than all 32 lanes (an immediate 0xffffffff) is not modelled".to_string()]);
+    assert_eq!(reasons(&k), vec!["`redux.sync` with a member mask other than all 32 lanes is not modelled".to_string()]);
+    for (mask, unsupported) in [("-1", false), ("0xffff", true)] {
+        let k = kernel(&format!("\tmov.b32 %r9, {mask};\n\tredux.sync.add.u32 %r3, %r1, %r9;\n\tst.global.u32 [%rd4], %r3;"));
+        assert_eq!(model::symbolic::lift(&k).unsupported.len(), usize::from(unsupported), "mask {mask}");
+        assert_eq!(matches!(run(&k, 32), Err(InterpError::Unsupported { .. })), unsupported, "mask {mask}");
+    }
 }
 
 #[test]

@@ -76,18 +76,30 @@ impl Decoder<'_> {
             _ => "a computed number of".into(),
         };
         let partial = self.cmp(CmpOp::Ne, count, threads, 32);
-        let partial = match self.guard {
+        self.unsupported_when(i, partial, reason(shown))
+    }
+
+    /// An `Op::Unsupported` for `i` that a thread reaches only when the predicate `when` holds
+    /// (and the instruction's own guard): a form the model describes only for some operand
+    /// values. An immediate `when` decides it now.
+    pub(super) fn unsupported_when(&mut self, i: &ptx::Instruction, when: Operand, reason: String) -> R<()> {
+        let when = match self.guard {
             Some((g, negated)) => {
                 let guard = if negated { Operand::NotReg(g) } else { Operand::Reg(g) };
-                self.pred(BoolOp::And, partial, guard)
+                self.pred(BoolOp::And, when, guard)
             }
-            None => partial,
+            None => when,
         };
-        let Operand::Reg(p) = partial else { return Err(reason(shown)) };
-        let saved = self.guard.replace((p, false));
-        self.emit(Op::Unsupported { opcode: full_opcode(i), reason: reason(shown) });
-        self.guard = saved;
-        Ok(())
+        match when {
+            Operand::Imm(0) => Ok(()),
+            Operand::Reg(p) => {
+                let saved = self.guard.replace((p, false));
+                self.emit(Op::Unsupported { opcode: full_opcode(i), reason });
+                self.guard = saved;
+                Ok(())
+            }
+            _ => Err(reason),
+        }
     }
 
     /// `bra` to a label (the CFG reads the target).

@@ -103,9 +103,10 @@ impl Decoder<'_> {
         };
         let ops = &i.operands;
         let mask = self.src(&ops[2], 32)?;
-        if mask != Operand::Imm(0xffff_ffff) {
-            return Err("`redux.sync` with a member mask other than all 32 lanes (an immediate 0xffffffff) is not modelled".into());
-        }
+        // Only a full mask is modelled (a shuffle over lanes outside the mask would read lanes
+        // that do not take part); clang puts the mask in a register, so check it when it runs.
+        let partial = self.cmp(CmpOp::Ne, mask.clone(), Operand::Imm(0xffff_ffff), 32);
+        self.unsupported_when(i, partial, "`redux.sync` with a member mask other than all 32 lanes is not modelled".into())?;
         let d = self.dst(&ops[0], 32, false)?;
         let mut v = self.src(&ops[1], 32)?;
         for k in [16u64, 8, 4, 2, 1] {
