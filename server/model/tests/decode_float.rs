@@ -243,3 +243,20 @@ fn float_forms_left_unmodelled_say_why() {
         assert!(reasons.len() == 1 && reasons[0].contains(why), "{body}: {reasons:?}");
     }
 }
+
+/// The approximate transcendental instructions clang writes for fast math are modelled (as their
+/// exact functions, evaluated in f64): `ex2.approx.ftz.f32`, `tanh.approx.f32`, `lg2`, `rsqrt`.
+#[test]
+fn approximate_transcendentals() {
+    for (body, x, want) in [
+        ("ex2.approx.ftz.f32 %f4, %f1;", 3.0f32, 8.0f32),
+        ("ex2.approx.f32 %f4, %f1;", -1.0, 0.5),
+        ("tanh.approx.f32 %f4, %f1;", 0.5, 0.5f64.tanh() as f32),
+        ("lg2.approx.ftz.f32 %f4, %f1;", 1024.0, 10.0),
+        ("rsqrt.approx.ftz.f32 %f4, %f1;", 16.0, 0.25),
+        ("fma.rn.relu.f32 %f4, %f1, %f1, %f1;", -0.5, 0.0),
+    ] {
+        let k = kernel(&format!("{body}\n\tmov.b32 %r4, %f4;\n\tcvt.u64.u32 %rd0, %r4;"));
+        assert_eq!(run(&k, [f(x), 0, 0]), f(want), "{body} on {x}");
+    }
+}
