@@ -183,6 +183,14 @@ fn struct_parameters_read_through_their_address() {
     let fields: Vec<u8> = [1u32, 20, 300, 4000].iter().flat_map(|v| v.to_le_bytes()).collect();
     interp::run(&k, &Launch::new([1, 1, 1], [1, 1, 1], vec![Arg::Buffer(out), Arg::Bytes(fields)]), &mut mem).unwrap();
     assert_eq!(mem.read_u32s(out), vec![(20u32 + 300).wrapping_sub(4000)]);
+    // Through a copy, as clang writes it for ggml's `soft_max_params`.
+    let k = lower("\tmov.u64 %rd2, %rd1;\n\tld.param.v2.u32 {%r2, %r3}, [%rd2+8];\n\tsub.s32 %r4, %r3, %r2;\n\tst.global.u32 [%rd5], %r4;");
+    assert_eq!(reasons(&k), Vec::<String>::new());
+    let mut mem = Memory::new();
+    let out = mem.add_u32("out", &[0]);
+    let fields: Vec<u8> = [1u32, 20, 300, 4000].iter().flat_map(|v| v.to_le_bytes()).collect();
+    interp::run(&k, &Launch::new([1, 1, 1], [1, 1, 1], vec![Arg::Buffer(out), Arg::Bytes(fields)]), &mut mem).unwrap();
+    assert_eq!(mem.read_u32s(out), vec![3700]);
     // An address that escapes into arithmetic stays unsupported.
     let k = lower("\tadd.s64 %rd2, %rd1, 4;\n\tld.param.u32 %r1, [%rd2];\n\tst.global.u32 [%rd5], %r1;");
     let r = reasons(&k);

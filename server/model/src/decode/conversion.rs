@@ -39,9 +39,7 @@ impl Decoder<'_> {
                 }
                 self.emit(Op::Mov { dst: d, src: acc, bits });
             }
-            (ptx::Operand::Reg(d), ptx::Operand::Symbol(s))
-                if self.frame.is_kernel() && self.param_addresses.get(d).is_some_and(|p| self.params[*p as usize].name == *s) =>
-            {
+            (ptx::Operand::Reg(d), ptx::Operand::Symbol(_) | ptx::Operand::Reg(_)) if self.frame.is_kernel() && self.param_addresses.contains_key(d) => {
                 // The address of a kernel parameter, used only by `ld.param`s that read the
                 // parameter directly (see `param_address_registers`).
             }

@@ -178,14 +178,18 @@ fn check_element(bits: u32) -> R<()> {
 }
 
 /// Registers that hold the address of a kernel parameter and are used for nothing but reading it:
-/// clang writes `mov.b64 %rd1, k_param_4; ld.param.u64 %rd2, [%rd1+16];` for a struct parameter
-/// whose fields it reads through a pointer. Such a register has exactly one definition, a `mov`
-/// of the parameter's name, and every other mention of it is the base of an `ld.param` address;
-/// those loads then read the parameter directly.
-pub(super) fn param_address_registers(func: &ptx::Function, params: &[super::ParamInfo]) -> std::collections::HashMap<ptx::Name, u32> {
-    use std::collections::HashMap;
-    let mut defs: HashMap<&str, (usize, Option<u32>)> = HashMap::new();
-    let mut other_uses: HashMap<&str, usize> = HashMap::new();
+/// clang writes `mov.b64 %rd44, k_param_4; mov.u64 %rd1, %rd44; ld.param.u64 %rd2, [%rd1+16];`
+/// for a struct parameter whose fields it reads through a pointer. Such a register has exactly
+/// one definition, a `mov` of the parameter's name or of another such register, and every other
+/// mention of it is the base of an `ld.param` address or the source of such a copy; those loads
+/// then read the parameter directly.
+pub(super) fn param_address_registers<'f>(func: &'f ptx::Function, params: &[super::ParamInfo]) -> std::collections::HashMap<ptx::Name, u32> {
+    use std::collections::{HashMap, HashSet};
+    /// Where a candidate's value comes from.
+    enum Source<'f> {
+        Param(u32),
+        Copy(&'f str),
+    }
     fn regs<'o>(o: &'o ptx::Operand, out: &mut Vec<&'o str>) {
         match o {
             ptx::Operand::Reg(r) | ptx::Operand::NotReg(r) => out.push(r),
@@ -195,30 +199,78 @@ pub(super) fn param_address_registers(func: &ptx::Function, params: &[super::Par
             _ => {}
         }
     }
+    let mut defs: HashMap<&'f str, Vec<Option<Source<'f>>>> = HashMap::new();
+    let mut copies: Vec<(&'f str, &'f str)> = Vec::new();
+    let mut escapes: HashSet<&'f str> = HashSet::new();
     for i in func.instructions() {
         let is_param_load = i.opcode == "ld" && i.has_modifier(".param");
-        let param_mov = match (i.opcode.as_str(), i.operands.as_slice()) {
-            ("mov", [ptx::Operand::Reg(d), ptx::Operand::Symbol(s)]) => Some((d.as_str(), params.iter().position(|p| p.name == *s).map(|p| p as u32))),
-            _ => None,
-        };
-        if let Some((d, p)) = param_mov {
-            let e = defs.entry(d).or_insert((0, p));
-            e.0 += 1;
+        if let ("mov", [ptx::Operand::Reg(d), src]) = (i.opcode.as_str(), i.operands.as_slice()) {
+            let source = match src {
+                ptx::Operand::Symbol(s) => params.iter().position(|p| p.name == *s).map(|p| Source::Param(p as u32)),
+                ptx::Operand::Reg(s) => {
+                    copies.push((s.as_str(), d.as_str()));
+                    Some(Source::Copy(s.as_str()))
+                }
+                _ => None,
+            };
+            defs.entry(d.as_str()).or_default().push(source);
+            if let Some(g) = &i.guard {
+                escapes.insert(g.reg.as_str());
+            }
             continue;
         }
         if let Some(g) = &i.guard {
-            *other_uses.entry(g.reg.as_str()).or_default() += 1;
+            escapes.insert(g.reg.as_str());
         }
         for (k, o) in i.operands.iter().enumerate() {
-            if is_param_load && k == 1 && matches!(o, ptx::Operand::Address(ptx::Address { base: ptx::AddressBase::Reg(_), .. })) {
-                continue;
-            }
             let mut found = Vec::new();
-            regs(o, &mut found);
-            for r in found {
-                *other_uses.entry(r).or_default() += 1;
+            if is_param_load && k == 1 {
+                if let ptx::Operand::Address(ptx::Address { base: ptx::AddressBase::Reg(_), .. }) = o {
+                    continue;
+                }
             }
+            if k == 0 && !matches!(i.opcode.as_str(), "st" | "red" | "bar" | "barrier" | "bra" | "call") {
+                // A destination: another definition.
+                if let ptx::Operand::Reg(d) = o {
+                    defs.entry(d.as_str()).or_default().push(None);
+                    continue;
+                }
+            }
+            regs(o, &mut found);
+            escapes.extend(found);
         }
     }
-    defs.into_iter().filter_map(|(r, (n, p))| (n == 1 && !other_uses.contains_key(r)).then_some((r.into(), p?))).collect()
+    // Candidates: one definition, from a parameter or a copy, and no other use; then drop,
+    // until nothing changes, those copied from a non-candidate or copied into one.
+    let mut set: HashMap<&'f str, &Source<'f>> = defs
+        .iter()
+        .filter_map(|(r, ds)| match ds.as_slice() {
+            [Some(s)] if !escapes.contains(r) => Some((*r, s)),
+            _ => None,
+        })
+        .collect();
+    loop {
+        let before = set.len();
+        let keep: HashSet<&str> = set.keys().copied().collect();
+        set.retain(|_, s| !matches!(s, Source::Copy(from) if !keep.contains(from)));
+        let keep: HashSet<&str> = set.keys().copied().collect();
+        for (from, to) in &copies {
+            if keep.contains(from) && !keep.contains(to) {
+                set.remove(from);
+            }
+        }
+        if set.len() == before {
+            break;
+        }
+    }
+    let param_of = |mut r: &'f str| -> Option<u32> {
+        for _ in 0..=set.len() {
+            match set.get(r)? {
+                Source::Param(p) => return Some(*p),
+                Source::Copy(from) => r = from,
+            }
+        }
+        None
+    };
+    set.keys().filter_map(|r| Some(((*r).into(), param_of(r)?))).collect()
 }
