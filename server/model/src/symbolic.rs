@@ -940,6 +940,14 @@ impl Lifter<'_> {
                 let (base, off) = self.split_base(b)?;
                 Some((base, self.x.bin(BinOp::Add, a, off)))
             }
+            // A pointer minus an offset (clang's `(p + 8i) - 4i` for `p[i + 1]` after `p[2i]`).
+            Node::Bin { op: BinOp::Sub, a, b, .. } => {
+                let (base, off) = self.split_base(a)?;
+                if self.split_base(b).is_some() {
+                    return None;
+                }
+                Some((base, self.x.bin(BinOp::Sub, off, b)))
+            }
             // nvcc addresses shared memory with 32-bit registers (`mov.u32 %r1, smem`): look
             // through the width changes, keeping the offset at the width of the whole.
             Node::Ext { a, to, .. } => {

@@ -158,3 +158,21 @@ fn calls_that_stay_unsupported_say_why() {
     let r = reasons(&k);
     assert!(r.iter().any(|x| x.contains("indirect call through `%rd2`")), "{r:?}");
 }
+
+/// The corpus kernel `noinline_pair_race`: after inlining, the helper's two stores are accesses
+/// to the `out` buffer (the second through `(p + 8i) - 4i + 4`, a pointer minus an offset).
+#[test]
+fn accesses_inside_an_inlined_callee_resolve_to_the_callers_buffers() {
+    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/corpus/noinline_pair_race.ptx")).unwrap();
+    let k = lower_all(&text).into_iter().find(|k| k.name == "noinline_pair_race").unwrap();
+    assert_eq!(reasons(&k), Vec::<String>::new());
+    let lifted = model::symbolic::lift(&k);
+    let stores: Vec<_> = lifted.accesses.iter().filter(|a| a.kind == model::symbolic::AccessKind::Write).collect();
+    assert_eq!(stores.len(), 2);
+    for s in stores {
+        assert_eq!(s.base, Some(model::symbolic::Base::Param(1)), "line {:?}", s.line);
+        assert_eq!(s.space, model::Space::Global);
+    }
+    let lines: Vec<Option<u32>> = lifted.accesses.iter().map(|a| a.line).collect();
+    assert_eq!(lines, vec![Some(11), Some(5), Some(6)]);
+}
