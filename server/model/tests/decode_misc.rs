@@ -196,3 +196,21 @@ fn struct_parameters_read_through_their_address() {
     let r = reasons(&k);
     assert!(r.iter().any(|x| x.contains("`k_param_1` is not a variable this kernel can address")), "{r:?}");
 }
+
+/// `red` is an atomic without a result: every thread's addition lands, and its accesses are
+/// atomic (they never race with each other).
+#[test]
+fn reduction_atomics_without_a_result() {
+    let k = kernel("\tadd.s32 %r2, %r1, 1;\n\tred.global.add.u32 [%rd2], %r2;\n\tred.relaxed.gpu.global.max.s32 [%rd2+4], %r1;\n\tred.global.add.f32 [%rd2+8], 0f3F000000;");
+    assert_eq!(reasons(&k), Vec::<String>::new());
+    let mut mem = Memory::new();
+    let out = mem.add_u32("out", &[0, 0, 0]);
+    let trace = interp::run(&k, &Launch::new([2, 1, 1], [64, 1, 1], vec![Arg::Buffer(out)]), &mut mem).unwrap();
+    assert!(trace.races().is_empty());
+    let got = mem.read_u32s(out);
+    assert_eq!(got[0], 2 * (1..=64).sum::<u32>());
+    assert_eq!(got[1], 63);
+    assert_eq!(f32::from_bits(got[2]), 64.0);
+    let lifted = model::symbolic::lift(&k);
+    assert!(lifted.accesses.iter().all(|a| matches!(a.kind, model::symbolic::AccessKind::Atomic(_))));
+}
