@@ -5,10 +5,18 @@
 //! symbolic lifter each implement a small instruction set once. Anything not understood becomes
 //! `Op::Unsupported` with a reason, never an error.
 //!
+//! New instructions are decompositions into the existing primitive operations wherever the
+//! primitives can express them exactly (`bfe`, `prmt`, `shf`, `lop3`, `dp4a`, `testp`, `bf16` and
+//! packed half arithmetic, `redux.sync` as shuffles, ...), so that the interpreter, the symbolic
+//! lifter, the SMT encoding and the Lean model need nothing new to agree on them; only `bar.red`
+//! needed a new operation (`Op::BarRed`).
+//!
 //! One module per instruction class, so that a change to one class is found in one place:
-//! [`integer`], [`bits`] (bit fields, byte permutes, funnel shifts, look-up tables), [`float`],
-//! [`compare`], [`conversion`], [`memory`], [`warp`] and [`control`]; [`operands`] holds the
-//! shared operand and type parsing, [`build`] the constant-folding builders decompositions use.
+//! `integer`, `bits` (bit fields, byte permutes, funnel shifts, look-up tables), `float`,
+//! `compare`, `conversion`, `memory`, `warp` and `control` (barriers, branches); `calls` inlines
+//! `.func` calls; `unmodelled` lists what is left out on purpose, with the reasons; `operands`
+//! holds the shared operand and type parsing, `build` the constant-folding builders that the
+//! decompositions use.
 
 mod bits;
 mod build;
@@ -97,7 +105,7 @@ struct Decoder<'a> {
     reqntid: Option<[u64; 3]>,
     /// The body being decoded: the kernel's, or that of a function inlined into it.
     frame: calls::Frame,
-    /// The call-sequence `.param` cells (see [`calls`]).
+    /// The call-sequence `.param` cells (see `calls`).
     cells: calls::Cells,
     /// Registers of the kernel that hold a parameter's address for `ld.param` only.
     param_addresses: HashMap<Name, u32>,
