@@ -18,7 +18,8 @@ The execution model of ARCHITECTURE.md ("The execution model"), as `model::inter
   does not depend on `order`: running threads one at a time is faithful.
 * **Block.** `blockLoop` alternates phases with what happens between them: completing a warp
   collective whose lanes have all arrived, releasing a barrier that every thread of the block
-  waits at (same instruction, same loop iterations), or reporting divergence.
+  waits at (same instruction, same loop iterations; `bar.red` also hands every thread its
+  reduction, `barrierEffect`), or reporting divergence.
 * **Kernel.** `runKernel` runs the blocks one after another in grid order (x fastest), each with
   zeroed shared memory, threading global memory through. Its result is an `Option`: `none` when
   `fuel` ran out, so termination is a theorem about fuel (`Lark.Props.Terminates`), never an
@@ -321,6 +322,7 @@ def execOp (env : Env) (t : ThreadState) : Op → ExecM Step
     match kind with
     | .sync => pure (.stop { t with status := .atBarrier })
     | .arrive => pure (.next t.advance)
+  | .barRed _ _ _ _ => pure (.stop { t with status := .atBarrier })
   | .warpSync mask => waitCollective env t mask
   | .shfl _ _ _ _ _ _ mask => waitCollective env t mask
   | .vote _ _ _ mask => waitCollective env t mask
@@ -608,6 +610,18 @@ def releaseBarrier (ids : List Nat) (ts : Nat → ThreadState) : Option (Nat →
       some (fun i => if ids.contains i then { ts i with status := .running, idx := (ts i).idx + 1 } else ts i)
     else none
 
+/-- What a barrier every thread of the block waits at does besides releasing them: `bar.red`
+sets `dst` in every thread to the reduction of the threads' predicates (`barRedResult`), read
+from the threads as they arrived (`before`) and written into the released threads (`after`);
+`bar.sync` does nothing else. -/
+def barrierEffect (env : Env) (ids : List Nat) (before after : Nat → ThreadState) :
+    ExecM (Nat → ThreadState) :=
+  match (ids.head?.bind (fun k => instAt env (before k))).map (fun inst => inst.op) with
+  | some (.barRed dst op pred _) => do
+    let ps ← ids.mapM (fun k => operandBool env (before k) pred)
+    pure (setRegAll after ids dst (.bits (BitVec.ofNat 64 (barRedResult op ps))))
+  | _ => pure after
+
 /-- The events of one phase. -/
 def phaseEvents (env : Env) (phase : Nat) (logs : List (Nat × List Access)) : List Event :=
   logs.foldr (fun p acc =>
@@ -638,8 +652,11 @@ def blockLoop (env : Env) (fuel : Nat) : Nat → BlockState → Option (BlockSta
           else if ids.all (fun i => (bs'.threads i).exited) then some (bs', none)
           else
             match releaseBarrier ids bs'.threads with
-            | some ts => blockLoop env fuel n { bs' with threads := ts, phase := bs'.phase + 1 }
             | none => some (bs', some .barrierDivergence)
+            | some ts =>
+              match barrierEffect env ids bs'.threads ts with
+              | .error f => some (bs', some f)
+              | .ok ts' => blockLoop env fuel n { bs' with threads := ts', phase := bs'.phase + 1 }
 
 /-! ## Kernels -/
 

@@ -70,6 +70,9 @@ inductive Op where
   | atom (dst : Option RegId) (space : Space) (op : AtomOp) (addr : Address) (args : List Operand)
       (bytes : Nat) (isFloat signed : Bool)
   | bar (kind : BarrierKind) (id : Operand)
+  /-- `bar.red`: a block barrier at which every thread also receives, in `dst`, the reduction `op`
+  of the threads' predicates `pred`. -/
+  | barRed (dst : RegId) (op : BarRedOp) (pred id : Operand)
   | warpSync (mask : Operand)
   | shfl (dst : RegId) (predDst : Option RegId) (mode : ShflMode) (src lane clamp mask : Operand)
   | vote (dst : RegId) (mode : VoteMode) (pred mask : Operand)

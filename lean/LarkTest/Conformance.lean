@@ -927,4 +927,22 @@ example : evalExt 64 true (BitVec.ofNat 64 0x7fffffffffffffff) = (BitVec.ofNat 6
 example : evalExt 64 true (BitVec.ofNat 64 0x8000000000000000) = (BitVec.ofNat 64 0x8000000000000000) := by decide
 example : evalExt 64 true (BitVec.ofNat 64 0xffffffffffffffff) = (BitVec.ofNat 64 0xffffffffffffffff) := by decide
 
+/-! ## `bar.red` reductions -/
+
+example : barRedResult BarRedOp.popc [] = 0 := by decide
+example : barRedResult BarRedOp.popc [true] = 1 := by decide
+example : barRedResult BarRedOp.popc [false, false] = 0 := by decide
+example : barRedResult BarRedOp.popc [true, true, true] = 3 := by decide
+example : barRedResult BarRedOp.popc [true, false, true, false, false] = 2 := by decide
+example : barRedResult BarRedOp.and [] = 1 := by decide
+example : barRedResult BarRedOp.and [true] = 1 := by decide
+example : barRedResult BarRedOp.and [false, false] = 0 := by decide
+example : barRedResult BarRedOp.and [true, true, true] = 1 := by decide
+example : barRedResult BarRedOp.and [true, false, true, false, false] = 0 := by decide
+example : barRedResult BarRedOp.or [] = 0 := by decide
+example : barRedResult BarRedOp.or [true] = 1 := by decide
+example : barRedResult BarRedOp.or [false, false] = 0 := by decide
+example : barRedResult BarRedOp.or [true, true, true] = 1 := by decide
+example : barRedResult BarRedOp.or [true, false, true, false, false] = 1 := by decide
+
 end LarkTest.Conformance

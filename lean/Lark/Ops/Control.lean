@@ -3,8 +3,8 @@ import Lark.Value
 /-!
 # Control
 
-Barriers (`model::ops::BarrierKind`), special registers (`model::ops::Special`) and the 3-D
-extents of a launch.
+Barriers (`model::ops::BarrierKind`, and the reduction of `bar.red`), special registers
+(`model::ops::Special`) and the 3-D extents of a launch.
 -/
 
 namespace Lark
@@ -13,6 +13,19 @@ namespace Lark
 inductive BarrierKind where
   | sync | arrive
   deriving DecidableEq, Repr
+
+/-- The block-wide reduction of `bar.red` (`model::ops::BarRedOp`): the number of threads whose
+predicate holds, whether it holds in all of them, whether it holds in any. -/
+inductive BarRedOp where
+  | popc | and | or
+  deriving DecidableEq, Repr
+
+/-- The result of `bar.red` from the predicates of the block's threads (`eval_bar_red`). -/
+def barRedResult (op : BarRedOp) (ps : List Bool) : Nat :=
+  match op with
+  | .popc => (ps.filter (fun p => p)).length
+  | .and => if ps.all (fun p => p) then 1 else 0
+  | .or => if ps.any (fun p => p) then 1 else 0
 
 /-- Special registers; dimensions are 0 = x, 1 = y, 2 = z (`model::ops::Special`). -/
 inductive Special where

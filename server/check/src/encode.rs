@@ -133,13 +133,9 @@ impl<'a> Encoder<'a> {
                     UnOp::Not => format!("(bvnot {a})"),
                     UnOp::Neg => format!("(bvneg {a})"),
                     UnOp::AbsS => format!("(ite (bvslt {a} {}) (bvneg {a}) {a})", bv(0, bits)),
-                    UnOp::Popc | UnOp::Clz | UnOp::Brev => {
-                        // Not encoded bit by bit: an unconstrained value over-approximates.
-                        let name = format!("u{e}_{t}");
-                        self.declare(&name, bits);
-                        self.defined.insert((e, t), name.clone());
-                        return name;
-                    }
+                    UnOp::Popc => popc(&a, bits),
+                    UnOp::Clz => clz(&a, bits),
+                    UnOp::Brev => brev(&a, bits),
                 }
             }
             Node::Ext { a, from, to, signed } => {
@@ -188,6 +184,40 @@ impl<'a> Encoder<'a> {
         }
         s
     }
+}
+
+/// Bit `i` of `a` as a 1-bit vector.
+fn bit(a: &str, i: u32) -> String {
+    format!("((_ extract {i} {i}) {a})")
+}
+
+/// The number of one bits of the `bits`-wide `a` (`eval_un(Popc)`), as a sum of its bits.
+fn popc(a: &str, bits: u32) -> String {
+    let terms: Vec<String> = (0..bits).map(|i| if bits == 1 { bit(a, i) } else { format!("((_ zero_extend {}) {})", bits - 1, bit(a, i)) }).collect();
+    if terms.len() == 1 {
+        terms[0].clone()
+    } else {
+        format!("(bvadd {})", terms.join(" "))
+    }
+}
+
+/// The leading zeros of the `bits`-wide `a` (`eval_un(Clz)`, `bits` for 0): the position of the
+/// highest one bit, found from the top.
+fn clz(a: &str, bits: u32) -> String {
+    let mut e = bv(bits as u64, bits);
+    for i in 0..bits {
+        e = format!("(ite (= {} #b1) {} {e})", bit(a, i), bv((bits - 1 - i) as u64, bits));
+    }
+    e
+}
+
+/// The bits of `a` in reverse order (`eval_un(Brev)`): bit 0 becomes the most significant.
+fn brev(a: &str, bits: u32) -> String {
+    if bits == 1 {
+        return a.to_string();
+    }
+    let parts: Vec<String> = (0..bits).map(|i| bit(a, i)).collect();
+    format!("(concat {})", parts.join(" "))
 }
 
 #[cfg(test)]
@@ -242,6 +272,31 @@ mod tests {
             }
             let r = solver.check(&enc.script(&asserts), &[], 2000).unwrap();
             assert!(matches!(r, SatResult::Sat(_)), "disagreement for ({va:#x}, {vb:#x}): {r:?}");
+        }
+    }
+
+    /// `popc`, `clz` and `brev` are encoded bit by bit: for each sample and width, the encoded
+    /// term can only equal `eval_un`'s value (asserting anything else is unsatisfiable).
+    #[test]
+    fn bit_counting_operators_are_encoded_exactly() {
+        let mut solver = Solver::z3();
+        for bits in [8u32, 16, 32, 64] {
+            let m = mask(bits);
+            for v in [0u64, 1, 0x80, 0x8000_0001, 0x0f0f_1234_5678_9abc, m, m >> 1] {
+                let v = v & m;
+                for op in [UnOp::Popc, UnOp::Clz, UnOp::Brev, UnOp::Not, UnOp::Neg, UnOp::AbsS] {
+                    let mut x = Exprs::new();
+                    let a = x.var(Sym::Param { index: 0, offset: 0 }, bits);
+                    let e = x.un(op, a);
+                    let mut enc = Encoder::new(&x);
+                    let na = enc.term(a, 1);
+                    let ne = enc.term(e, 1);
+                    let want = eval_un(op, v, bits);
+                    let script = enc.script(&[format!("(= {na} {})", bv(v, bits)), format!("(distinct {ne} {})", bv(want, bits))]);
+                    let r = solver.check(&script, &[], 2000).unwrap();
+                    assert_eq!(r, SatResult::Unsat, "{op:?} on {bits}-bit {v:#x} can differ from {want:#x}");
+                }
+            }
         }
     }
 }

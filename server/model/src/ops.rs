@@ -271,6 +271,28 @@ pub enum BarrierKind {
     Arrive,
 }
 
+/// The block-wide reduction `bar.red` performs (`__syncthreads_count`, `__syncthreads_and`,
+/// `__syncthreads_or`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BarRedOp {
+    /// The number of threads whose predicate holds.
+    Popc,
+    /// Whether it holds in every thread.
+    And,
+    /// Whether it holds in some thread.
+    Or,
+}
+
+/// The result of a `bar.red` over a block of `threads` threads, `holding` of which have a true
+/// predicate.
+pub fn eval_bar_red(op: BarRedOp, holding: u64, threads: u64) -> u64 {
+    match op {
+        BarRedOp::Popc => holding,
+        BarRedOp::And => u64::from(holding == threads),
+        BarRedOp::Or => u64::from(holding > 0),
+    }
+}
+
 /// The model-level operation of one decoded instruction.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Op {
@@ -376,6 +398,14 @@ pub enum Op {
     },
     Bar {
         kind: BarrierKind,
+        id: Operand,
+    },
+    /// `bar.red`: a block barrier (as `bar.sync`) at which every thread also receives the
+    /// reduction `op` of the threads' predicates `pred`, in `dst`.
+    BarRed {
+        dst: RegId,
+        op: BarRedOp,
+        pred: Operand,
         id: Operand,
     },
     WarpSync {

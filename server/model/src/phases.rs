@@ -96,7 +96,7 @@ fn reachability(k: &Kernel) -> Vec<Vec<bool>> {
 }
 
 fn is_sync_barrier(op: &Op) -> bool {
-    matches!(op, Op::Bar { kind: BarrierKind::Sync, .. })
+    matches!(op, Op::Bar { kind: BarrierKind::Sync, .. } | Op::BarRed { .. })
 }
 
 /// A `bar.warp.sync` with the full mask orders the accesses of all lanes of a warp.

@@ -118,6 +118,9 @@ pub struct LoopSummary {
 pub struct UnsupportedSite {
     pub block: BlockId,
     pub inst: usize,
+    /// When a thread reaches it (a guarded unsupported instruction, such as the check that a
+    /// barrier's thread count is the block's size, is reached only when its guard holds).
+    pub pc: ExprId,
     pub span: Span,
     pub line: Option<u32>,
     pub opcode: smol_str::SmolStr,
@@ -250,6 +253,11 @@ impl Lifted {
         for b in &mut self.barriers {
             b.pc = x.subst(b.pc, map);
         }
+        // An unsupported instruction no thread reaches under these facts is no longer a region.
+        self.unsupported.retain_mut(|u| {
+            u.pc = x.subst(u.pc, map);
+            x.as_bool(u.pc) != Some(false)
+        });
         for w in &mut self.warp_ops {
             w.pc = x.subst(w.pc, map);
             w.mask = x.subst(w.mask, map);
@@ -282,6 +290,7 @@ pub fn written_regs(op: &Op) -> Vec<RegId> {
         | Op::Float { dst, .. }
         | Op::Cvt { dst, .. }
         | Op::Vote { dst, .. }
+        | Op::BarRed { dst, .. }
         | Op::ActiveMask { dst } => vec![*dst],
         Op::Setp { dst, dst_neg, .. } | Op::FSetp { dst, dst_neg, .. } | Op::Shfl { dst, pred_dst: dst_neg, .. } => {
             std::iter::once(*dst).chain(*dst_neg).collect()
@@ -795,6 +804,17 @@ impl Lifter<'_> {
                     self.out_barriers.push(BarrierSite { block: b, inst: idx, pc, loops, span: inst.span, line: inst.line });
                 }
             }
+            Op::BarRed { dst, .. } => {
+                if self.recording {
+                    let loops = self.k.cfg.loop_nest(b);
+                    self.out_barriers.push(BarrierSite { block: b, inst: idx, pc, loops, span: inst.span, line: inst.line });
+                }
+                // The reduction is the same in every thread of the block; a value per thread
+                // over-approximates it.
+                let bits = self.k.regs[*dst as usize].bits;
+                let v = self.fresh(b, idx, 0, bits, ValueOrigin::Vote);
+                self.set(st, guard, *dst, v);
+            }
             Op::WarpSync { mask } => {
                 let m = self.operand(st, mask, 32);
                 self.record_warp(WarpOpKind::WarpSync, m, b, idx, inst, pc);
@@ -822,10 +842,11 @@ impl Lifter<'_> {
             }
             Op::Fence | Op::Bra { .. } | Op::Ret | Op::Exit => {}
             Op::Unsupported { opcode, reason } => {
-                if self.recording {
+                if self.recording && self.x.as_bool(pc) != Some(false) {
                     self.out_unsupported.push(UnsupportedSite {
                         block: b,
                         inst: idx,
+                        pc,
                         span: inst.span,
                         line: inst.line,
                         opcode: opcode.clone(),
@@ -918,6 +939,14 @@ impl Lifter<'_> {
                 }
                 let (base, off) = self.split_base(b)?;
                 Some((base, self.x.bin(BinOp::Add, a, off)))
+            }
+            // A pointer minus an offset (clang's `(p + 8i) - 4i` for `p[i + 1]` after `p[2i]`).
+            Node::Bin { op: BinOp::Sub, a, b, .. } => {
+                let (base, off) = self.split_base(a)?;
+                if self.split_base(b).is_some() {
+                    return None;
+                }
+                Some((base, self.x.bin(BinOp::Sub, off, b)))
             }
             // nvcc addresses shared memory with 32-bit registers (`mov.u32 %r1, smem`): look
             // through the width changes, keeping the offset at the width of the whole.

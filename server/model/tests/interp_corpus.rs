@@ -561,6 +561,71 @@ fn gelu_tanh_and_mul() {
     assert_close("out", &mem.read_f32s(io), &want, 1e-5);
 }
 
+// ---------------------------------------------------------------------------------------------
+// Kernels of the newer instruction forms: redux.sync, prmt/shf/bfe, vector loads through the
+// read-only path, named barriers with a thread count and bar.red.
+
+#[test]
+fn warp_count_redux() {
+    let k = kernel("warp_count_redux", "warp_count_redux");
+    let mut r = Rng(31);
+    let n = 1000;
+    let x = r.quarters(n, -4, 4);
+    let mut mem = Memory::new();
+    let (ix, ic) = (mem.add_f32("x", &x), mem.add_u32("count", &[7]));
+    run_clean(&k, &launch([4, 1, 1], [256, 1, 1], vec![buf(ix), buf(ic), Arg::f32(0.5), Arg::i32(n as i32)]), &mut mem);
+    let above = x.iter().filter(|v| **v > 0.5).count() as u32;
+    assert_eq!(mem.read_u32s(ic), vec![7 + above]);
+}
+
+#[test]
+fn byte_perm_funnel() {
+    let k = kernel("byte_perm_funnel", "byte_perm_funnel");
+    let mut r = Rng(32);
+    let n = 300;
+    let words: Vec<u32> = (0..n).map(|_| r.next() as u32).collect();
+    let mut mem = Memory::new();
+    let (ii, io) = (mem.add_u32("in", &words), mem.add_u32("out", &vec![0; n]));
+    run_clean(&k, &launch([3, 1, 1], [128, 1, 1], vec![buf(ii), buf(io), Arg::i32(n as i32)]), &mut mem);
+    let want: Vec<u32> = words
+        .iter()
+        .enumerate()
+        .map(|(i, w)| {
+            let swapped = w.swap_bytes();
+            swapped.rotate_left(i as u32 & 31) ^ ((swapped >> 4) & 0xfff)
+        })
+        .collect();
+    assert_eq!(mem.read_u32s(io), want);
+}
+
+#[test]
+fn float4_copy_nc() {
+    let k = kernel("float4_copy_nc", "float4_copy_nc");
+    let mut r = Rng(33);
+    for n in [1001usize, 1000, 3] {
+        let x = r.quarters(n, -100, 100);
+        let mut mem = Memory::new();
+        let (ix, io) = (mem.add_f32("x", &x), mem.add_zeroed("out", 4 * n as u64));
+        run_clean(&k, &launch([4, 1, 1], [64, 1, 1], vec![buf(ix), buf(io), Arg::i32(n as i32)]), &mut mem);
+        assert_exact("out", &mem.read_f32s(io), &f64s(&x));
+    }
+}
+
+#[test]
+fn named_barrier_count() {
+    let k = kernel("named_barrier_count", "named_barrier_count");
+    let mut r = Rng(34);
+    let x = r.ints(1024, -50, 50);
+    let mut mem = Memory::new();
+    let (ix, ic) = (mem.add_f32("x", &x), mem.add_u32("counts", &[0; 8]));
+    run_clean(&k, &launch([8, 1, 1], [128, 1, 1], vec![buf(ix), buf(ic)]), &mut mem);
+    let want: Vec<u32> = (0..8).map(|b| (0..128).filter(|t| x[b * 128 + t] > x[b * 128 + (t + 1) % 128]).count() as u32).collect();
+    assert_eq!(mem.read_u32s(ic), want);
+    // With another block size the named barrier would order only part of the block.
+    let err = interp::run(&k, &launch([1, 1, 1], [256, 1, 1], vec![buf(ix), buf(ic)]), &mut mem).unwrap_err();
+    assert!(matches!(err, InterpError::Unsupported { .. }), "{err}");
+}
+
 #[test]
 fn reduction_of_1k_elements_is_fast() {
     // 256 threads, 1024 elements: four grid-stride loads per thread, then the shared tree.

@@ -189,6 +189,12 @@ impl<'a> Lexer<'a> {
             b'.' => {
                 if self.bytes.get(self.pos).is_some_and(|&c| is_ident_start(c)) {
                     self.eat_while(is_ident_continue);
+                    // Qualified modifiers are one word: `.shared::cta`, `.L1::no_allocate`,
+                    // `.L2::256B`, `.mbarrier::complete_tx::bytes`.
+                    while self.bytes.get(self.pos..self.pos + 2) == Some(b"::") && self.bytes.get(self.pos + 2).is_some_and(|&c| is_ident_continue(c)) {
+                        self.pos += 2;
+                        self.eat_while(is_ident_continue);
+                    }
                     TokenKind::DotIdent
                 } else {
                     TokenKind::Unknown
@@ -301,6 +307,29 @@ mod tests {
                 (Int, "8"),
                 (RBracket, "]"),
                 (Semi, ";"),
+            ]
+        );
+    }
+
+    #[test]
+    fn qualified_modifiers_are_one_token() {
+        use TokenKind::*;
+        assert_eq!(
+            kinds("ld.global.L1::no_allocate.L2::256B.v4.f32 fence.proxy.async.shared::cta; $L:"),
+            vec![
+                (Ident, "ld"),
+                (DotIdent, ".global"),
+                (DotIdent, ".L1::no_allocate"),
+                (DotIdent, ".L2::256B"),
+                (DotIdent, ".v4"),
+                (DotIdent, ".f32"),
+                (Ident, "fence"),
+                (DotIdent, ".proxy"),
+                (DotIdent, ".async"),
+                (DotIdent, ".shared::cta"),
+                (Semi, ";"),
+                (Ident, "$L"),
+                (Colon, ":"),
             ]
         );
     }

@@ -1,14 +1,15 @@
 //! Conformance checks of the Lean integer semantics against the Rust one.
 //!
-//! `model::ops::eval_bin`, `eval_un`, `eval_cmp` and `eval_ext` are the single definition of
-//! integer semantics on the Rust side (ARCHITECTURE.md, promise 4: one semantics). This module
-//! evaluates them on edge cases (zero, one, the signed and unsigned extremes, shifts past the
-//! width, division by zero) and writes each result as a Lean `example … := by decide` about
-//! `evalBin`, `evalUn`, `evalCmp` and `evalExt`. `lake build LarkTest` then checks that the Lean
+//! `model::ops::eval_bin`, `eval_un`, `eval_cmp`, `eval_ext` and `eval_bar_red` are the single
+//! definition of integer semantics on the Rust side (ARCHITECTURE.md, promise 4: one semantics).
+//! This module evaluates them on edge cases (zero, one, the signed and unsigned extremes, shifts
+//! past the width, division by zero; empty, all-true and mixed predicate lists for `bar.red`) and
+//! writes each result as a Lean `example … := by decide` about `evalBin`, `evalUn`, `evalCmp`,
+//! `evalExt` and `barRedResult`. `lake build LarkTest` then checks that the Lean
 //! functions compute the same values; a golden test keeps `lean/LarkTest/Conformance.lean` in
 //! step with the Rust functions.
 
-use model::ops::{eval_bin, eval_cmp, eval_ext, eval_un, mask, BinOp, CmpOp, UnOp};
+use model::ops::{eval_bar_red, eval_bin, eval_cmp, eval_ext, eval_un, mask, BarRedOp, BinOp, CmpOp, UnOp};
 
 const BIN_OPS: [BinOp; 19] = [
     BinOp::Add,
@@ -103,6 +104,18 @@ pub fn conformance_module() -> String {
         }
         out.push('\n');
     }
+    out.push_str("/-! ## `bar.red` reductions -/\n\n");
+    let lists: [&[bool]; 5] = [&[], &[true], &[false, false], &[true, true, true], &[true, false, true, false, false]];
+    for op in [BarRedOp::Popc, BarRedOp::And, BarRedOp::Or] {
+        let name = lower_camel(&format!("{op:?}"));
+        for ps in lists {
+            let holding = ps.iter().filter(|p| **p).count() as u64;
+            let r = eval_bar_red(op, holding, ps.len() as u64);
+            let items: Vec<&str> = ps.iter().map(|p| if *p { "true" } else { "false" }).collect();
+            out.push_str(&format!("example : barRedResult BarRedOp.{name} [{}] = {r} := by decide\n", items.join(", ")));
+        }
+    }
+    out.push('\n');
     out.push_str("end LarkTest.Conformance\n");
     out
 }

@@ -328,6 +328,9 @@ fn vote_mode(m: VoteMode) -> String {
 fn barrier_kind(k: BarrierKind) -> String {
     format!("BarrierKind.{}", lower_camel(&format!("{k:?}")))
 }
+fn bar_red_op(op: BarRedOp) -> String {
+    format!("BarRedOp.{}", lower_camel(&format!("{op:?}")))
+}
 
 fn op(o: &Op) -> String {
     match o {
@@ -368,6 +371,7 @@ fn op(o: &Op) -> String {
             boolean(*signed)
         ),
         Op::Bar { kind, id } => format!("Op.bar {} {}", barrier_kind(*kind), arg(id)),
+        Op::BarRed { dst, op, pred, id } => format!("Op.barRed {dst} {} {} {}", bar_red_op(*op), arg(pred), arg(id)),
         Op::WarpSync { mask } => format!("Op.warpSync {}", arg(mask)),
         Op::Shfl { dst, pred_dst, mode, src, lane, clamp, mask } => {
             format!("Op.shfl {dst} {} {} {} {} {} {}", opt_reg(*pred_dst), shfl_mode(*mode), arg(src), arg(lane), arg(clamp), arg(mask))

@@ -319,6 +319,7 @@ impl<'a> Machine<'a> {
             let key = (blk.threads[first].pc(), blk.threads[first].iters.clone());
             let same = |th: &Thread| th.status == Status::Barrier && th.pc() == key.0 && th.iters == key.1;
             if blk.threads.iter().all(same) {
+                self.barrier_effect(&mut blk, key.0)?;
                 for th in &mut blk.threads {
                     th.status = Status::Running;
                     th.phase += 1;
@@ -330,6 +331,26 @@ impl<'a> Machine<'a> {
             let missing = blk.threads.iter().filter(|th| !same(th)).map(|th| (th.tid, self.whereabouts(th))).collect();
             return Err(InterpError::BarrierDivergence { block: ctaid, inst: key.0, line: self.line(key.0), iterations: key.1, arrived, missing });
         }
+    }
+
+    /// What a released barrier does besides releasing: `bar.red` gives every thread the
+    /// reduction of the threads' predicates (their registers still hold what they had when they
+    /// arrived).
+    fn barrier_effect(&self, blk: &mut BlockState, at: InstRef) -> R<()> {
+        let Some(inst) = self.k.cfg.blocks.get(at.0 as usize).and_then(|b| b.insts.get(at.1)) else { return Ok(()) };
+        let Op::BarRed { dst, op, pred, .. } = &inst.op else { return Ok(()) };
+        let mut holding = 0u64;
+        for t in 0..blk.threads.len() {
+            match self.operand(blk.ctaid, &blk.threads[t], pred, 1) {
+                Ok(v) => holding += u64::from(v.bool()),
+                Err(reason) => return Err(self.unsupported(blk, t, inst, reason)),
+            }
+        }
+        let r = eval_bar_red(*op, holding, blk.threads.len() as u64);
+        for th in &mut blk.threads {
+            th.set(*dst, Value::Bits(r));
+        }
+        Ok(())
     }
 
     fn line(&self, at: InstRef) -> Option<u32> {
@@ -353,7 +374,7 @@ impl<'a> Machine<'a> {
     fn step(&mut self, ctaid: [u32; 3], th: &Thread) -> R<()> {
         self.trace.steps += 1;
         // Polling the budget costs a clock read: do it every few thousand steps (microseconds).
-        if self.trace.steps % 4096 == 0 {
+        if self.trace.steps.is_multiple_of(4096) {
             if let Err(stop) = self.l.budget.check() {
                 return Err(InterpError::Stopped(stop));
             }
@@ -731,7 +752,7 @@ impl<'a> Machine<'a> {
                     set!(*d, old);
                 }
             }
-            Op::Bar { kind: BarrierKind::Sync, .. } => return Ok(Flow::Wait(Status::Barrier)),
+            Op::Bar { kind: BarrierKind::Sync, .. } | Op::BarRed { .. } => return Ok(Flow::Wait(Status::Barrier)),
             Op::Bar { kind: BarrierKind::Arrive, .. } => {}
             Op::WarpSync { mask } | Op::Shfl { mask, .. } | Op::Vote { mask, .. } => {
                 let m = val!(mask, 32).bits(32) as u32;
