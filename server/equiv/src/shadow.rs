@@ -488,6 +488,12 @@ impl Observer for Shadow<'_> {
                 }
             }
             Op::Bar { .. } | Op::WarpSync { .. } | Op::Fence | Op::Bra { .. } | Op::Ret | Op::Exit | Op::Unsupported { .. } => {}
+            Op::BarRed { dst, pred, .. } => {
+                if self.shadow(lin, pred).is_some() {
+                    self.problem(line, "a barrier reduction of input-dependent predicates is not modelled");
+                }
+                self.set(lin, *dst, None);
+            }
             Op::Shfl { .. } | Op::Vote { .. } | Op::ActiveMask { .. } => {}
         }
     }

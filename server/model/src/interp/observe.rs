@@ -83,6 +83,7 @@ impl Op {
             Op::St { srcs, addr, .. } => srcs.iter().chain(std::iter::once(&addr.base)).collect(),
             Op::Atom { args, addr, .. } => args.iter().chain(std::iter::once(&addr.base)).collect(),
             Op::Bar { id, .. } => vec![id],
+            Op::BarRed { pred, id, .. } => vec![pred, id],
             Op::WarpSync { mask } => vec![mask],
             Op::Shfl { src, lane, clamp, mask, .. } => vec![src, lane, clamp, mask],
             Op::Vote { pred, mask, .. } => vec![pred, mask],
@@ -103,7 +104,8 @@ impl Op {
             | Op::Float { dst, .. }
             | Op::Cvt { dst, .. }
             | Op::Vote { dst, .. }
-            | Op::ActiveMask { dst } => vec![*dst],
+            | Op::ActiveMask { dst }
+            | Op::BarRed { dst, .. } => vec![*dst],
             Op::Setp { dst, dst_neg, .. } | Op::FSetp { dst, dst_neg, .. } => std::iter::once(*dst).chain(*dst_neg).collect(),
             Op::Shfl { dst, pred_dst, .. } => std::iter::once(*dst).chain(*pred_dst).collect(),
             Op::Ld { dsts, .. } => dsts.clone(),
