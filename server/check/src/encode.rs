@@ -193,7 +193,8 @@ impl<'a> Encoder<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::smt::{SatResult, Solver};
+    use crate::smt::{ask, read_query, Outcome};
+    use std::time::Duration;
 
     /// Every operator's SMT encoding agrees with `eval_bin` on sample values (checked by Z3).
     #[test]
@@ -220,7 +221,7 @@ mod tests {
             BinOp::MaxS,
         ];
         let samples: [(u64, u64); 6] = [(7, 2), (0xffff_fff9, 2), (5, 0), (0x8000_0000, 31), (3, 40), (0xffff_ffff, 0xffff_ffff)];
-        let mut solver = Solver::z3();
+        let mut solver = ::smt::Solver::new(::smt::SolverKind::Z3);
         let mut asserts = Vec::new();
         let mut x = Exprs::new();
         let a = x.var(Sym::Param { index: 0, offset: 0 }, 32);
@@ -240,8 +241,8 @@ mod tests {
                 let t = enc.term(*e, 1);
                 asserts.push(format!("(= {t} {})", bv(eval_bin(*op, va, vb, 32), 32)));
             }
-            let r = solver.check(&enc.script(&asserts), &[], 2000).unwrap();
-            assert!(matches!(r, SatResult::Sat(_)), "disagreement for ({va:#x}, {vb:#x}): {r:?}");
+            let (r, _) = ask(&mut solver, &read_query(&enc.script(&asserts)).unwrap(), Duration::from_secs(2), &::smt::Never);
+            assert!(matches!(r, Outcome::Sat(_)), "disagreement for ({va:#x}, {vb:#x}): {r:?}");
         }
     }
 }

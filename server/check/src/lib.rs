@@ -1,5 +1,6 @@
 //! The engine: data races, barrier divergence and out-of-bounds accesses over the lifted model,
-//! decided with Z3 and confirmed by replaying each counterexample in the reference interpreter.
+//! decided by enumerating concrete launches or with an SMT solver (Z3 or cvc5, through the `smt`
+//! crate), and confirmed by replaying each counterexample in the reference interpreter.
 //!
 //! Entry point: [`check_ptx`] for a PTX module, or [`engine::check_kernel`] for one kernel.
 
@@ -14,13 +15,14 @@ pub mod races;
 pub mod render;
 pub mod replay;
 pub mod report;
+pub mod schedule;
 pub mod smt;
 pub mod sync;
 pub mod witness;
 
+pub use self::smt::{Solver, SolverKind};
 pub use engine::{check_kernel, check_kernel_guarded, Options, Sources};
 pub use report::*;
-pub use smt::Solver;
 
 use serde::Serialize;
 
@@ -68,7 +70,7 @@ pub fn check_ptx(file: &str, text: &str, cx: &Context, opts: &Options, solver: &
                 let cu_file = k.main_file.and_then(|f| map.file_name(ptx::SourceLoc { file: f, line: 1, col: 0 })).map(str::to_string);
                 let src = Sources { ptx: text, index: &index, cu_file, param_names: cx.cu_text.and_then(|cu| spec::cu_param_names(cu, &source_name)) };
                 let spec = cx.interface.and_then(|i| i.kernel(&name));
-                let mut report = check_kernel_guarded(&k, spec, &src, opts, solver);
+                let report = check_kernel_guarded(&k, spec, &src, opts, solver);
                 kernels.push(report);
             }
             Err(e) => {

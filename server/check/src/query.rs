@@ -3,7 +3,6 @@
 
 use crate::bind::{Binding, ByteSize};
 use crate::encode::{bv, sym_name, Encoder};
-use crate::smt::{SatResult, Solver, SolverError};
 use model::expr::{ExprId, Exprs, Sym};
 use model::ops::Special;
 use spec::{ParamSpec, Scalar};
@@ -121,7 +120,9 @@ impl<'a> Query<'a> {
         }
     }
 
-    pub fn run(&self, solver: &mut Solver, timeout_ms: u64) -> Result<SatResult, SolverError> {
+    /// The query as SMT-LIB text: declarations, definitions, assertions and a `get-value` of
+    /// the wanted names.
+    pub fn script(&self) -> String {
         // `%laneid`/`%warpid` are tied to the thread id only when a formula uses them: the
         // linear id multiplies launch dimensions, which costs the solver when they are unknown.
         let mut asserts = self.asserts.clone();
@@ -136,7 +137,16 @@ impl<'a> Query<'a> {
                 asserts.push(format!("(= {warp} (bvlshr {lin} {}))", bv(5, 32)));
             }
         }
-        solver.check(&self.enc.script(&asserts), &self.wanted, timeout_ms)
+        let mut text = self.enc.script(&asserts);
+        if !self.wanted.is_empty() {
+            text.push_str(&format!("(get-value ({}))\n", self.wanted.join(" ")));
+        }
+        text
+    }
+
+    /// The query for the solver driver (see [`crate::smt::read_query`]).
+    pub fn to_smt(&self) -> Result<::smt::Query, String> {
+        crate::smt::read_query(&self.script())
     }
 }
 

@@ -54,7 +54,7 @@ fn kind_word(k: FindingKind) -> &'static str {
 
 #[test]
 fn corpus_scores() {
-    let mut solver = Solver::z3();
+    let mut solver = Solver::new();
     let opts = Options::default();
     let mut table: BTreeMap<(String, String), usize> = BTreeMap::new();
     let mut failures = Vec::new();
@@ -115,7 +115,7 @@ fn corpus_scores() {
 /// on every corpus kernel: same verdict, except where the solver times out (uncertified).
 #[test]
 fn smt_agrees_with_enumeration() {
-    let mut solver = Solver::z3();
+    let mut solver = Solver::new();
     let enumerate = Options::default();
     let smt = Options { enumerate: false, timeout_ms: 10_000, ..Options::default() };
     let mut files: Vec<String> = expectations().into_iter().map(|e| e.file).collect();
@@ -151,7 +151,7 @@ fn compiler_variants_keep_their_verdicts() {
     let dir = corpus_dir();
     let iface = spec::parse_lark_toml("lark.toml", &std::fs::read_to_string(dir.join("lark.toml")).unwrap()).unwrap();
     let expected: BTreeMap<String, String> = expectations().into_iter().map(|e| (e.kernel, e.verdict)).collect();
-    let mut solver = Solver::z3();
+    let mut solver = Solver::new();
     let mut variants: Vec<PathBuf> =
         std::fs::read_dir(dir.join("extra")).unwrap().map(|e| e.unwrap().path()).filter(|p| p.extension().is_some_and(|e| e == "ptx")).collect();
     variants.sort();
