@@ -24,22 +24,28 @@ pub enum BoundsOutcome {
     Unknown { access: usize, why: Undecided },
 }
 
+/// The size of an array or buffer in bytes, when it is declared: a `.shared` array's in the PTX
+/// (dynamic shared memory's in the interface), a buffer's in the interface.
+pub fn declared_size(ctx: &Ctx, base: Base) -> Option<ByteSize> {
+    match base {
+        Base::Var(v) => {
+            let var = &ctx.k.vars[v as usize];
+            match var.size {
+                Some(s) => Some(ByteSize::Fixed(s)),
+                None if var.space == Space::Shared => Some(ByteSize::Fixed(ctx.bind.dynamic_shared_bytes?)),
+                None => None,
+            }
+        }
+        Base::Param(p) => ctx.bind.buffer_bytes(p),
+    }
+}
+
 /// Decides whether access `i` stays within its array or buffer: `None` when it does, or when
 /// the size is not declared (unbounded, as the interface defaults promise).
 pub fn check_access(ctx: &mut Ctx, i: usize) -> Option<BoundsOutcome> {
     let a = &ctx.l.accesses[i];
     let (Some(base), Some(off)) = (a.base, a.offset) else { return None };
-    let size = match base {
-        Base::Var(v) => {
-            let var = &ctx.k.vars[v as usize];
-            match var.size {
-                Some(s) => ByteSize::Fixed(s),
-                None if var.space == Space::Shared => ByteSize::Fixed(ctx.bind.dynamic_shared_bytes?),
-                None => return None,
-            }
-        }
-        Base::Param(p) => ctx.bind.buffer_bytes(p)?,
-    };
+    let size = declared_size(ctx, base)?;
     if let (Some(launch), ByteSize::Fixed(n)) = (&ctx.launch, &size) {
         if let Some(decided) = crate::enumerate::bounds(ctx, launch, i, *n) {
             ctx.enumerated += 1;
@@ -68,7 +74,7 @@ pub fn check_access(ctx: &mut Ctx, i: usize) -> Option<BoundsOutcome> {
     q.enc.declare("off_1", 64);
     q.asserts.push(format!("(= off_1 {o})"));
     q.want("off_1".into());
-    match ctx.run_witness(&q, 1) {
+    match ctx.run_witness(&q, 1, &[]) {
         Answer::Unsat => None,
         Answer::Unknown(why) => Some(BoundsOutcome::Unknown { access: i, why }),
         Answer::Sat(model) => {

@@ -54,6 +54,22 @@ pub enum Answer {
     Unknown(Undecided),
 }
 
+impl Answer {
+    /// A model keeps the values the query reports (see [`Query::reported`]); the solver also
+    /// gives the values of every other constant, which a witness must not read (a buffer's
+    /// address is not a parameter value to show).
+    fn reported(self, q: &Query) -> Answer {
+        match self {
+            Answer::Sat(mut model) => {
+                let keep: BTreeSet<&str> = q.reported().into_iter().collect();
+                model.retain(|name, _| keep.contains(name.as_str()));
+                Answer::Sat(model)
+            }
+            other => other,
+        }
+    }
+}
+
 /// Why a query has no answer.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Undecided {
@@ -134,7 +150,7 @@ impl<'a> Ctx<'a> {
             return Answer::Unknown(Undecided::from(stop));
         }
         match q.to_smt() {
-            Ok(query) => self.ask(&query),
+            Ok(query) => self.ask(&query).reported(q),
             Err(message) => Answer::Unknown(Undecided::Failure(message)),
         }
     }
@@ -159,10 +175,10 @@ impl<'a> Ctx<'a> {
         }
     }
 
-    /// Like `run`, but a satisfiable query is asked again with small block indices and
-    /// parameters, so the counterexample is easy to read and cheap to replay. Falls back to the
-    /// first model when the small one does not exist.
-    pub fn run_witness(&mut self, q: &Query, threads: u8) -> Answer {
+    /// Like `run`, but a satisfiable query is asked again for a counterexample that is easy to
+    /// read and to replay: small block indices, parameters and offsets, and the `prefer`red
+    /// assertions (terms). Falls back to the first model when no such one exists.
+    pub fn run_witness(&mut self, q: &Query, threads: u8, prefer: &[String]) -> Answer {
         if let Err(stop) = self.budget.check() {
             return Answer::Unknown(Undecided::from(stop));
         }
@@ -186,15 +202,25 @@ impl<'a> Ctx<'a> {
                 }
             }
         }
+        // Offsets the replay can give a buffer (see `replay::setup`).
+        for name in ["off_1", "off_2"] {
+            if q.enc.is_declared(name) {
+                small.push_str(&format!("(assert (bvult {name} {}))\n", crate::encode::bv(crate::replay::MAX_BUFFER_BYTES, 64)));
+            }
+        }
+        let preferred: String = prefer.iter().map(|p| format!("(assert {p})\n")).collect();
         // Simplest first: a one-dimensional block of at most 256 threads.
         let simple = "(assert (= ntid_y (_ bv1 32)))\n(assert (= ntid_z (_ bv1 32)))\n(assert (bvule ntid_x (_ bv256 32)))\n";
-        if let Answer::Sat(m) = self.ask_with(&mut query, &format!("{small}{simple}")) {
-            return Answer::Sat(m);
+        let mut tiers = vec![format!("{small}{preferred}{simple}"), format!("{small}{preferred}")];
+        if !preferred.is_empty() {
+            tiers.push(small);
         }
-        match self.ask_with(&mut query, &small) {
-            Answer::Sat(m) => Answer::Sat(m),
-            _ => first,
+        for extra in tiers {
+            if let Answer::Sat(m) = self.ask_with(&mut query, &extra) {
+                return Answer::Sat(m).reported(q);
+            }
         }
+        first.reported(q)
     }
 
     /// Asks `query` with the assertions of `extra` added, then takes them back.
@@ -331,8 +357,11 @@ const KEEP_POINTS_BELOW: usize = 1 << 16;
 /// instead of computing it again.
 #[derive(Default)]
 pub struct PointsCache {
-    sets: Mutex<HashMap<PointsKey, Arc<OnceLock<Option<Arc<Vec<Point>>>>>>>,
+    sets: Mutex<HashMap<PointsKey, Arc<PointsCell>>>,
 }
+
+/// One set of points, filled once; `None` inside: the access is not enumerable.
+type PointsCell = OnceLock<Option<Arc<Vec<Point>>>>;
 
 impl PointsCache {
     /// The points under `key`, from `compute` (`None`: not enumerable) the first time.

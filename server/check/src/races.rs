@@ -296,7 +296,16 @@ pub fn check_pair(ctx: &mut Ctx, i: usize, j: usize) -> Option<RaceOutcome> {
         q.want(name.into());
     }
     let offsets = [Term::Name("off_1".into()), Term::Name("off_2".into())];
-    match ctx.run_witness(&q, 2) {
+    // Witnesses inside the array or buffer first: the replay can show those (past its end,
+    // the accesses are out of bounds, which the bounds check reports).
+    let mut inside = Vec::new();
+    if let Some(size) = a.base.and_then(|base| crate::bounds::declared_size(ctx, base)) {
+        let limit = q.size_term(x, &size);
+        for (name, acc) in [("off_1", a), ("off_2", b)] {
+            inside.push(format!("(bvule (bvadd {name} {}) {limit})", bv(acc.bytes as u64, 64)));
+        }
+    }
+    match ctx.run_witness(&q, 2, &inside) {
         Answer::Unsat => None,
         Answer::Unknown(why) => Some(RaceOutcome::Unknown { a1: i, a2: j, why }),
         Answer::Sat(model) => {
