@@ -176,8 +176,10 @@ impl<'a> Ctx<'a> {
     }
 
     /// Like `run`, but a satisfiable query is asked again for a counterexample that is easy to
-    /// read and to replay: small block indices, parameters and offsets, and the `prefer`red
-    /// assertions (terms). Falls back to the first model when no such one exists.
+    /// read and cheap to replay (the replay runs the witness's blocks on buffers as large as
+    /// its offsets, for as many loop iterations as its parameters ask): small block indices,
+    /// parameters and offsets, a small one-dimensional block, and the `prefer`red assertions
+    /// (terms). Tighter tiers come first; the first model is kept when no tier has one.
     pub fn run_witness(&mut self, q: &Query, threads: u8, prefer: &[String]) -> Answer {
         if let Err(stop) = self.budget.check() {
             return Answer::Unknown(Undecided::from(stop));
@@ -188,30 +190,17 @@ impl<'a> Ctx<'a> {
         };
         let first = self.ask(&query);
         let Answer::Sat(_) = first else { return first };
-        let mut small = String::new();
-        for t in 1..=threads {
-            for d in ["x", "y", "z"] {
-                small.push_str(&format!("(assert (bvule ctaid_{d}_{t} (_ bv3 32)))\n"));
-            }
-        }
-        for i in 0..self.k.params.len() as u32 {
-            let s = Sym::Param { index: i, offset: 0 };
-            if let Some((_, bits)) = self.l.exprs.find_var(s) {
-                if bits > 16 && q.enc.is_declared(&crate::encode::sym_name(s, 0)) {
-                    small.push_str(&format!("(assert (bvule {} {}))\n", crate::encode::sym_name(s, 0), crate::encode::bv(1 << 16, bits)));
-                }
-            }
-        }
-        // Offsets the replay can give a buffer (see `replay::setup`).
-        for name in ["off_1", "off_2"] {
-            if q.enc.is_declared(name) {
-                small.push_str(&format!("(assert (bvult {name} {}))\n", crate::encode::bv(crate::replay::MAX_BUFFER_BYTES, 64)));
-            }
-        }
         let preferred: String = prefer.iter().map(|p| format!("(assert {p})\n")).collect();
-        // Simplest first: a one-dimensional block of at most 256 threads.
-        let simple = "(assert (= ntid_y (_ bv1 32)))\n(assert (= ntid_z (_ bv1 32)))\n(assert (bvule ntid_x (_ bv256 32)))\n";
-        let mut tiers = vec![format!("{small}{preferred}{simple}"), format!("{small}{preferred}")];
+        // A one-dimensional block of at most 256 threads, in a grid of at most 4 blocks a side.
+        let mut simple = String::from("(assert (= ntid_y (_ bv1 32)))\n(assert (= ntid_z (_ bv1 32)))\n(assert (bvule ntid_x (_ bv256 32)))\n");
+        for d in ["x", "y", "z"] {
+            simple.push_str(&format!("(assert (bvule nctaid_{d} (_ bv4 32)))\n"));
+        }
+        // Parameters up to 1024 and offsets within the replay's default buffer (1 MiB) first;
+        // then up to 2^16 and within the largest buffer the replay makes.
+        let tight = self.small_values(q, threads, 1 << 10, 1 << 20);
+        let small = self.small_values(q, threads, 1 << 16, crate::replay::MAX_BUFFER_BYTES);
+        let mut tiers = vec![format!("{tight}{preferred}{simple}"), format!("{small}{preferred}{simple}"), format!("{small}{preferred}")];
         if !preferred.is_empty() {
             tiers.push(small);
         }
@@ -221,6 +210,32 @@ impl<'a> Ctx<'a> {
             }
         }
         first.reported(q)
+    }
+
+    /// Assertions for a small witness: block indices up to 3, scalar parameters (wider than
+    /// 10 bits) up to `param_max`, the offsets `off_1`/`off_2` below `offset_max`.
+    fn small_values(&self, q: &Query, threads: u8, param_max: u64, offset_max: u64) -> String {
+        let mut small = String::new();
+        for t in 1..=threads {
+            for d in ["x", "y", "z"] {
+                small.push_str(&format!("(assert (bvule ctaid_{d}_{t} (_ bv3 32)))\n"));
+            }
+        }
+        for i in 0..self.k.params.len() as u32 {
+            let s = Sym::Param { index: i, offset: 0 };
+            let name = crate::encode::sym_name(s, 0);
+            if let Some((_, bits)) = self.l.exprs.find_var(s) {
+                if bits > 10 && q.enc.is_declared(&name) {
+                    small.push_str(&format!("(assert (bvule {name} {}))\n", crate::encode::bv(param_max, bits)));
+                }
+            }
+        }
+        for name in ["off_1", "off_2"] {
+            if q.enc.is_declared(name) {
+                small.push_str(&format!("(assert (bvult {name} {}))\n", crate::encode::bv(offset_max, 64)));
+            }
+        }
+        small
     }
 
     /// Asks `query` with the assertions of `extra` added, then takes them back.
@@ -348,16 +363,24 @@ impl<'a> Ctx<'a> {
 /// enumerated (or block 0 alone), and the loop counters given their real values.
 pub type PointsKey = (usize, bool, Vec<ExprId>);
 
-/// Point sets this large are handed to whoever waits for them but not kept: recomputing one
-/// is cheaper than holding tens of megabytes for the rest of the check.
-const KEEP_POINTS_BELOW: usize = 1 << 16;
+/// Points kept at most per check (about 100 bytes each): a set that would go past this is
+/// handed to whoever waits for it but not kept, and recomputed when asked for again.
+const KEPT_POINTS: usize = 1 << 21;
 
 /// Enumerated points of the accesses of one kernel, shared by the workers that check it. A set
 /// is computed once: a worker that asks for a set another worker is computing waits for it
-/// instead of computing it again.
+/// instead of computing it again. Every pair an access is in needs its set, so keeping the
+/// sets (within [`KEPT_POINTS`]) is what makes enumeration of a large launch affordable.
 #[derive(Default)]
 pub struct PointsCache {
-    sets: Mutex<HashMap<PointsKey, Arc<PointsCell>>>,
+    sets: Mutex<KeptSets>,
+}
+
+#[derive(Default)]
+struct KeptSets {
+    cells: HashMap<PointsKey, Arc<PointsCell>>,
+    /// Points in the sets kept.
+    points: usize,
 }
 
 /// One set of points, filled once; `None` inside: the access is not enumerable.
@@ -366,10 +389,21 @@ type PointsCell = OnceLock<Option<Arc<Vec<Point>>>>;
 impl PointsCache {
     /// The points under `key`, from `compute` (`None`: not enumerable) the first time.
     pub fn get_or_compute(&self, key: PointsKey, compute: impl FnOnce() -> Option<Vec<Point>>) -> Option<Arc<Vec<Point>>> {
-        let cell = Arc::clone(lock(&self.sets).entry(key.clone()).or_default());
-        let points = cell.get_or_init(|| compute().map(Arc::new)).clone();
-        if points.as_ref().is_some_and(|p| p.len() >= KEEP_POINTS_BELOW) {
-            lock(&self.sets).remove(&key);
+        let cell = Arc::clone(lock(&self.sets).cells.entry(key.clone()).or_default());
+        let mut computed = false;
+        let points = cell
+            .get_or_init(|| {
+                computed = true;
+                compute().map(Arc::new)
+            })
+            .clone();
+        if let (true, Some(p)) = (computed, &points) {
+            let mut sets = lock(&self.sets);
+            if sets.points + p.len() <= KEPT_POINTS {
+                sets.points += p.len();
+            } else {
+                sets.cells.remove(&key);
+            }
         }
         points
     }
