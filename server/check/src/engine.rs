@@ -23,7 +23,8 @@ use std::time::Instant;
 
 #[derive(Clone, Debug)]
 pub struct Options {
-    /// Per SMT query.
+    /// Per SMT query: the solver's CPU time (on Linux; the clock elsewhere), with the clock
+    /// stopping a query at four times as long.
     pub timeout_ms: u64,
     /// Decide checks by enumerating concrete launches when the interface fixes them (on by
     /// default; off to exercise the SMT encoding alone).

@@ -54,10 +54,17 @@ impl Solver {
 
     /// A process of `kind` for one worker: an idle one when there is one, else a new one
     /// (which starts on its first query, so lending one that is never used costs nothing).
+    /// Its time limit counts CPU time (see [`::smt::Solver::limit_cpu_time`]): the workers of a
+    /// check share the cores with each other and with whatever else runs, and a verdict must
+    /// not depend on that.
     pub(crate) fn lend(&mut self, kind: SolverKind) -> ::smt::Solver {
         match self.idle.iter().rposition(|s| s.kind() == kind) {
             Some(i) => self.idle.swap_remove(i),
-            None => ::smt::Solver::new(kind),
+            None => {
+                let mut solver = ::smt::Solver::new(kind);
+                solver.limit_cpu_time(true);
+                solver
+            }
         }
     }
 
