@@ -122,6 +122,7 @@ pub fn check_kernel(k: &Kernel, spec: Option<&KernelSpec>, src: &Sources, opts: 
     let lent = (0..schedule::workers(opts.jobs)).map(|_| solver.lend(opts.solver)).collect();
     let (answers, lent) = schedule::run(&shared, lent);
     lent.into_iter().for_each(|s| solver.give_back(s));
+    // The enumerated points can be large; the replays below do not need them.
     drop(points);
     report.stats.queries = answers.queries;
     report.stats.enumerated = answers.enumerated;

@@ -92,7 +92,11 @@ pub fn run(shared: &Shared, solvers: Vec<::smt::Solver>) -> (Answers, Vec<::smt:
         (0..pairs.len()).map(Item::Race).chain((0..sites.len()).map(Item::Sync)).chain((0..shared.l.accesses.len()).map(Item::Bounds)).collect();
     let work = Work { shared, pairs: &pairs, sites: &sites, items: &items, next: AtomicUsize::new(0), ledger: RaceLedger::default() };
     let (done, solvers) = if solvers.len() <= 1 {
-        let mut solver = solvers.into_iter().next().unwrap_or_else(|| ::smt::Solver::new(::smt::SolverKind::Z3));
+        let mut solver = solvers.into_iter().next().unwrap_or_else(|| {
+            let mut solver = ::smt::Solver::new(::smt::SolverKind::Z3);
+            solver.limit_cpu_time(true);
+            solver
+        });
         let done = work.worker(&mut solver);
         (vec![done], vec![solver])
     } else {
