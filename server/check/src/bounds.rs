@@ -24,72 +24,70 @@ pub enum BoundsOutcome {
     Unknown { access: usize, why: Undecided },
 }
 
-pub fn find(ctx: &mut Ctx) -> Vec<BoundsOutcome> {
-    let mut out = Vec::new();
-    for i in 0..ctx.l.accesses.len() {
-        let a = &ctx.l.accesses[i];
-        let (Some(base), Some(off)) = (a.base, a.offset) else { continue };
-        let size = match base {
-            Base::Var(v) => {
-                let var = &ctx.k.vars[v as usize];
-                match var.size {
-                    Some(s) => ByteSize::Fixed(s),
-                    None if var.space == Space::Shared => match ctx.bind.dynamic_shared_bytes {
-                        Some(s) => ByteSize::Fixed(s),
-                        None => continue,
-                    },
-                    None => continue,
-                }
-            }
-            Base::Param(p) => match ctx.bind.buffer_bytes(p) {
-                Some(s) => s,
-                None => continue,
-            },
-        };
-        if let (Some(launch), ByteSize::Fixed(n)) = (&ctx.launch, &size) {
-            if let Some(decided) = crate::enumerate::bounds(ctx, launch, i, *n) {
-                ctx.enumerated += 1;
-                if let crate::enumerate::Decided::Witness(witness) = decided {
-                    out.push(BoundsOutcome::Witness(OobWitness { access: i, witness, size: Some(*n) }));
-                }
-                continue;
+/// The size of an array or buffer in bytes, when it is declared: a `.shared` array's in the PTX
+/// (dynamic shared memory's in the interface), a buffer's in the interface.
+pub fn declared_size(ctx: &Ctx, base: Base) -> Option<ByteSize> {
+    match base {
+        Base::Var(v) => {
+            let var = &ctx.k.vars[v as usize];
+            match var.size {
+                Some(s) => Some(ByteSize::Fixed(s)),
+                None if var.space == Space::Shared => Some(ByteSize::Fixed(ctx.bind.dynamic_shared_bytes?)),
+                None => None,
             }
         }
-        let mut q = Query::new(&ctx.l.exprs, ctx.bind, 1);
-        let pc = q.enc.term(a.pc, 1);
-        let o = q.enc.term(off, 1);
-        let limit = q.size_term(&ctx.l.exprs, &size);
-        q.asserts.push(pc);
-        let end = format!("(bvadd {o} {})", bv(a.bytes as u64, 64));
-        // Negative offsets wrap to huge unsigned values, so one unsigned test covers both ends.
-        q.asserts.push(format!("(or (bvugt {end} {limit}) (bvult {end} {o}))"));
-        let mut roots = vec![a.pc, off];
-        roots.extend(ctx.assert_facts(&mut q, a.block, &[a.pc, off], 1));
-        ctx.add_load_facts(&mut q, &roots, 1);
-        q.add_param_facts(&ctx.l.exprs, ctx.bind, &roots);
-        for &lp in &a.loops {
-            let k = q.enc.sym(Sym::Counter(lp), COUNTER_BITS, 1);
-            q.want(k);
-        }
-        q.enc.declare("off_1", 64);
-        q.asserts.push(format!("(= off_1 {o})"));
-        q.want("off_1".into());
-        match ctx.run_witness(&mut q, 1) {
-            Answer::Unsat => {}
-            Answer::Unknown(why) => out.push(BoundsOutcome::Unknown { access: i, why }),
-            Answer::Sat(model) => {
-                let size = match size {
-                    ByteSize::Fixed(n) => Some(n),
-                    ByteSize::ParamTimes { param, elem_bytes } => {
-                        model.get(&crate::encode::sym_name(Sym::Param { index: param, offset: 0 }, 0)).map(|v| v * elem_bytes)
-                    }
-                };
-                let offset = Term::Name("off_1".into());
-                let threads = [ThreadSpec { copy: 1, loops: &a.loops, offset: Some(&offset) }];
-                let witness = Witness::from_model(&model, &threads, ctx.k.params.len() as u32, &[]);
-                out.push(BoundsOutcome::Witness(OobWitness { access: i, witness, size }));
-            }
+        Base::Param(p) => ctx.bind.buffer_bytes(p),
+    }
+}
+
+/// Decides whether access `i` stays within its array or buffer: `None` when it does, or when
+/// the size is not declared (unbounded, as the interface defaults promise).
+pub fn check_access(ctx: &mut Ctx, i: usize) -> Option<BoundsOutcome> {
+    let a = &ctx.l.accesses[i];
+    let (Some(base), Some(off)) = (a.base, a.offset) else { return None };
+    let size = declared_size(ctx, base)?;
+    if let (Some(launch), ByteSize::Fixed(n)) = (&ctx.launch, &size) {
+        if let Some(decided) = crate::enumerate::bounds(ctx, launch, i, *n) {
+            ctx.enumerated += 1;
+            return match decided {
+                crate::enumerate::Decided::Witness(witness) => Some(BoundsOutcome::Witness(OobWitness { access: i, witness, size: Some(*n) })),
+                crate::enumerate::Decided::Holds => None,
+            };
         }
     }
-    out
+    let mut q = Query::new(&ctx.l.exprs, ctx.bind, 1);
+    let pc = q.enc.term(a.pc, 1);
+    let o = q.enc.term(off, 1);
+    let limit = q.size_term(&ctx.l.exprs, &size);
+    q.asserts.push(pc);
+    let end = format!("(bvadd {o} {})", bv(a.bytes as u64, 64));
+    // Negative offsets wrap to huge unsigned values, so one unsigned test covers both ends.
+    q.asserts.push(format!("(or (bvugt {end} {limit}) (bvult {end} {o}))"));
+    let mut roots = vec![a.pc, off];
+    roots.extend(ctx.assert_facts(&mut q, a.block, &[a.pc, off], 1));
+    ctx.add_load_facts(&mut q, &roots, 1);
+    q.add_param_facts(&ctx.l.exprs, ctx.bind, &roots);
+    for &lp in &a.loops {
+        let k = q.enc.sym(Sym::Counter(lp), COUNTER_BITS, 1);
+        q.want(k);
+    }
+    q.enc.declare("off_1", 64);
+    q.asserts.push(format!("(= off_1 {o})"));
+    q.want("off_1".into());
+    match ctx.run_witness(&q, 1, &[]) {
+        Answer::Unsat => None,
+        Answer::Unknown(why) => Some(BoundsOutcome::Unknown { access: i, why }),
+        Answer::Sat(model) => {
+            let size = match size {
+                ByteSize::Fixed(n) => Some(n),
+                ByteSize::ParamTimes { param, elem_bytes } => {
+                    model.get(&crate::encode::sym_name(Sym::Param { index: param, offset: 0 }, 0)).map(|v| v * elem_bytes)
+                }
+            };
+            let offset = Term::Name("off_1".into());
+            let threads = [ThreadSpec { copy: 1, loops: &a.loops, offset: Some(&offset) }];
+            let witness = Witness::from_model(&model, &threads, ctx.k.params.len() as u32, &[]);
+            Some(BoundsOutcome::Witness(OobWitness { access: i, witness, size }))
+        }
+    }
 }

@@ -1,9 +1,14 @@
 //! What every check needs: the kernel, its lifted model and phases, the interface binding, the
 //! solver, and the helpers that turn model symbols into query constraints.
+//!
+//! The checks of one kernel run on several workers (see `schedule`); each worker has a `Ctx`
+//! of its own with its own solver process and counters, and they share the read-only kernel
+//! facts and the cache of enumerated points.
 
 use crate::bind::Binding;
+use crate::enumerate::Point;
 use crate::query::Query;
-use crate::smt::{SatResult, Solver};
+use crate::smt::Outcome;
 use model::cfg::{BlockId, LoopId};
 use model::expr::{ExprId, Sym};
 use model::phases::Phases;
@@ -11,20 +16,23 @@ use model::symbolic::{Access, AccessKind, Base, Lifted};
 use model::Kernel;
 use spec::Assumption;
 use std::collections::{BTreeSet, HashMap};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
 
 /// Enumerated points per (access, whole grid?, counters), or `None` where enumeration declined.
-pub type PointCache = std::cell::RefCell<HashMap<(usize, bool, Vec<ExprId>), Option<std::rc::Rc<Vec<crate::enumerate::Point>>>>>;
 
 pub struct Ctx<'a> {
     pub k: &'a Kernel,
     pub l: &'a Lifted,
     pub phases: &'a Phases,
     pub bind: &'a Binding,
-    pub solver: &'a mut Solver,
+    /// This worker's solver process.
+    pub solver: &'a mut ::smt::Solver,
+    /// Per SMT query.
     pub timeout_ms: u64,
     pub queries: u64,
     /// Time spent waiting for the solver.
-    pub solver_time: std::time::Duration,
+    pub solver_time: Duration,
     /// Polled before every query and during enumeration: when it runs out, the remaining
     /// checks are answered `Unknown` (uncertified); when it is cancelled, the result is
     /// discarded by the caller.
@@ -33,8 +41,8 @@ pub struct Ctx<'a> {
     pub enumerated: u64,
     /// The launch, when the interface fixes it (enables enumeration).
     pub launch: Option<crate::enumerate::Launch>,
-    /// Enumerated points per (access, whole grid?), shared by the pairs an access is in.
-    pub points: PointCache,
+    /// Enumerated points, shared by the pairs an access is in and by the workers.
+    pub points: &'a PointsCache,
     /// Bases written somewhere in the kernel (others are read-only).
     written: BTreeSet<Base>,
     /// Per exit fact: the blocks reachable from the loop's exit.
@@ -46,6 +54,22 @@ pub enum Answer {
     Sat(HashMap<String, u64>),
     Unsat,
     Unknown(Undecided),
+}
+
+impl Answer {
+    /// A model keeps the values the query reports (see [`Query::reported`]); the solver also
+    /// gives the values of every other constant, which a witness must not read (a buffer's
+    /// address is not a parameter value to show).
+    fn reported(self, q: &Query) -> Answer {
+        match self {
+            Answer::Sat(mut model) => {
+                let keep: BTreeSet<&str> = q.reported().into_iter().collect();
+                model.retain(|name, _| keep.contains(name.as_str()));
+                Answer::Sat(model)
+            }
+            other => other,
+        }
+    }
 }
 
 /// Why a query has no answer.
@@ -84,7 +108,15 @@ impl Undecided {
 }
 
 impl<'a> Ctx<'a> {
-    pub fn new(k: &'a Kernel, l: &'a Lifted, phases: &'a Phases, bind: &'a Binding, solver: &'a mut Solver, timeout_ms: u64) -> Ctx<'a> {
+    pub fn new(
+        k: &'a Kernel,
+        l: &'a Lifted,
+        phases: &'a Phases,
+        bind: &'a Binding,
+        solver: &'a mut ::smt::Solver,
+        points: &'a PointsCache,
+        timeout_ms: u64,
+    ) -> Ctx<'a> {
         let written = l.accesses.iter().filter(|a| a.kind != AccessKind::Read).filter_map(|a| a.base).collect();
         let after_loop = l
             .exit_facts
@@ -106,7 +138,7 @@ impl<'a> Ctx<'a> {
             budget: model::budget::Budget::unlimited(),
             enumerated: 0,
             launch: None,
-            points: Default::default(),
+            points,
             written,
             after_loop,
         };
@@ -114,56 +146,109 @@ impl<'a> Ctx<'a> {
         ctx
     }
 
+    /// Asks the solver about `q`.
     pub fn run(&mut self, q: &Query) -> Answer {
         if let Err(stop) = self.budget.check() {
             return Answer::Unknown(Undecided::from(stop));
         }
-        self.queries += 1;
-        let started = std::time::Instant::now();
-        let answer = q.run(self.solver, self.timeout_ms);
-        self.solver_time += started.elapsed();
-        match answer {
-            Ok(SatResult::Sat(m)) => Answer::Sat(m),
-            Ok(SatResult::Unsat) => Answer::Unsat,
-            Ok(SatResult::Unknown(_)) => Answer::Unknown(Undecided::Timeout { millis: self.timeout_ms }),
-            Err(e) => Answer::Unknown(Undecided::Failure(e.to_string())),
+        match q.to_smt() {
+            Ok(query) => self.ask(&query).reported(q),
+            Err(message) => Answer::Unknown(Undecided::Failure(message)),
         }
     }
 
-    /// Like `run`, but a satisfiable query is asked again with small block indices and
-    /// parameters, so the counterexample is easy to read and cheap to replay. Falls back to the
-    /// first model when the small one does not exist.
-    pub fn run_witness(&mut self, q: &mut Query, threads: u8) -> Answer {
-        let first = self.run(q);
+    /// Asks the solver about a query read for the driver. The kernel's budget (its deadline
+    /// and the caller's cancellation) is polled while the solver works, so a cancelled check
+    /// stops within milliseconds even in the middle of a hard query.
+    fn ask(&mut self, query: &::smt::Query) -> Answer {
+        if let Err(stop) = self.budget.check() {
+            return Answer::Unknown(Undecided::from(stop));
+        }
+        self.queries += 1;
+        let budget = &self.budget;
+        let (outcome, spent) = crate::smt::ask(self.solver, query, Duration::from_millis(self.timeout_ms), &|| budget.check().is_err());
+        self.solver_time += spent;
+        match outcome {
+            Outcome::Sat(model) => Answer::Sat(model),
+            Outcome::Unsat => Answer::Unsat,
+            Outcome::Timeout => Answer::Unknown(Undecided::Timeout { millis: self.timeout_ms }),
+            Outcome::Failed(message) => Answer::Unknown(Undecided::Failure(message)),
+            Outcome::Stopped => Answer::Unknown(self.budget.check().err().map_or(Undecided::Cancelled, Undecided::from)),
+        }
+    }
+
+    /// Like `run`, but a satisfiable query is asked again for a counterexample that is easy to
+    /// read and cheap to replay (the replay runs the witness's blocks on buffers as large as
+    /// its offsets, for as many loop iterations as its parameters ask): small block indices,
+    /// parameters and offsets, a small one-dimensional block, and the `prefer`red assertions
+    /// (terms). Tighter tiers come first; the first model is kept when no tier has one.
+    pub fn run_witness(&mut self, q: &Query, threads: u8, prefer: &[String]) -> Answer {
+        if let Err(stop) = self.budget.check() {
+            return Answer::Unknown(Undecided::from(stop));
+        }
+        let mut query = match q.to_smt() {
+            Ok(query) => query,
+            Err(message) => return Answer::Unknown(Undecided::Failure(message)),
+        };
+        let first = self.ask(&query);
         let Answer::Sat(_) = first else { return first };
-        let before = q.asserts.len();
+        let preferred: String = prefer.iter().map(|p| format!("(assert {p})\n")).collect();
+        // A one-dimensional block of at most 256 threads, in a grid of at most 4 blocks a side.
+        let mut simple = String::from("(assert (= ntid_y (_ bv1 32)))\n(assert (= ntid_z (_ bv1 32)))\n(assert (bvule ntid_x (_ bv256 32)))\n");
+        for d in ["x", "y", "z"] {
+            simple.push_str(&format!("(assert (bvule nctaid_{d} (_ bv4 32)))\n"));
+        }
+        // Parameters up to 1024 and offsets within the replay's default buffer (1 MiB) first;
+        // then up to 2^16 and within the largest buffer the replay makes.
+        let tight = self.small_values(q, threads, 1 << 10, 1 << 20);
+        let small = self.small_values(q, threads, 1 << 16, crate::replay::MAX_BUFFER_BYTES);
+        let mut tiers = vec![format!("{tight}{preferred}{simple}"), format!("{small}{preferred}{simple}"), format!("{small}{preferred}")];
+        if !preferred.is_empty() {
+            tiers.push(small);
+        }
+        for extra in tiers {
+            if let Answer::Sat(m) = self.ask_with(&mut query, &extra) {
+                return Answer::Sat(m).reported(q);
+            }
+        }
+        first.reported(q)
+    }
+
+    /// Assertions for a small witness: block indices up to 3, scalar parameters (wider than
+    /// 10 bits) up to `param_max`, the offsets `off_1`/`off_2` below `offset_max`.
+    fn small_values(&self, q: &Query, threads: u8, param_max: u64, offset_max: u64) -> String {
+        let mut small = String::new();
         for t in 1..=threads {
             for d in ["x", "y", "z"] {
-                q.asserts.push(format!("(bvule ctaid_{d}_{t} (_ bv3 32))"));
+                small.push_str(&format!("(assert (bvule ctaid_{d}_{t} (_ bv3 32)))\n"));
             }
         }
         for i in 0..self.k.params.len() as u32 {
             let s = Sym::Param { index: i, offset: 0 };
+            let name = crate::encode::sym_name(s, 0);
             if let Some((_, bits)) = self.l.exprs.find_var(s) {
-                if bits > 16 && q.enc.is_declared(&crate::encode::sym_name(s, 0)) {
-                    q.asserts.push(format!("(bvule {} {})", crate::encode::sym_name(s, 0), crate::encode::bv(1 << 16, bits)));
+                if bits > 10 && q.enc.is_declared(&name) {
+                    small.push_str(&format!("(assert (bvule {name} {}))\n", crate::encode::bv(param_max, bits)));
                 }
             }
         }
-        // Simplest first: a one-dimensional block of at most 256 threads.
-        let simple = ["(= ntid_y (_ bv1 32))", "(= ntid_z (_ bv1 32))", "(bvule ntid_x (_ bv256 32))"];
-        q.asserts.extend(simple.iter().map(|s| s.to_string()));
-        let simplest = self.run(q);
-        q.asserts.truncate(q.asserts.len() - simple.len());
-        let small = match simplest {
-            Answer::Sat(m) => Answer::Sat(m),
-            _ => self.run(q),
-        };
-        q.asserts.truncate(before);
-        match small {
-            Answer::Sat(m) => Answer::Sat(m),
-            _ => first,
+        for name in ["off_1", "off_2"] {
+            if q.enc.is_declared(name) {
+                small.push_str(&format!("(assert (bvult {name} {}))\n", crate::encode::bv(offset_max, 64)));
+            }
         }
+        small
+    }
+
+    /// Asks `query` with the assertions of `extra` added, then takes them back.
+    fn ask_with(&mut self, query: &mut ::smt::Query, extra: &str) -> Answer {
+        let mark = query.mark();
+        let answer = match crate::smt::extend_query(query, extra) {
+            Ok(()) => self.ask(query),
+            Err(message) => Answer::Unknown(Undecided::Failure(message)),
+        };
+        query.rollback(mark);
+        answer
     }
 
     /// Facts about loops a site at `block` comes after (see `Lifted::exit_facts`).
@@ -299,6 +384,62 @@ fn fixed_value_facts(f: &crate::fixed::FixedLoad, v: &str, o: &str) -> Vec<Strin
     let (Some(lo), Some(hi), Some(last)) = (values.iter().min(), values.iter().max(), offsets.last()) else { return Vec::new() };
     let aligned = format!("(= (bvurem (bvadd {o} {}) {}) {})", bv(f.skip, 64), bv(f.width.max(1) as u64, 64), bv(0, 64));
     vec![format!("(=> (and (bvule {o} {}) {aligned}) (and (bvule {} {v}) (bvule {v} {})))", bv(*last, 64), bv(*lo, bits), bv(*hi, bits))]
+}
+
+/// What a set of enumerated points is keyed by: the access, whether the whole grid was
+/// enumerated (or block 0 alone), and the loop counters given their real values.
+pub type PointsKey = (usize, bool, Vec<ExprId>);
+
+/// Points kept at most per check (about 100 bytes each): a set that would go past this is
+/// handed to whoever waits for it but not kept, and recomputed when asked for again.
+const KEPT_POINTS: usize = 1 << 21;
+
+/// Enumerated points of the accesses of one kernel, shared by the workers that check it. A set
+/// is computed once: a worker that asks for a set another worker is computing waits for it
+/// instead of computing it again. Every pair an access is in needs its set, so keeping the
+/// sets (within [`KEPT_POINTS`]) is what makes enumeration of a large launch affordable.
+#[derive(Default)]
+pub struct PointsCache {
+    sets: Mutex<KeptSets>,
+}
+
+#[derive(Default)]
+struct KeptSets {
+    cells: HashMap<PointsKey, Arc<PointsCell>>,
+    /// Points in the sets kept.
+    points: usize,
+}
+
+/// One set of points, filled once; `None` inside: the access is not enumerable.
+type PointsCell = OnceLock<Option<Arc<Vec<Point>>>>;
+
+impl PointsCache {
+    /// The points under `key`, from `compute` (`None`: not enumerable) the first time.
+    pub fn get_or_compute(&self, key: PointsKey, compute: impl FnOnce() -> Option<Vec<Point>>) -> Option<Arc<Vec<Point>>> {
+        let cell = Arc::clone(lock(&self.sets).cells.entry(key.clone()).or_default());
+        let mut computed = false;
+        let points = cell
+            .get_or_init(|| {
+                computed = true;
+                compute().map(Arc::new)
+            })
+            .clone();
+        if let (true, Some(p)) = (computed, &points) {
+            let mut sets = lock(&self.sets);
+            if sets.points + p.len() <= KEPT_POINTS {
+                sets.points += p.len();
+            } else {
+                sets.cells.remove(&key);
+            }
+        }
+        points
+    }
+}
+
+/// Locks the cache; a worker that panicked while holding it left consistent data (entries are
+/// inserted whole), so the lock is taken over rather than propagating the panic.
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// The name of what an access touches, for messages: `s` (shared array), `out` (buffer).

@@ -18,6 +18,39 @@ pub struct Encoder<'a> {
     declared: HashSet<String>,
     defined: HashMap<(ExprId, u8), String>,
     thread_dep: HashMap<ExprId, bool>,
+    /// Constants known to fit in fewer bits than their sort (see [`Narrow`]).
+    narrow: HashMap<String, Narrow>,
+    /// The constants declared narrow, in order.
+    narrowed: Vec<String>,
+}
+
+/// A constant whose every allowed value fits in `bits` bits: zero-extended (`signed: false`)
+/// or sign-extended from them. Such a constant is declared with `bits` bits and defined at its
+/// full width by the extension, so the solver's bit-blasting sees constant upper bits: a
+/// multiplication of a thread index by a row length, for example, shrinks from 64×64 bits to
+/// the few bits the interface allows, which is where hard queries spend their time.
+///
+/// Only facts that hold for every launch the query considers may narrow a constant (a block
+/// size's upper bound, the interface's range of a parameter); narrowing then excludes nothing
+/// the query's assertions allow.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Narrow {
+    pub bits: u32,
+    pub signed: bool,
+}
+
+impl Narrow {
+    /// Values `0..=max`.
+    pub fn unsigned_max(max: u128) -> Narrow {
+        Narrow { bits: (u128::BITS - max.leading_zeros()).max(1), signed: false }
+    }
+
+    /// Values `lo..=hi` in two's complement.
+    pub fn signed_range(lo: i128, hi: i128) -> Narrow {
+        // Magnitude bits plus a sign bit; `!v` is the magnitude of a negative `v` less one.
+        let bits = |v: i128| u128::BITS - (if v < 0 { !v } else { v } as u128).leading_zeros() + 1;
+        Narrow { bits: bits(lo).max(bits(hi)), signed: true }
+    }
 }
 
 pub fn sort(bits: u32) -> String {
@@ -59,13 +92,45 @@ pub fn sym_name(s: Sym, t: u8) -> String {
 
 impl<'a> Encoder<'a> {
     pub fn new(x: &'a Exprs) -> Encoder<'a> {
-        Encoder { x, decls: String::new(), defs: String::new(), declared: HashSet::new(), defined: HashMap::new(), thread_dep: HashMap::new() }
+        Encoder {
+            x,
+            decls: String::new(),
+            defs: String::new(),
+            declared: HashSet::new(),
+            defined: HashMap::new(),
+            thread_dep: HashMap::new(),
+            narrow: HashMap::new(),
+            narrowed: Vec::new(),
+        }
+    }
+
+    /// Declares the constant `name` narrow when it is declared (see [`Narrow`]), unless its
+    /// sort is no wider.
+    pub fn narrow(&mut self, name: &str, narrow: Narrow) {
+        self.narrow.insert(name.to_string(), narrow);
+    }
+
+    /// The constants declared narrow: they are defined terms, so a model reports them only
+    /// when asked.
+    pub fn narrowed(&self) -> &[String] {
+        &self.narrowed
     }
 
     /// Declares a constant once.
     pub fn declare(&mut self, name: &str, bits: u32) {
-        if self.declared.insert(name.to_string()) {
-            let _ = writeln!(self.decls, "(declare-const {name} {})", sort(bits));
+        if !self.declared.insert(name.to_string()) {
+            return;
+        }
+        match self.narrow.get(name) {
+            Some(n) if bits != BOOL && n.bits < bits => {
+                let extend = if n.signed { "sign_extend" } else { "zero_extend" };
+                let _ = writeln!(self.decls, "(declare-const {name}__w {})", sort(n.bits));
+                let _ = writeln!(self.decls, "(define-fun {name} () {} ((_ {extend} {}) {name}__w))", sort(bits), bits - n.bits);
+                self.narrowed.push(name.to_string());
+            }
+            _ => {
+                let _ = writeln!(self.decls, "(declare-const {name} {})", sort(bits));
+            }
         }
     }
 
@@ -223,7 +288,8 @@ fn brev(a: &str, bits: u32) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::smt::{SatResult, Solver};
+    use crate::smt::{ask, read_query, Outcome};
+    use std::time::Duration;
 
     /// Every operator's SMT encoding agrees with `eval_bin` on sample values (checked by Z3).
     #[test]
@@ -250,7 +316,7 @@ mod tests {
             BinOp::MaxS,
         ];
         let samples: [(u64, u64); 6] = [(7, 2), (0xffff_fff9, 2), (5, 0), (0x8000_0000, 31), (3, 40), (0xffff_ffff, 0xffff_ffff)];
-        let mut solver = Solver::z3();
+        let mut solver = ::smt::Solver::new(::smt::SolverKind::Z3);
         let mut asserts = Vec::new();
         let mut x = Exprs::new();
         let a = x.var(Sym::Param { index: 0, offset: 0 }, 32);
@@ -270,8 +336,8 @@ mod tests {
                 let t = enc.term(*e, 1);
                 asserts.push(format!("(= {t} {})", bv(eval_bin(*op, va, vb, 32), 32)));
             }
-            let r = solver.check(&enc.script(&asserts), &[], 2000).unwrap();
-            assert!(matches!(r, SatResult::Sat(_)), "disagreement for ({va:#x}, {vb:#x}): {r:?}");
+            let (r, _) = ask(&mut solver, &read_query(&enc.script(&asserts)).unwrap(), Duration::from_secs(2), &::smt::Never);
+            assert!(matches!(r, Outcome::Sat(_)), "disagreement for ({va:#x}, {vb:#x}): {r:?}");
         }
     }
 
@@ -279,7 +345,7 @@ mod tests {
     /// term can only equal `eval_un`'s value (asserting anything else is unsatisfiable).
     #[test]
     fn bit_counting_operators_are_encoded_exactly() {
-        let mut solver = Solver::z3();
+        let mut solver = ::smt::Solver::new(::smt::SolverKind::Z3);
         for bits in [8u32, 16, 32, 64] {
             let m = mask(bits);
             for v in [0u64, 1, 0x80, 0x8000_0001, 0x0f0f_1234_5678_9abc, m, m >> 1] {
@@ -293,10 +359,56 @@ mod tests {
                     let ne = enc.term(e, 1);
                     let want = eval_un(op, v, bits);
                     let script = enc.script(&[format!("(= {na} {})", bv(v, bits)), format!("(distinct {ne} {})", bv(want, bits))]);
-                    let r = solver.check(&script, &[], 2000).unwrap();
-                    assert_eq!(r, SatResult::Unsat, "{op:?} on {bits}-bit {v:#x} can differ from {want:#x}");
+                    let (r, _) = ask(&mut solver, &read_query(&script).unwrap(), Duration::from_secs(2), &::smt::Never);
+                    assert!(matches!(r, Outcome::Unsat), "{op:?} on {bits}-bit {v:#x} can differ from {want:#x}: {r:?}");
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod narrow_tests {
+    use super::*;
+    use crate::smt::{ask, read_query, Outcome};
+    use std::time::Duration;
+
+    #[test]
+    fn narrow_widths() {
+        assert_eq!(Narrow::unsigned_max(0), Narrow { bits: 1, signed: false });
+        assert_eq!(Narrow::unsigned_max(255), Narrow { bits: 8, signed: false });
+        assert_eq!(Narrow::unsigned_max(256), Narrow { bits: 9, signed: false });
+        assert_eq!(Narrow::signed_range(-1, 0), Narrow { bits: 1, signed: true });
+        assert_eq!(Narrow::signed_range(-128, 127), Narrow { bits: 8, signed: true });
+        assert_eq!(Narrow::signed_range(-129, 0), Narrow { bits: 9, signed: true });
+        assert_eq!(Narrow::signed_range(5, 5), Narrow { bits: 4, signed: true });
+    }
+
+    /// A narrow constant takes exactly the values of its range at its full width (asked of Z3
+    /// at the boundaries), and a sort no wider than the narrow width is declared as it is.
+    #[test]
+    fn a_narrow_constant_covers_its_range_and_no_more() {
+        let x = Exprs::new();
+        let mut solver = ::smt::Solver::new(::smt::SolverKind::Z3);
+        let cases: [(Narrow, &[(i64, bool)]); 2] = [
+            (Narrow::unsigned_max(1000), &[(0, true), (1000, true), (1023, true), (1024, false), (-1, false)]),
+            (Narrow::signed_range(-3, 2), &[(-4, true), (-3, true), (3, true), (4, false), (-5, false)]),
+        ];
+        for (narrow, values) in cases {
+            for &(v, fits) in values {
+                let mut enc = Encoder::new(&x);
+                enc.narrow("c", narrow);
+                enc.declare("c", 32);
+                assert_eq!(enc.narrowed(), ["c"]);
+                let script = enc.script(&[format!("(= c {})", bv(v as u64, 32))]);
+                let (answer, _) = ask(&mut solver, &read_query(&script).unwrap(), Duration::from_secs(5), &::smt::Never);
+                assert_eq!(matches!(answer, Outcome::Sat(_)), fits, "{narrow:?} and {v}: {answer:?}");
+            }
+        }
+        let mut enc = Encoder::new(&x);
+        enc.narrow("b", Narrow::unsigned_max(1000));
+        enc.declare("b", 8);
+        assert!(enc.narrowed().is_empty());
+        assert_eq!(enc.script(&[]), "(declare-const b (_ BitVec 8))\n");
     }
 }

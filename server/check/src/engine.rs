@@ -3,12 +3,13 @@
 
 use crate::bind::Binding;
 use crate::bounds::{self, BoundsOutcome};
-use crate::ctx::{Ctx, Undecided};
+use crate::ctx::{PointsCache, Undecided};
 use crate::query::ThreadId;
 use crate::races::{self, RaceOutcome};
 use crate::replay;
 use crate::report::*;
-use crate::smt::Solver;
+use crate::schedule::{self, Shared};
+use crate::smt::{Solver, SolverKind};
 use crate::sync::{self, SyncOutcome};
 use crate::witness::Witness;
 use model::expr::Sym;
@@ -22,7 +23,8 @@ use std::time::Instant;
 
 #[derive(Clone, Debug)]
 pub struct Options {
-    /// Per SMT query.
+    /// Per SMT query: the solver's CPU time (on Linux; the clock elsewhere), with the clock
+    /// stopping a query at four times as long.
     pub timeout_ms: u64,
     /// Decide checks by enumerating concrete launches when the interface fixes them (on by
     /// default; off to exercise the SMT encoding alone).
@@ -31,13 +33,25 @@ pub struct Options {
     /// when it runs out is reported uncertified.
     pub budget_ms: u64,
     /// Set by the caller when the result is no longer wanted; the check then stops within
-    /// milliseconds and its report must be discarded.
+    /// milliseconds (also in the middle of a solver query) and its report must be discarded.
     pub cancel: model::budget::CancelToken,
+    /// The SMT solver (default: `LARK_SOLVER`, else Z3; see [`crate::smt::solver_from_env`]).
+    pub solver: SolverKind,
+    /// Workers that check one kernel's pairs, barriers and accesses at once, each with a solver
+    /// process of its own; 0: one per core.
+    pub jobs: usize,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Options { timeout_ms: 2000, enumerate: true, budget_ms: 20_000, cancel: model::budget::CancelToken::new() }
+        Options {
+            timeout_ms: 2000,
+            enumerate: true,
+            budget_ms: 20_000,
+            cancel: model::budget::CancelToken::new(),
+            solver: crate::smt::solver_from_env().unwrap_or(SolverKind::Z3),
+            jobs: 0,
+        }
     }
 }
 
@@ -67,7 +81,7 @@ pub fn check_kernel_guarded(k: &Kernel, spec: Option<&KernelSpec>, src: &Sources
     let started = Instant::now();
     let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| check_kernel(k, spec, src, opts, solver)));
     r.unwrap_or_else(|p| {
-        *solver = Solver::z3();
+        *solver = Solver::new();
         let message = p.downcast_ref::<String>().cloned().or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string())).unwrap_or_default();
         KernelReport::error(&k.name, Reason::EngineError { message }, started.elapsed().as_secs_f64() * 1e3)
     })
@@ -102,18 +116,19 @@ pub fn check_kernel(k: &Kernel, spec: Option<&KernelSpec>, src: &Sources, opts: 
             report.uncertified.push(Uncertified::at(Reason::UntrackedAddress { access: a.kind.name() }, src.location(a.span, a.line)));
         }
     }
-    let mut ctx = Ctx::new(k, &lifted, &phases, &bind, solver, opts.timeout_ms);
-    if !opts.enumerate {
-        ctx.launch = None;
-    }
     let budget = model::budget::Budget { deadline: started.checked_add(std::time::Duration::from_millis(opts.budget_ms)), cancel: opts.cancel.clone() };
-    ctx.budget = budget.clone();
-    let race_outcomes = races::find(&mut ctx);
-    let sync_outcomes = sync::find(&mut ctx);
-    let bounds_outcomes = bounds::find(&mut ctx);
-    report.stats.queries = ctx.queries;
-    report.stats.enumerated = ctx.enumerated;
-    report.stats.solver_millis = ctx.solver_time.as_secs_f64() * 1e3;
+    let points = PointsCache::default();
+    let shared =
+        Shared { k, l: &lifted, phases: &phases, bind: &bind, points: &points, timeout_ms: opts.timeout_ms, budget: budget.clone(), enumerate: opts.enumerate };
+    let lent = (0..schedule::workers(opts.jobs)).map(|_| solver.lend(opts.solver)).collect();
+    let (answers, lent) = schedule::run(&shared, lent);
+    lent.into_iter().for_each(|s| solver.give_back(s));
+    // The enumerated points can be large; the replays below do not need them.
+    drop(points);
+    report.stats.queries = answers.queries;
+    report.stats.enumerated = answers.enumerated;
+    report.stats.solver_millis = answers.solver_time.as_secs_f64() * 1e3;
+    let (race_outcomes, sync_outcomes, bounds_outcomes) = (answers.races, answers.sync, answers.bounds);
     let replay_started = Instant::now();
     let fx = Explain { k, l: &lifted, bind: &bind, src, budget: &budget };
     for o in race_outcomes {

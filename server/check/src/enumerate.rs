@@ -539,17 +539,9 @@ pub fn race(ctx: &Ctx, launch: &Launch, i: usize, j: usize) -> Option<Decided> {
         .into_iter()
         .chain(ctx.phases.same_warp_phase(i, j).map(|w| crate::races::phase_counters(ctx, &w)).unwrap_or_default())
         .collect();
-    let points_of = |n: usize, acc: &Access, off: ExprId| -> Option<std::rc::Rc<Vec<Point>>> {
-        let key = (n, !per_block, counters.clone());
-        if let Some(p) = ctx.points.borrow().get(&key) {
-            return p.clone();
-        }
-        let p = enumerate_site_with(ctx, launch, &blocks, acc.block, &acc.loops, acc.pc, off, &counters).map(std::rc::Rc::new);
-        // Large point sets are recomputed rather than kept, to bound memory.
-        if p.as_ref().is_none_or(|v| v.len() < 1 << 16) {
-            ctx.points.borrow_mut().insert(key, p.clone());
-        }
-        p
+    let points_of = |n: usize, acc: &Access, off: ExprId| -> Option<std::sync::Arc<Vec<Point>>> {
+        ctx.points
+            .get_or_compute((n, !per_block, counters.clone()), || enumerate_site_with(ctx, launch, &blocks, acc.block, &acc.loops, acc.pc, off, &counters))
     };
     let p1 = points_of(i, a, o1)?;
     let p2 = points_of(j, b, o2)?;

@@ -1,5 +1,6 @@
 //! The engine: data races, barrier divergence and out-of-bounds accesses over the lifted model,
-//! decided with Z3 and confirmed by replaying each counterexample in the reference interpreter.
+//! decided by enumerating concrete launches or with an SMT solver (Z3 or cvc5, through the `smt`
+//! crate), and confirmed by replaying each counterexample in the reference interpreter.
 //!
 //! Entry point: [`check_ptx`] for a PTX module, or [`engine::check_kernel`] for one kernel.
 
@@ -16,14 +17,15 @@ pub mod races;
 pub mod render;
 pub mod replay;
 pub mod report;
+pub mod schedule;
 pub mod scope;
 pub mod smt;
 pub mod sync;
 pub mod witness;
 
+pub use self::smt::{Solver, SolverKind};
 pub use engine::{check_kernel, check_kernel_guarded, Options, Sources};
 pub use report::*;
-pub use smt::Solver;
 
 use serde::Serialize;
 

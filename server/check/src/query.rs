@@ -2,8 +2,7 @@
 //! symbols a formula mentions, and reading a counterexample back out of the solver's model.
 
 use crate::bind::{Binding, ByteSize};
-use crate::encode::{bv, sym_name, Encoder};
-use crate::smt::{SatResult, Solver, SolverError};
+use crate::encode::{bv, sym_name, Encoder, Narrow};
 use model::expr::{ExprId, Exprs, Sym};
 use model::ops::Special;
 use spec::{ParamSpec, Scalar};
@@ -36,6 +35,7 @@ impl<'a> Query<'a> {
     /// A query over `threads` thread copies (1 or 2) with the launch and interface facts.
     pub fn new(x: &'a Exprs, bind: &Binding, threads: u8) -> Query<'a> {
         let mut q = Query { enc: Encoder::new(x), asserts: Vec::new(), wanted: Vec::new() };
+        q.narrow_known_ranges(bind, threads);
         for d in 0..3 {
             let ntid = q.enc.sym(Sym::Special(Special::Ntid(d)), 32, 0);
             let nctaid = q.enc.sym(Sym::Special(Special::Nctaid(d)), 32, 0);
@@ -55,6 +55,31 @@ impl<'a> Query<'a> {
         // At most 1024 threads per block.
         q.asserts.push(format!("(bvule (bvmul ntid_x (bvmul ntid_y ntid_z)) {})", bv(1024, 32)));
         q
+    }
+
+    /// Declares the launch's ids and sizes and the interface's scalar parameters with the bits
+    /// their ranges need (see [`Narrow`]): every launch the query considers stays within the
+    /// geometry's bounds and the parameters' declared values and ranges.
+    fn narrow_known_ranges(&mut self, bind: &Binding, threads: u8) {
+        for d in 0..3u8 {
+            let (block, grid) = (bind.block[d as usize], bind.grid[d as usize]);
+            self.enc.narrow(&sym_name(Sym::Special(Special::Ntid(d)), 0), Narrow::unsigned_max(block.hi.into()));
+            self.enc.narrow(&sym_name(Sym::Special(Special::Nctaid(d)), 0), Narrow::unsigned_max(grid.hi.into()));
+            for t in 1..=threads {
+                // An id is below its size, which is at most `hi` (and at least 1).
+                self.enc.narrow(&sym_name(Sym::Special(Special::Tid(d)), t), Narrow::unsigned_max(block.hi.saturating_sub(1).into()));
+                self.enc.narrow(&sym_name(Sym::Special(Special::Ctaid(d)), t), Narrow::unsigned_max(grid.hi.saturating_sub(1).into()));
+            }
+        }
+        for (index, spec) in bind.params.iter().enumerate() {
+            let narrow = match spec {
+                Some(ParamSpec::Scalar { value: Some(Scalar::Int(v)), .. }) => Narrow::signed_range(*v, *v),
+                Some(ParamSpec::Scalar { range: Some((lo, hi)), .. }) if *lo >= 0 => Narrow::unsigned_max(*hi as u128),
+                Some(ParamSpec::Scalar { range: Some((lo, hi)), .. }) => Narrow::signed_range(*lo, *hi),
+                _ => continue,
+            };
+            self.enc.narrow(&sym_name(Sym::Param { index: index as u32, offset: 0 }, 0), narrow);
+        }
     }
 
     fn range(&mut self, name: &str, lo: u64, hi: u64) {
@@ -121,7 +146,9 @@ impl<'a> Query<'a> {
         }
     }
 
-    pub fn run(&self, solver: &mut Solver, timeout_ms: u64) -> Result<SatResult, SolverError> {
+    /// The query as SMT-LIB text: declarations, definitions, assertions and a `get-value` of
+    /// the wanted names.
+    pub fn script(&self) -> String {
         // `%laneid`/`%warpid` are tied to the thread id only when a formula uses them: the
         // linear id multiplies launch dimensions, which costs the solver when they are unknown.
         let mut asserts = self.asserts.clone();
@@ -136,7 +163,25 @@ impl<'a> Query<'a> {
                 asserts.push(format!("(= {warp} (bvlshr {lin} {}))", bv(5, 32)));
             }
         }
-        solver.check(&self.enc.script(&asserts), &self.wanted, timeout_ms)
+        let mut text = self.enc.script(&asserts);
+        let reported = self.reported();
+        if !reported.is_empty() {
+            text.push_str(&format!("(get-value ({}))\n", reported.join(" ")));
+        }
+        text
+    }
+
+    /// The names whose values a counterexample reads: the wanted ones, and the constants
+    /// declared narrow (defined terms, which a model reports only when asked; what the query
+    /// fixes about them is worth showing).
+    pub fn reported(&self) -> Vec<&str> {
+        let narrowed = self.enc.narrowed().iter().filter(|n| !self.wanted.contains(n));
+        self.wanted.iter().chain(narrowed).map(String::as_str).collect()
+    }
+
+    /// The query for the solver driver (see [`crate::smt::read_query`]).
+    pub fn to_smt(&self) -> Result<::smt::Query, String> {
+        crate::smt::read_query(&self.script())
     }
 }
 

@@ -14,7 +14,8 @@ use model::expr::ExprId;
 use model::expr::Sym;
 use model::ops::Space;
 use model::phases::IterRel;
-use model::symbolic::{Access, AccessKind};
+use model::symbolic::{Access, AccessKind, Base, Lifted};
+use std::collections::HashMap;
 
 /// A race between accesses `a1` (thread 0 of the witness) and `a2` (thread 1).
 pub struct RaceWitness {
@@ -79,29 +80,73 @@ fn may_race(a: &Access, b: &Access) -> bool {
     }
 }
 
-pub fn find(ctx: &mut Ctx) -> Vec<RaceOutcome> {
-    let n = ctx.l.accesses.len();
-    let mut out = Vec::new();
-    let mut found = 0;
-    // One witness per pair of source lines is enough to show the bug; the rest is noise.
-    let mut lines_done = std::collections::HashSet::new();
-    for i in 0..n {
-        for j in i..n {
-            if found >= MAX_RACES {
-                return out;
-            }
-            let (a, b) = (&ctx.l.accesses[i], &ctx.l.accesses[j]);
-            if !may_race(a, b) || lines_done.contains(&(a.line, b.line, a.base)) {
-                continue;
-            }
-            if let Some(o) = check_pair(ctx, i, j) {
-                if matches!(o, RaceOutcome::Witness(_)) {
-                    found += 1;
-                    lines_done.insert((a.line, b.line, a.base));
-                }
-                out.push(o);
-            }
+/// The pairs of accesses (`i <= j`) that could race, in the order they are checked and
+/// reported.
+pub fn pairs(l: &Lifted) -> Vec<(usize, usize)> {
+    let n = l.accesses.len();
+    (0..n).flat_map(|i| (i..n).map(move |j| (i, j))).filter(|&(i, j)| may_race(&l.accesses[i], &l.accesses[j])).collect()
+}
+
+/// Pairs of one key show the same bug: two source lines on one array or buffer.
+type LinesKey = (Option<u32>, Option<u32>, Option<Base>);
+
+fn lines_key(l: &Lifted, (i, j): (usize, usize)) -> LinesKey {
+    let (a, b) = (&l.accesses[i], &l.accesses[j]);
+    (a.line, b.line, a.base)
+}
+
+/// Which pairs are still worth checking when pairs are checked in parallel.
+///
+/// Pairs are reported as if checked one after another: one witness per pair of source lines
+/// (the rest is noise), and no pair after the [`MAX_RACES`]th witness. A worker asks
+/// [`RaceLedger::worth_checking`] before it checks pair number `p`: a pair is skipped only when
+/// a witness among the pairs before it already decides that the sequential order would skip
+/// it, so skipping never changes the report. [`select`] then applies the sequential rule to the
+/// outcomes exactly.
+#[derive(Default)]
+pub struct RaceLedger {
+    /// The first witnessed pair (its number) of each key, as far as known.
+    witnessed: std::sync::Mutex<HashMap<LinesKey, usize>>,
+}
+
+impl RaceLedger {
+    pub fn worth_checking(&self, l: &Lifted, pairs: &[(usize, usize)], p: usize) -> bool {
+        let witnessed = self.witnessed.lock().unwrap_or_else(|e| e.into_inner());
+        let key = lines_key(l, pairs[p]);
+        let same_lines_before = witnessed.get(&key).is_some_and(|&q| q < p);
+        let keys_before = witnessed.values().filter(|&&q| q < p).count();
+        !same_lines_before && keys_before < MAX_RACES
+    }
+
+    /// Records the outcome of pair number `p`.
+    pub fn record(&self, l: &Lifted, pairs: &[(usize, usize)], p: usize, outcome: &Option<RaceOutcome>) {
+        if let Some(RaceOutcome::Witness(_)) = outcome {
+            let mut witnessed = self.witnessed.lock().unwrap_or_else(|e| e.into_inner());
+            let first = witnessed.entry(lines_key(l, pairs[p])).or_insert(p);
+            *first = (*first).min(p);
         }
+    }
+}
+
+/// The outcomes to report, from the outcomes of `pairs` (`None` where a pair was not checked):
+/// what checking the pairs one after another would report.
+pub fn select(l: &Lifted, pairs: &[(usize, usize)], outcomes: Vec<Option<Option<RaceOutcome>>>) -> Vec<RaceOutcome> {
+    let mut out = Vec::new();
+    let mut lines_done = std::collections::HashSet::new();
+    for (p, outcome) in outcomes.into_iter().enumerate() {
+        if lines_done.len() >= MAX_RACES {
+            break;
+        }
+        let key = lines_key(l, pairs[p]);
+        if lines_done.contains(&key) {
+            continue;
+        }
+        // A pair the ledger let through is checked; one it skipped is skipped here too.
+        let Some(Some(o)) = outcome else { continue };
+        if matches!(o, RaceOutcome::Witness(_)) {
+            lines_done.insert(key);
+        }
+        out.push(o);
     }
     out
 }
@@ -179,7 +224,8 @@ fn iter_term(q: &mut Query, l: &model::symbolic::Lifted, rels: &[IterRel]) -> St
     format!("(and {})", parts.join(" "))
 }
 
-fn check_pair(ctx: &mut Ctx, i: usize, j: usize) -> Option<RaceOutcome> {
+/// Decides whether accesses `i` and `j` race: `None` when they cannot.
+pub fn check_pair(ctx: &mut Ctx, i: usize, j: usize) -> Option<RaceOutcome> {
     let (a, b) = (&ctx.l.accesses[i], &ctx.l.accesses[j]);
     let (Some(o1), Some(o2)) = (a.offset, b.offset) else { return None };
     let phase = ctx.phases.same_phase(i, j);
@@ -250,7 +296,16 @@ fn check_pair(ctx: &mut Ctx, i: usize, j: usize) -> Option<RaceOutcome> {
         q.want(name.into());
     }
     let offsets = [Term::Name("off_1".into()), Term::Name("off_2".into())];
-    match ctx.run_witness(&mut q, 2) {
+    // Witnesses inside the array or buffer first: the replay can show those (past its end,
+    // the accesses are out of bounds, which the bounds check reports).
+    let mut inside = Vec::new();
+    if let Some(size) = a.base.and_then(|base| crate::bounds::declared_size(ctx, base)) {
+        let limit = q.size_term(x, &size);
+        for (name, acc) in [("off_1", a), ("off_2", b)] {
+            inside.push(format!("(bvule (bvadd {name} {}) {limit})", bv(acc.bytes as u64, 64)));
+        }
+    }
+    match ctx.run_witness(&q, 2, &inside) {
         Answer::Unsat => None,
         Answer::Unknown(why) => Some(RaceOutcome::Unknown { a1: i, a2: j, why }),
         Answer::Sat(model) => {

@@ -17,7 +17,7 @@ use std::collections::HashMap;
 
 /// Buffers of unknown size get this many bytes (enough for the small witnesses we ask for).
 const DEFAULT_BUFFER_BYTES: u64 = 1 << 20;
-const MAX_BUFFER_BYTES: u64 = 1 << 28;
+pub const MAX_BUFFER_BYTES: u64 = 1 << 28;
 const STEP_LIMIT: u64 = 20_000_000;
 
 pub const FILLS: [Fill; 4] = [Fill::Zero, Fill::One, Fill::Random(1), Fill::Random(2)];

@@ -1,234 +1,216 @@
-//! A Z3 process driven over SMT-LIB pipes.
+//! The solver processes a check uses, and how one of the engine's queries is asked.
 //!
-//! Running the solver out of process means a solver crash or hang can never take the caller
-//! down: a query that outlives its timeout is answered `Unknown` and the process is killed and
-//! restarted. The same text can be re-checked by any SMT-LIB solver.
+//! The engine writes its two-thread queries as SMT-LIB text (`encode`, `query`); here that text
+//! is read into an [`::smt::Query`] and decided by the `smt` crate's driver, which owns the
+//! processes, their time limits and cancellation. Everything that can go wrong on the way —
+//! a timeout, a solver that gives up, crashes or is missing, a cancelled check — comes back as
+//! one [`Outcome`] the checks turn into an answer or an uncertified reason.
 
+use ::smt::{Cancellation, Model, Query as SmtQuery, SatResult, SmtError, Value};
 use std::collections::HashMap;
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::mpsc::{self, Receiver};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-#[derive(Clone, Debug, PartialEq)]
-pub enum SatResult {
-    /// Satisfiable, with the values asked for (bit-vectors as integers, booleans as 0/1).
-    Sat(HashMap<String, u64>),
-    Unsat,
-    /// Timeout or the solver gave up; the reason says which.
-    Unknown(String),
-}
+pub use ::smt::SolverKind;
 
-#[derive(Debug, thiserror::Error)]
-pub enum SolverError {
-    #[error("the SMT solver `{0}` was not found on PATH (install it with `apt-get install z3`)")]
-    Missing(String),
-    #[error("the SMT solver failed: {0}")]
-    Failed(String),
-}
+/// The environment variable that picks the solver when nothing else does (`z3` or `cvc5`).
+pub const SOLVER_ENV: &str = "LARK_SOLVER";
 
-pub struct Solver {
-    program: String,
-    child: Option<Running>,
-    pub queries: u64,
-}
-
-struct Running {
-    child: Child,
-    stdin: ChildStdin,
-    lines: Receiver<String>,
-}
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+/// The solver named by `LARK_SOLVER`, else Z3. An unknown name is an error the caller shows
+/// (the CLI refuses it); it is never silently replaced by another solver.
+pub fn solver_from_env() -> Result<SolverKind, UnknownSolver> {
+    match std::env::var(SOLVER_ENV) {
+        Ok(name) if !name.trim().is_empty() => parse_solver(name.trim()),
+        _ => Ok(SolverKind::Z3),
     }
 }
+
+/// `z3` or `cvc5` (any case).
+pub fn parse_solver(name: &str) -> Result<SolverKind, UnknownSolver> {
+    SolverKind::ALL.into_iter().find(|k| k.name().eq_ignore_ascii_case(name)).ok_or_else(|| UnknownSolver { name: name.to_string() })
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("unknown SMT solver `{name}` (expected `z3` or `cvc5`)")]
+pub struct UnknownSolver {
+    pub name: String,
+}
+
+/// Idle solver processes kept between checks, so that a check does not pay for starting a
+/// process (a few milliseconds each). A check borrows one process per worker, of the kind its
+/// [`crate::Options::solver`] names, and hands them back when it ends; a process of another
+/// kind stays idle for a later check that wants it.
+#[derive(Debug, Default)]
+pub struct Solver {
+    idle: Vec<::smt::Solver>,
+}
+
+/// Idle processes kept at most (two kinds × a few workers).
+const MAX_IDLE: usize = 16;
 
 impl Solver {
-    /// A solver using the `z3` binary (or `LARK_Z3`, when set).
-    pub fn z3() -> Solver {
-        Solver { program: std::env::var("LARK_Z3").unwrap_or_else(|_| "z3".into()), child: None, queries: 0 }
+    pub fn new() -> Solver {
+        Solver::default()
     }
 
-    fn start(&mut self) -> Result<&mut Running, SolverError> {
-        if self.child.is_none() {
-            let mut child =
-                Command::new(&self.program).args(["-in", "-smt2"]).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().map_err(|e| {
-                    match e.kind() {
-                        std::io::ErrorKind::NotFound => SolverError::Missing(self.program.clone()),
-                        _ => SolverError::Failed(format!("cannot start `{}`: {e}", self.program)),
-                    }
-                })?;
-            let stdin = child.stdin.take().expect("piped stdin");
-            let stdout = child.stdout.take().expect("piped stdout");
-            let (tx, rx) = mpsc::channel();
-            std::thread::spawn(move || {
-                for line in BufReader::new(stdout).lines() {
-                    let Ok(line) = line else { break };
-                    if tx.send(line).is_err() {
-                        break;
-                    }
-                }
-            });
-            self.child = Some(Running { child, stdin, lines: rx });
-            let r = self.child.as_mut().unwrap();
-            writeln!(r.stdin, "(set-option :print-success false)\n(set-option :produce-models true)\n(set-logic QF_BV)")
-                .map_err(|e| SolverError::Failed(e.to_string()))?;
+    /// A process of `kind` for one worker: an idle one when there is one, else a new one
+    /// (which starts on its first query, so lending one that is never used costs nothing).
+    /// Its time limit counts CPU time (see [`::smt::Solver::limit_cpu_time`]): the workers of a
+    /// check share the cores with each other and with whatever else runs, and a verdict must
+    /// not depend on that.
+    pub(crate) fn lend(&mut self, kind: SolverKind) -> ::smt::Solver {
+        match self.idle.iter().rposition(|s| s.kind() == kind) {
+            Some(i) => self.idle.swap_remove(i),
+            None => {
+                let mut solver = ::smt::Solver::new(kind);
+                solver.limit_cpu_time(true);
+                solver
+            }
         }
-        Ok(self.child.as_mut().unwrap())
     }
 
-    /// Checks `script` (declarations and assertions) in a fresh scope and, when satisfiable, asks
-    /// for the values of `wanted` (names of declared constants or defined terms).
-    pub fn check(&mut self, script: &str, wanted: &[String], timeout_ms: u64) -> Result<SatResult, SolverError> {
-        self.queries += 1;
-        if let Ok(dir) = std::env::var("LARK_SMT_DUMP") {
-            // Debugging aid: every query as a standalone SMT-LIB file.
-            let body = format!("(set-option :produce-models true)\n{script}\n(check-sat)\n(get-value ({}))\n", wanted.join(" "));
-            let _ = std::fs::write(format!("{dir}/q{:04}.smt2", self.queries), body);
+    /// Takes a lent process back for the next check.
+    pub(crate) fn give_back(&mut self, solver: ::smt::Solver) {
+        if self.idle.len() < MAX_IDLE {
+            self.idle.push(solver);
         }
-        let running = self.start()?;
-        let mut text = String::with_capacity(script.len() + 128);
-        text.push_str("(push 1)\n");
-        text.push_str(&format!("(set-option :timeout {timeout_ms})\n"));
-        text.push_str(script);
-        text.push_str("\n(check-sat)\n");
-        if running.stdin.write_all(text.as_bytes()).and_then(|_| running.stdin.flush()).is_err() {
-            self.child = None;
-            return Err(SolverError::Failed("the solver process exited".into()));
-        }
-        // The solver's own timeout should answer first; the read timeout is the backstop.
-        let deadline = Duration::from_millis(timeout_ms + 2000);
-        let answer = match running.lines.recv_timeout(deadline) {
-            Ok(l) => l,
-            Err(_) => {
-                self.child = None; // kills the process
-                return Ok(SatResult::Unknown(format!("solver did not answer within {timeout_ms} ms")));
-            }
-        };
-        let result = match answer.trim() {
-            "unsat" => SatResult::Unsat,
-            "sat" => {
-                let mut values = HashMap::new();
-                if !wanted.is_empty() {
-                    let q = format!("(get-value ({}))\n", wanted.join(" "));
-                    let running = self.child.as_mut().unwrap();
-                    let _ = running.stdin.write_all(q.as_bytes()).and_then(|_| running.stdin.flush());
-                    let text = read_balanced(&running.lines, deadline);
-                    match text {
-                        Some(t) => values = parse_values(&t),
-                        None => {
-                            self.child = None;
-                            return Ok(SatResult::Unknown("solver did not return a model".into()));
-                        }
-                    }
-                }
-                SatResult::Sat(values)
-            }
-            "unknown" => SatResult::Unknown(format!("solver gave up (timeout {timeout_ms} ms)")),
-            other => {
-                // An error line: the script is ours, so this is a bug worth surfacing.
-                let msg = other.to_string();
-                self.child = None;
-                return Err(SolverError::Failed(msg));
-            }
-        };
-        if let Some(r) = self.child.as_mut() {
-            let _ = r.stdin.write_all(b"(pop 1)\n");
-        }
-        Ok(result)
+    }
+
+    /// Processes idle now (for tests and statistics).
+    pub fn idle(&self) -> usize {
+        self.idle.len()
     }
 }
 
-/// Reads lines until the parentheses balance (a `get-value` answer spans lines).
-fn read_balanced(lines: &Receiver<String>, timeout: Duration) -> Option<String> {
-    let mut text = String::new();
-    let mut depth = 0i64;
-    loop {
-        let line = lines.recv_timeout(timeout).ok()?;
-        for c in line.chars() {
-            match c {
-                '(' => depth += 1,
-                ')' => depth -= 1,
-                _ => {}
-            }
-        }
-        text.push_str(&line);
-        text.push(' ');
-        if depth <= 0 && !text.trim().is_empty() {
-            return Some(text);
-        }
-    }
+/// How asking one query ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// Satisfiable: the values of the declared constants and of the terms the query asked
+    /// for, bit-vectors as numbers and booleans as 0 or 1 (the naming the witnesses read).
+    Sat(HashMap<String, u64>),
+    Unsat,
+    /// The solver's time limit (or the watchdog's) ran out.
+    Timeout,
+    /// The solver gave up, failed, crashed or is missing; the message says which.
+    Failed(String),
+    /// `stop` said so while the query ran; the process was killed.
+    Stopped,
 }
 
-/// Parses `((name #x0000000a) (other true) (x (_ bv5 32)))`.
-fn parse_values(text: &str) -> HashMap<String, u64> {
-    let tokens: Vec<String> = text.replace('(', " ( ").replace(')', " ) ").split_whitespace().map(String::from).collect();
-    let mut out = HashMap::new();
-    let mut i = 0;
-    // Each binding starts with "( name"
-    while i + 2 < tokens.len() {
-        if tokens[i] == "(" && tokens[i + 1] != "(" && tokens[i + 1] != ")" && tokens[i + 1] != "_" {
-            let name = tokens[i + 1].clone();
-            let v = &tokens[i + 2];
-            let value = if let Some(h) = v.strip_prefix("#x") {
-                u64::from_str_radix(h, 16).ok()
-            } else if let Some(b) = v.strip_prefix("#b") {
-                u64::from_str_radix(b, 2).ok()
-            } else if v == "true" {
-                Some(1)
-            } else if v == "false" {
-                Some(0)
-            } else if v == "(" && tokens.get(i + 3).map(String::as_str) == Some("_") {
-                tokens.get(i + 4).and_then(|t| t.strip_prefix("bv")).and_then(|d| d.parse().ok())
-            } else {
-                None
-            };
-            if let Some(value) = value {
-                out.insert(name, value);
-                i += 3;
-                continue;
-            }
-        }
-        i += 1;
-    }
-    out
+/// Reads `script` (declarations, definitions, assertions and a `get-value`, as the encoder
+/// wrote them) into a query for the driver. A script that does not read is a bug in the
+/// encoder, reported as a failure of the query rather than a panic.
+pub fn read_query(script: &str) -> Result<SmtQuery, String> {
+    let mut q = SmtQuery::new(::smt::Logic::QfBv);
+    q.extend_script(script).map_err(|e| format!("the engine wrote an SMT query the solver driver cannot read: {e}"))?;
+    Ok(q)
+}
+
+/// Adds `script` to `q` (extra assertions to try); see [`read_query`].
+pub fn extend_query(q: &mut SmtQuery, script: &str) -> Result<(), String> {
+    q.extend_script(script).map_err(|e| format!("the engine wrote an SMT query the solver driver cannot read: {e}"))
+}
+
+/// Asks `solver` about `query` within `timeout`; `stop` is polled every few milliseconds
+/// while the solver works, and a query it stops ends within milliseconds. Returns the outcome
+/// and the time spent.
+pub fn ask(solver: &mut ::smt::Solver, query: &SmtQuery, timeout: Duration, stop: &(impl Cancellation + ?Sized)) -> (Outcome, Duration) {
+    let started = Instant::now();
+    let outcome = match solver.check(query, timeout, stop) {
+        Ok(SatResult::Sat(model)) => Outcome::Sat(numbers(&model)),
+        Ok(SatResult::Unsat) => Outcome::Unsat,
+        Ok(SatResult::Unknown(reason)) if reason.starts_with("timeout") => Outcome::Timeout,
+        Ok(SatResult::Unknown(reason)) => Outcome::Failed(format!("{} {reason}", solver.kind())),
+        Err(SmtError::Cancelled) => Outcome::Stopped,
+        Err(e) => Outcome::Failed(e.to_string()),
+    };
+    (outcome, started.elapsed())
+}
+
+/// The bit-vector and boolean values of a model by name. Values of other sorts do not occur
+/// in the engine's queries; a value the model could not read is left out, and a witness that
+/// needs it reads its default (the replay then decides whether the witness holds).
+fn numbers(model: &Model) -> HashMap<String, u64> {
+    model
+        .iter()
+        .filter_map(|(name, value)| match value.ok()? {
+            // The engine's bit-vectors are at most 64 bits wide.
+            Value::BitVec { value, .. } => Some((name.to_string(), *value as u64)),
+            Value::Bool(b) => Some((name.to_string(), *b as u64)),
+            Value::Int(_) | Value::Real(_) => None,
+        })
+        .collect()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use ::smt::Never;
 
-    #[test]
-    fn parses_get_value_answers() {
-        let v = parse_values("((t1 #x0000000a) (p true) (k (_ bv5 32)) (b #b101))");
-        assert_eq!(v["t1"], 10);
-        assert_eq!(v["p"], 1);
-        assert_eq!(v["k"], 5);
-        assert_eq!(v["b"], 5);
+    const LIMIT: Duration = Duration::from_secs(10);
+
+    fn outcome(kind: SolverKind, script: &str) -> Outcome {
+        let mut solver = ::smt::Solver::new(kind);
+        ask(&mut solver, &read_query(script).unwrap(), LIMIT, &Never).0
     }
 
+    /// Models come back as the witnesses read them, from both solvers: bit-vectors (also
+    /// defined terms asked for with `get-value`) as numbers, booleans as 0/1.
     #[test]
-    fn z3_answers_sat_unsat_and_models() {
-        let mut s = Solver::z3();
-        let r = s.check("(declare-const x (_ BitVec 8))\n(assert (= (bvmul x #x04) #x0c))", &["x".into()], 1000).unwrap();
-        match r {
-            SatResult::Sat(m) => assert_eq!(m["x"] & 0x3f, 3),
-            other => panic!("expected sat, got {other:?}"),
+    fn both_solvers_answer_with_numbered_models() {
+        let script = "(declare-const x (_ BitVec 8))\n(declare-const p Bool)\n(define-fun d () (_ BitVec 8) (bvadd x (_ bv1 8)))\n\
+                      (assert (= (bvmul x (_ bv4 8)) (_ bv12 8)))\n(assert (bvult x (_ bv64 8)))\n(assert p)\n(get-value (d))\n";
+        for kind in SolverKind::ALL {
+            let expected: HashMap<String, u64> = [("x".to_string(), 3), ("p".to_string(), 1), ("d".to_string(), 4)].into();
+            assert_eq!(outcome(kind, script), Outcome::Sat(expected), "{kind}");
+            assert_eq!(outcome(kind, "(declare-const x (_ BitVec 8))\n(assert (distinct x x))\n"), Outcome::Unsat, "{kind}");
         }
-        let r = s.check("(declare-const x (_ BitVec 8))\n(assert (distinct x x))", &[], 1000).unwrap();
-        assert_eq!(r, SatResult::Unsat);
-        // The scope was popped: `x` can be declared again with another sort.
-        let r = s.check("(declare-const x Bool)\n(assert x)", &["x".into()], 1000).unwrap();
-        assert!(matches!(r, SatResult::Sat(_)));
     }
 
     #[test]
-    fn missing_solver_is_a_clear_error() {
-        let mut s = Solver { program: "definitely-not-a-solver-lark".into(), child: None, queries: 0 };
-        let e = s.check("(assert true)", &[], 100).unwrap_err();
-        assert!(e.to_string().contains("not found"), "{e}");
+    fn an_unreadable_script_and_a_missing_solver_are_failures() {
+        assert!(read_query("(assert (= x").is_err());
+        let mut missing = ::smt::Solver::with_program(SolverKind::Z3, "definitely-not-a-solver-lark");
+        let (o, _) = ask(&mut missing, &read_query("(assert true)").unwrap(), LIMIT, &Never);
+        assert!(matches!(&o, Outcome::Failed(m) if m.contains("not found")), "{o:?}");
+    }
+
+    /// A stop that is already set ends the query before the solver sees it; one set while the
+    /// solver works kills it within milliseconds.
+    #[test]
+    fn a_stopped_query_ends_within_milliseconds() {
+        // Thirteen pigeons in twelve holes: exponential for the SAT solvers behind both.
+        let mut hard: String = (0..13).map(|i| format!("(declare-const h{i} (_ BitVec 4))\n(assert (bvult h{i} (_ bv12 4)))\n")).collect();
+        hard.push_str(&format!("(assert (distinct {}))\n", (0..13).map(|i| format!("h{i}")).collect::<Vec<_>>().join(" ")));
+        let q = read_query(&hard).unwrap();
+        for kind in SolverKind::ALL {
+            let mut solver = ::smt::Solver::new(kind);
+            assert_eq!(ask(&mut solver, &q, LIMIT, &|| true).0, Outcome::Stopped);
+            let started = Instant::now();
+            let stop_at = started + Duration::from_millis(300);
+            let (o, spent) = ask(&mut solver, &q, LIMIT, &|| Instant::now() >= stop_at);
+            assert_eq!(o, Outcome::Stopped, "{kind}");
+            assert!(spent < Duration::from_millis(1000), "{kind}: stopped after {spent:?}");
+        }
+    }
+
+    #[test]
+    fn solver_names() {
+        assert_eq!(parse_solver("cvc5"), Ok(SolverKind::Cvc5));
+        assert_eq!(parse_solver("Z3"), Ok(SolverKind::Z3));
+        assert_eq!(parse_solver("yices").unwrap_err().to_string(), "unknown SMT solver `yices` (expected `z3` or `cvc5`)");
+    }
+
+    #[test]
+    fn lent_processes_come_back_by_kind() {
+        let mut pool = Solver::new();
+        let z3 = pool.lend(SolverKind::Z3);
+        let cvc5 = pool.lend(SolverKind::Cvc5);
+        pool.give_back(z3);
+        pool.give_back(cvc5);
+        assert_eq!(pool.idle(), 2);
+        assert_eq!(pool.lend(SolverKind::Cvc5).kind(), SolverKind::Cvc5);
+        assert_eq!(pool.idle(), 1);
+        assert_eq!(pool.lend(SolverKind::Cvc5).kind(), SolverKind::Cvc5, "a new one when none of the kind is idle");
+        assert_eq!(pool.idle(), 1);
     }
 }

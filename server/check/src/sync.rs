@@ -8,7 +8,7 @@ use crate::query::{linear_tid, same_block, Query};
 use crate::witness::{ThreadSpec, Witness};
 use model::cfg::{BlockId, LoopId};
 use model::expr::{ExprId, Sym};
-use model::symbolic::COUNTER_BITS;
+use model::symbolic::{Lifted, COUNTER_BITS};
 
 pub struct DivergenceWitness {
     /// The barrier or collective: (block, instruction index).
@@ -24,83 +24,107 @@ pub enum SyncOutcome {
     Unknown { site: (BlockId, usize), warp: bool, why: Undecided },
 }
 
-pub fn find(ctx: &mut Ctx) -> Vec<SyncOutcome> {
-    let mut out = Vec::new();
-    let sites: Vec<(BlockId, usize, ExprId, Vec<LoopId>)> = ctx.l.barriers.iter().map(|b| (b.block, b.inst, b.pc, b.loops.clone())).collect();
-    for (block, inst, pc, loops) in sites {
-        if let Some(launch) = &ctx.launch {
-            if let Some(decided) = crate::enumerate::barrier(ctx, launch, block, &loops, pc) {
-                ctx.enumerated += 1;
-                if let crate::enumerate::Decided::Witness(witness) = decided {
-                    out.push(SyncOutcome::Witness(DivergenceWitness { site: (block, inst), warp: false, witness }));
-                }
-                continue;
-            }
-        }
-        let mut q = Query::new(&ctx.l.exprs, ctx.bind, 2);
-        let p1 = q.enc.term(pc, 1);
-        let p2 = q.enc.term(pc, 2);
-        q.asserts.push(same_block());
-        q.asserts.push(p1);
-        q.asserts.push(format!("(not {p2})"));
-        same_iterations(&mut q, &loops);
-        let mut roots = vec![pc];
-        roots.extend(ctx.assert_facts(&mut q, block, &[pc], 1));
-        roots.extend(ctx.assert_facts(&mut q, block, &[pc], 2));
-        ctx.add_load_facts(&mut q, &roots, 2);
-        q.add_param_facts(&ctx.l.exprs, ctx.bind, &roots);
-        match ctx.run_witness(&mut q, 2) {
-            Answer::Unsat => {}
-            Answer::Sat(model) => {
-                let witness = witness_of(ctx, &model, &loops);
-                out.push(SyncOutcome::Witness(DivergenceWitness { site: (block, inst), warp: false, witness }))
-            }
-            Answer::Unknown(why) => out.push(SyncOutcome::Unknown { site: (block, inst), warp: false, why }),
+/// A barrier or warp collective to check, with what its check needs.
+pub struct Site {
+    pub block: BlockId,
+    pub inst: usize,
+    pub pc: ExprId,
+    /// The collective's member mask; `None` for a block-wide barrier.
+    pub mask: Option<ExprId>,
+    pub loops: Vec<LoopId>,
+}
+
+/// The barriers, then the warp collectives, in the order they are reported.
+pub fn sites(l: &Lifted) -> Vec<Site> {
+    let barriers = l.barriers.iter().map(|b| Site { block: b.block, inst: b.inst, pc: b.pc, mask: None, loops: b.loops.clone() });
+    let warp = l.warp_ops.iter().map(|w| Site { block: w.block, inst: w.inst, pc: w.pc, mask: Some(w.mask), loops: w.loops.clone() });
+    barriers.chain(warp).collect()
+}
+
+/// Decides whether every thread that should reaches `site` together: `None` when they do.
+pub fn check_site(ctx: &mut Ctx, site: &Site) -> Option<SyncOutcome> {
+    match site.mask {
+        None => check_barrier(ctx, site),
+        Some(mask) => check_collective(ctx, site, mask),
+    }
+}
+
+fn check_barrier(ctx: &mut Ctx, site: &Site) -> Option<SyncOutcome> {
+    let &Site { block, inst, pc, .. } = site;
+    let loops = &site.loops;
+    if let Some(launch) = &ctx.launch {
+        if let Some(decided) = crate::enumerate::barrier(ctx, launch, block, loops, pc) {
+            ctx.enumerated += 1;
+            return match decided {
+                crate::enumerate::Decided::Witness(witness) => Some(SyncOutcome::Witness(DivergenceWitness { site: (block, inst), warp: false, witness })),
+                crate::enumerate::Decided::Holds => None,
+            };
         }
     }
-    let warp_sites: Vec<_> = ctx.l.warp_ops.iter().map(|w| (w.block, w.inst, w.pc, w.mask, w.loops.clone())).collect();
-    for (block, inst, pc, mask, loops) in warp_sites {
-        if let Some(launch) = &ctx.launch {
-            if let Some(decided) = crate::enumerate::warp(ctx, launch, block, &loops, pc, mask) {
-                ctx.enumerated += 1;
-                if let crate::enumerate::Decided::Witness(witness) = decided {
-                    out.push(SyncOutcome::Witness(DivergenceWitness { site: (block, inst), warp: true, witness }));
-                }
-                continue;
-            }
+    let mut q = Query::new(&ctx.l.exprs, ctx.bind, 2);
+    let p1 = q.enc.term(pc, 1);
+    let p2 = q.enc.term(pc, 2);
+    q.asserts.push(same_block());
+    q.asserts.push(p1);
+    q.asserts.push(format!("(not {p2})"));
+    same_iterations(&mut q, loops);
+    let mut roots = vec![pc];
+    roots.extend(ctx.assert_facts(&mut q, block, &[pc], 1));
+    roots.extend(ctx.assert_facts(&mut q, block, &[pc], 2));
+    ctx.add_load_facts(&mut q, &roots, 2);
+    q.add_param_facts(&ctx.l.exprs, ctx.bind, &roots);
+    match ctx.run_witness(&q, 2, &[]) {
+        Answer::Unsat => None,
+        Answer::Sat(model) => {
+            let witness = witness_of(ctx, &model, loops);
+            Some(SyncOutcome::Witness(DivergenceWitness { site: (block, inst), warp: false, witness }))
         }
-        let mut q = Query::new(&ctx.l.exprs, ctx.bind, 2);
-        let p1 = q.enc.term(pc, 1);
-        let p2 = q.enc.term(pc, 2);
-        let m1 = q.enc.term(mask, 1);
-        q.enc.declare("lane_missing", 32);
-        q.want("lane_missing".into());
-        q.asserts.push(same_block());
-        q.asserts.push(p1);
-        same_iterations(&mut q, &loops);
-        // A lane named by thread 1's mask...
-        q.asserts.push(format!("(bvult lane_missing {})", bv(32, 32)));
-        q.asserts.push(format!("(= ((_ extract 0 0) (bvlshr {m1} lane_missing)) #b1)"));
-        // ...is thread 2 (same warp), unless that lane is past the end of the block.
-        let lin1 = linear_tid(1);
-        let target = format!("(bvor (bvand {lin1} {}) lane_missing)", bv(!31u64 & 0xffff_ffff, 32));
-        let nthreads = "(bvmul ntid_x (bvmul ntid_y ntid_z))";
-        q.asserts.push(format!("(or (bvuge {target} {nthreads}) (and (= {} {target}) (not {p2})))", linear_tid(2)));
-        let mut roots = vec![pc, mask];
-        roots.extend(ctx.assert_facts(&mut q, block, &[pc, mask], 1));
-        roots.extend(ctx.assert_facts(&mut q, block, &[pc, mask], 2));
-        ctx.add_load_facts(&mut q, &roots, 2);
-        q.add_param_facts(&ctx.l.exprs, ctx.bind, &roots);
-        match ctx.run_witness(&mut q, 2) {
-            Answer::Unsat => {}
-            Answer::Sat(model) => {
-                let witness = witness_of(ctx, &model, &loops);
-                out.push(SyncOutcome::Witness(DivergenceWitness { site: (block, inst), warp: true, witness }));
-            }
-            Answer::Unknown(why) => out.push(SyncOutcome::Unknown { site: (block, inst), warp: true, why }),
+        Answer::Unknown(why) => Some(SyncOutcome::Unknown { site: (block, inst), warp: false, why }),
+    }
+}
+
+fn check_collective(ctx: &mut Ctx, site: &Site, mask: ExprId) -> Option<SyncOutcome> {
+    let &Site { block, inst, pc, .. } = site;
+    let loops = &site.loops;
+    if let Some(launch) = &ctx.launch {
+        if let Some(decided) = crate::enumerate::warp(ctx, launch, block, loops, pc, mask) {
+            ctx.enumerated += 1;
+            return match decided {
+                crate::enumerate::Decided::Witness(witness) => Some(SyncOutcome::Witness(DivergenceWitness { site: (block, inst), warp: true, witness })),
+                crate::enumerate::Decided::Holds => None,
+            };
         }
     }
-    out
+    let mut q = Query::new(&ctx.l.exprs, ctx.bind, 2);
+    let p1 = q.enc.term(pc, 1);
+    let p2 = q.enc.term(pc, 2);
+    let m1 = q.enc.term(mask, 1);
+    q.enc.declare("lane_missing", 32);
+    q.want("lane_missing".into());
+    q.asserts.push(same_block());
+    q.asserts.push(p1);
+    same_iterations(&mut q, loops);
+    // A lane named by thread 1's mask...
+    q.asserts.push(format!("(bvult lane_missing {})", bv(32, 32)));
+    q.asserts.push(format!("(= ((_ extract 0 0) (bvlshr {m1} lane_missing)) #b1)"));
+    // ...is thread 2 (same warp), unless that lane is past the end of the block.
+    let lin1 = linear_tid(1);
+    let target = format!("(bvor (bvand {lin1} {}) lane_missing)", bv(!31u64 & 0xffff_ffff, 32));
+    let nthreads = "(bvmul ntid_x (bvmul ntid_y ntid_z))";
+    q.asserts.push(format!("(or (bvuge {target} {nthreads}) (and (= {} {target}) (not {p2})))", linear_tid(2)));
+    let mut roots = vec![pc, mask];
+    roots.extend(ctx.assert_facts(&mut q, block, &[pc, mask], 1));
+    roots.extend(ctx.assert_facts(&mut q, block, &[pc, mask], 2));
+    ctx.add_load_facts(&mut q, &roots, 2);
+    q.add_param_facts(&ctx.l.exprs, ctx.bind, &roots);
+    match ctx.run_witness(&q, 2, &[]) {
+        Answer::Unsat => None,
+        Answer::Sat(model) => {
+            let witness = witness_of(ctx, &model, loops);
+            Some(SyncOutcome::Witness(DivergenceWitness { site: (block, inst), warp: true, witness }))
+        }
+        Answer::Unknown(why) => Some(SyncOutcome::Unknown { site: (block, inst), warp: true, why }),
+    }
 }
 
 fn witness_of(ctx: &Ctx, model: &std::collections::HashMap<String, u64>, loops: &[LoopId]) -> Witness {

@@ -3,7 +3,7 @@
 //! (or `uncertified` with a reason — never a finding), and every finding must have been replayed
 //! by the interpreter. Prints the confusion table.
 
-use check::{check_ptx, Context, FileReport, FindingKind, Options, Reason, Solver, Verdict};
+use check::{check_ptx, Context, FileReport, FindingKind, Options, Reason, Solver, SolverKind, Verdict};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -54,7 +54,7 @@ fn kind_word(k: FindingKind) -> &'static str {
 
 #[test]
 fn corpus_scores() {
-    let mut solver = Solver::z3();
+    let mut solver = Solver::new();
     let opts = Options::default();
     let mut table: BTreeMap<(String, String), usize> = BTreeMap::new();
     let mut failures = Vec::new();
@@ -115,7 +115,7 @@ fn corpus_scores() {
 /// on every corpus kernel: same verdict, except where the solver times out (uncertified).
 #[test]
 fn smt_agrees_with_enumeration() {
-    let mut solver = Solver::z3();
+    let mut solver = Solver::new();
     let enumerate = Options::default();
     let smt = Options { enumerate: false, timeout_ms: 10_000, ..Options::default() };
     let mut files: Vec<String> = expectations().into_iter().map(|e| e.file).collect();
@@ -151,7 +151,7 @@ fn compiler_variants_keep_their_verdicts() {
     let dir = corpus_dir();
     let iface = spec::parse_lark_toml("lark.toml", &std::fs::read_to_string(dir.join("lark.toml")).unwrap()).unwrap();
     let expected: BTreeMap<String, String> = expectations().into_iter().map(|e| (e.kernel, e.verdict)).collect();
-    let mut solver = Solver::z3();
+    let mut solver = Solver::new();
     let mut variants: Vec<PathBuf> =
         std::fs::read_dir(dir.join("extra")).unwrap().map(|e| e.unwrap().path()).filter(|p| p.extension().is_some_and(|e| e == "ptx")).collect();
     variants.sort();
@@ -178,4 +178,46 @@ fn compiler_variants_keep_their_verdicts() {
     }
     println!("{} compiler variants checked", variants.len());
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// Z3 and cvc5 decide every corpus query alike: each kernel is checked by the SMT path alone
+/// (no enumeration) with each solver, and the verdicts must be the same, except where either
+/// solver ran out of time (those are counted and printed, and must stay a minority).
+#[test]
+fn solvers_agree() {
+    let mut solver = Solver::new();
+    let with = |kind| Options { enumerate: false, solver: kind, ..Options::default() };
+    let mut files: Vec<String> = expectations().into_iter().map(|e| e.file).collect();
+    files.dedup();
+    let (mut compared, mut timed_out, mut queries) = (0, Vec::new(), [0u64; 2]);
+    let mut disagreements = Vec::new();
+    for f in &files {
+        let z3 = run(f, &with(SolverKind::Z3), &mut solver);
+        let cvc5 = run(f, &with(SolverKind::Cvc5), &mut solver);
+        for (a, b) in z3.kernels.iter().zip(&cvc5.kernels) {
+            queries[0] += a.stats.queries;
+            queries[1] += b.stats.queries;
+            let failed = [a, b].iter().flat_map(|k| &k.uncertified).find(|u| matches!(u.reason, Reason::SolverFailure { .. }));
+            if let Some(u) = failed {
+                disagreements.push(format!("{}: a solver failed: {}", a.name, check::render::uncertified_message(u)));
+                continue;
+            }
+            let undecided =
+                |k: &check::KernelReport| k.uncertified.iter().any(|u| matches!(u.reason, Reason::SolverTimeout { .. } | Reason::BudgetExhausted { .. }));
+            if undecided(a) || undecided(b) {
+                timed_out.push(format!("{} (z3 {}, cvc5 {})", a.name, a.verdict.as_str(), b.verdict.as_str()));
+                continue;
+            }
+            compared += 1;
+            if a.verdict != b.verdict {
+                disagreements.push(format!("{}: z3 says {}, cvc5 says {}", a.name, a.verdict.as_str(), b.verdict.as_str()));
+            }
+        }
+    }
+    println!("solvers agree on {compared} kernels ({} and {} queries); not compared, a solver ran out of time: {}", queries[0], queries[1], timed_out.len());
+    for t in &timed_out {
+        println!("  {t}");
+    }
+    assert!(disagreements.is_empty(), "{}", disagreements.join("\n"));
+    assert!(compared > 2 * timed_out.len(), "too few kernels decided by both solvers to compare them: {compared} compared, {} timed out", timed_out.len());
 }

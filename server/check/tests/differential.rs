@@ -11,10 +11,11 @@
 //! and the term Z3 evaluates).
 
 use check::encode::{bv, Encoder};
-use check::smt::{SatResult, Solver};
+use check::smt::{ask, read_query, Outcome};
 use model::expr::Sym;
 use model::interp::{self, Arg, Launch, Memory};
 use proptest::prelude::*;
+use smt::{Never, Solver, SolverKind};
 use std::collections::HashMap;
 
 /// A value of the program: a register and its width.
@@ -305,8 +306,9 @@ fn check_program(text: &str, inputs: [u64; 4], solver: &mut Solver) -> Result<()
         }
     }
     asserts.push(format!("(distinct {term} {})", bv(ran, 64)));
-    match solver.check(&enc.script(&asserts), &[], 20_000) {
-        Ok(SatResult::Unsat) => Ok(()),
+    let query = read_query(&enc.script(&asserts))?;
+    match ask(solver, &query, std::time::Duration::from_secs(20), &Never).0 {
+        Outcome::Unsat => Ok(()),
         other => Err(format!("Z3 on the encoding: {other:?} (the term can differ from {ran:#x})")),
     }
 }
@@ -340,7 +342,7 @@ proptest! {
         }
         p.finish();
         let text = p.text();
-        let mut solver = Solver::z3();
+        let mut solver = Solver::new(SolverKind::Z3);
         if let Err(e) = check_program(&text, ins, &mut solver) {
             return Err(TestCaseError::fail(format!("{e}\ninputs {ins:x?}\n{text}")));
         }
@@ -351,7 +353,7 @@ proptest! {
 /// fails here even if the random programs do not happen to pick it.
 #[test]
 fn every_generated_form_agrees_on_edge_inputs() {
-    let mut solver = Solver::z3();
+    let mut solver = Solver::new(SolverKind::Z3);
     for op in 0..22 {
         for imm in [0u64, 1, 2, 3, 5, 6, 9, 13, 0x96, 0xe8, 0x3210, 0x7654_3210] {
             for picks in [[0usize, 1, 2], [3, 4, 5], [6, 7, 1], [1, 3, 6]] {

@@ -8,7 +8,7 @@ fn shared_memory_through_32_bit_addresses_is_checked() {
     let ptx = include_str!("fixtures/nvcc_shared32.ptx");
     let iface = spec::parse_lark_toml("lark.toml", "[kernel._Z6reducePKfPfi]\ngrid = [4, 1, 1]\nblock = [256, 1, 1]\n").unwrap();
     let cx = Context { interface: Some(&iface), cu_text: None, only: None };
-    let mut solver = Solver::z3();
+    let mut solver = Solver::new();
     let report = check_ptx("nvcc_shared32.ptx", ptx, &cx, &Options::default(), &mut solver);
     let k = &report.kernels[0];
     assert_eq!(k.verdict, Verdict::Race, "{:#?}", k);

@@ -5,9 +5,9 @@
 //! command-line options into host settings and analyses into output.
 
 use crate::output;
-use check::{Diagnostic, FileReport, Verdict};
+use check::{Diagnostic, FileReport, SolverKind, Verdict};
 use clap::{Args, ValueEnum};
-use ide::{AnalysisHost, FileAnalysis, Severity, SourceFile};
+use ide::{Analysis, AnalysisHost, FileAnalysis, Severity, SourceFile};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -42,6 +42,9 @@ pub struct CheckArgs {
     /// Time limit per SMT query, in milliseconds.
     #[arg(long, value_name = "N", default_value_t = 2000, value_parser = clap::value_parser!(u64).range(1..))]
     timeout_ms: u64,
+    /// The SMT solver, z3 or cvc5 (default: $LARK_SOLVER, else z3).
+    #[arg(long, value_name = "NAME", value_parser = parse_solver)]
+    solver: Option<SolverKind>,
     /// The CUDA compiler for .cu files (default: clang-19, clang or nvcc on PATH).
     #[arg(long, value_name = "PATH")]
     compiler: Option<String>,
@@ -67,7 +70,21 @@ enum Format {
 /// (its compile errors, say).
 struct Unusable(String, Option<FileReport>);
 
+fn parse_solver(name: &str) -> Result<SolverKind, String> {
+    check::smt::parse_solver(name).map_err(|e| e.to_string())
+}
+
 pub fn run(args: CheckArgs) -> ExitCode {
+    let solver = match args.solver.map_or_else(check::smt::solver_from_env, Ok) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("lark: {}: {e}", check::smt::SOLVER_ENV);
+            return ExitCode::from(2);
+        }
+    };
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    // Files are checked side by side, and the kernels of each on the cores left to it.
+    let parallel_files = cores.min(args.files.len()).max(1);
     let settings = ide::Settings {
         compiler: ide::CompilerSettings {
             path: args.compiler.clone(),
@@ -82,13 +99,34 @@ pub fn run(args: CheckArgs) -> ExitCode {
         sentryward_input: args.input.clone(),
         reference_binding: args.reference.clone().zip(args.binding.clone()),
         only_kernel: args.kernel.clone(),
+        solver,
+        jobs: (cores / parallel_files).max(1),
     };
     let mut host = AnalysisHost::new(settings);
+    let keys: Vec<Result<String, String>> = args
+        .files
+        .iter()
+        .map(|path| {
+            let file = SourceFile::read(path)?;
+            let key = file.key.clone();
+            host.set_file(file);
+            Ok(key)
+        })
+        .collect();
+    // Nothing changes the host while the files are checked, so no analysis is cancelled.
+    let snapshot = host.snapshot();
+    let checked = in_parallel(parallel_files, args.files.len(), |n| match &keys[n] {
+        Ok(key) => check_file(&snapshot, key, &args.files[n], &args),
+        Err(e) => Err(Unusable(e.clone(), None)),
+    });
     let mut reports = Vec::new();
     let mut unusable = false;
-    for path in &args.files {
-        match check_file(&mut host, path, &args) {
-            Ok(report) => reports.push(report),
+    for (path, result) in args.files.iter().zip(checked) {
+        match result {
+            Ok((report, dump)) => {
+                print!("{}", dump.unwrap_or_default());
+                reports.push(report);
+            }
             Err(Unusable(why, report)) => {
                 eprintln!("lark: {}: {why}", path.display());
                 reports.extend(report);
@@ -114,12 +152,31 @@ pub fn run(args: CheckArgs) -> ExitCode {
     }
 }
 
-fn check_file(host: &mut AnalysisHost, path: &Path, args: &CheckArgs) -> Result<FileReport, Unusable> {
-    let file = SourceFile::read(path).map_err(|e| Unusable(e, None))?;
-    let key = file.key.clone();
-    host.set_file(file);
-    // Nothing else changes the host while this runs, so the analysis is never cancelled.
-    let fa = host.snapshot().analyse(&key).map_err(|_| Unusable("the analysis was cancelled".into(), None))?;
+/// `f(0)`, ..., `f(count - 1)` on up to `threads` threads, in order of `n`.
+fn in_parallel<T: Send>(threads: usize, count: usize, f: impl Fn(usize) -> T + Sync) -> Vec<T> {
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let mut done: Vec<(usize, T)> = std::thread::scope(|scope| {
+        let work = || {
+            let mut mine = Vec::new();
+            loop {
+                let n = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                if n >= count {
+                    return mine;
+                }
+                mine.push((n, f(n)));
+            }
+        };
+        let handles: Vec<_> = (0..threads.max(1)).map(|_| scope.spawn(work)).collect();
+        // A panic in a worker is a bug in LARK: it ends `lark check` as it would without threads.
+        handles.into_iter().flat_map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))).collect()
+    });
+    done.sort_by_key(|(n, _)| *n);
+    done.into_iter().map(|(_, t)| t).collect()
+}
+
+/// Checks one file; with `--dump-model`, also the text of its models.
+fn check_file(snapshot: &Analysis, key: &str, path: &Path, args: &CheckArgs) -> Result<(FileReport, Option<String>), Unusable> {
+    let fa = snapshot.analyse(key).map_err(|_| Unusable("the analysis was cancelled".into(), None))?;
     if !fa.interface_errors.is_empty() {
         // A typo in the interface weakens the check it was meant to make: nothing is reported as
         // checked until the interface says what it means.
@@ -144,10 +201,7 @@ fn check_file(host: &mut AnalysisHost, path: &Path, args: &CheckArgs) -> Result<
         return Err(Unusable(why, Some(report)));
     }
     resolve_sources(&mut report, path);
-    if args.dump_model {
-        print!("{}", dump_models(&fa));
-    }
-    Ok(report)
+    Ok((report, args.dump_model.then(|| dump_models(&fa))))
 }
 
 /// The analysis as the CLI prints it: problems as line/column diagnostics, and the kernels'

@@ -275,7 +275,7 @@ fn kernel_key(i: &KeyInput) -> (u64, Vec<(u32, u32)>) {
     i.param_names.hash(&mut h);
     i.reference.hash(&mut h);
     // The options that change results (not the cancellation token).
-    (i.opts.timeout_ms, i.opts.enumerate, i.opts.budget_ms).hash(&mut h);
+    (i.opts.timeout_ms, i.opts.enumerate, i.opts.budget_ms, i.opts.solver).hash(&mut h);
     (h.finish(), bases)
 }
 
@@ -650,10 +650,17 @@ pub(crate) fn merge_note_message(n: &spec::MergeNote) -> String {
     format!("interface: {n}{at}")
 }
 
-/// The engine's options for an analysis: the settings' solver timeout, and `cancel`.
+/// The engine's options for an analysis: the settings' solver, timeout and workers, and `cancel`.
 /// `LARK_NO_ENUMERATE=1` forces the SMT path (to compare it with enumeration when debugging).
 fn engine_options(settings: &crate::Settings, cancel: &CancelToken) -> check::Options {
-    check::Options { timeout_ms: settings.timeout_ms, enumerate: std::env::var_os("LARK_NO_ENUMERATE").is_none(), cancel: cancel.clone(), ..Default::default() }
+    check::Options {
+        timeout_ms: settings.timeout_ms,
+        enumerate: std::env::var_os("LARK_NO_ENUMERATE").is_none(),
+        cancel: cancel.clone(),
+        solver: settings.solver,
+        jobs: settings.jobs,
+        ..Default::default()
+    }
 }
 
 fn ms(since: Instant) -> f64 {

@@ -96,7 +96,7 @@ impl Db {
     /// Runs `f` with a solver of its own from the pool. A solver that was in use when `f`
     /// panicked may be mid-query: it is dropped (its process killed), not returned.
     pub fn with_solver<T>(&self, f: impl FnOnce(&mut check::Solver) -> T) -> T {
-        let mut solver = lock(&self.solvers).pop().unwrap_or_else(check::Solver::z3);
+        let mut solver = lock(&self.solvers).pop().unwrap_or_default();
         let out = f(&mut solver);
         let mut pool = lock(&self.solvers);
         if pool.len() < IDLE_SOLVERS {

@@ -126,6 +126,10 @@ pub struct Settings {
     pub reference_binding: Option<(PathBuf, PathBuf)>,
     /// Check only this kernel (PTX or source name), as `lark check --kernel`.
     pub only_kernel: Option<String>,
+    /// The SMT solver (default: `LARK_SOLVER`, else Z3).
+    pub solver: check::SolverKind,
+    /// Workers per kernel check (0: one per core), as `check::Options::jobs`.
+    pub jobs: usize,
 }
 
 impl Default for Settings {
@@ -139,6 +143,8 @@ impl Default for Settings {
             workspace_root: None,
             sentryward_input: None,
             only_kernel: None,
+            solver: check::Options::default().solver,
+            jobs: 0,
         }
     }
 }

@@ -40,6 +40,13 @@
 //! the process. Either way the result is `SatResult::Unknown("timeout after N ms")`, which the
 //! engine reports as *uncertified*, never as verified.
 //!
+//! A limit on the clock makes answers depend on how busy the machine is. With
+//! [`Solver::limit_cpu_time`] the limit counts the solver's CPU time instead (read from
+//! `/proc/<pid>/schedstat` while waiting; Linux only, elsewhere the clock stays), and the clock
+//! only stops a query at four times the limit. LARK's engine asks its queries this way, so a
+//! verdict does not change because other programs, or the engine's own parallel workers,
+//! share the cores.
+//!
 //! # Cancellation
 //!
 //! [`Solver::check`] takes anything [`Cancellation`]: a [`CancelToken`], an `AtomicBool`, or a

@@ -95,14 +95,19 @@ impl Process {
         self.input.send(text).is_ok()
     }
 
-    /// Waits for the next answer until `deadline`, looking at `cancel` every [`POLL`].
-    pub fn wait(&self, deadline: Instant, cancel: &(impl Cancellation + ?Sized)) -> Wait {
+    /// Waits for the next answer until `deadline`, or until the process has used `cpu_limit`
+    /// of CPU time in all (see [`Process::cpu_time`]), looking at both and at `cancel` every
+    /// [`POLL`].
+    pub fn wait(&self, deadline: Instant, cpu_limit: Option<Duration>, cancel: &(impl Cancellation + ?Sized)) -> Wait {
         loop {
             if cancel.is_cancelled() {
                 return Wait::Cancelled;
             }
             let now = Instant::now();
             if now >= deadline {
+                return Wait::TimedOut;
+            }
+            if cpu_limit.is_some_and(|limit| self.cpu_time().is_some_and(|used| used >= limit)) {
                 return Wait::TimedOut;
             }
             match self.replies.recv_timeout(POLL.min(deadline - now)) {
@@ -116,6 +121,14 @@ impl Process {
 
     pub fn pid(&self) -> u32 {
         self.child.id()
+    }
+
+    /// The CPU time the process has used so far, where the system tells (Linux's
+    /// `/proc/<pid>/schedstat`, in nanoseconds); `None` elsewhere or once the process is gone.
+    pub fn cpu_time(&self) -> Option<Duration> {
+        let text = std::fs::read_to_string(format!("/proc/{}/schedstat", self.child.id())).ok()?;
+        let nanos: u64 = text.split_whitespace().next()?.parse().ok()?;
+        Some(Duration::from_nanos(nanos))
     }
 
     /// Whether the process has ended (killed from outside, crashed, or exited).

@@ -121,7 +121,14 @@ pub struct Solver {
     program: PathBuf,
     running: Option<Running>,
     stats: SolverStats,
+    /// Whether a query's time limit counts the solver's CPU time (see [`Solver::limit_cpu_time`]).
+    cpu_limited: bool,
 }
+
+/// With [`Solver::limit_cpu_time`], how much longer than its CPU-time limit a query may take by
+/// the clock before the watchdog stops it anyway (a solver that waits rather than computes, or
+/// a machine so busy that it hardly runs).
+const WALL_PER_CPU: u32 = 4;
 
 impl fmt::Debug for Solver {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -158,7 +165,17 @@ impl Solver {
 
     /// A solver of `kind` running `program`.
     pub fn with_program(kind: SolverKind, program: impl Into<PathBuf>) -> Solver {
-        Solver { kind, program: program.into(), running: None, stats: SolverStats::default() }
+        Solver { kind, program: program.into(), running: None, stats: SolverStats::default(), cpu_limited: false }
+    }
+
+    /// Makes a query's time limit count the CPU time the solver uses rather than the time on
+    /// the clock, so that an answer does not depend on how busy the machine is (other
+    /// programs, or other solvers of the same check running on the same cores): a query that
+    /// needs 1.5 s of CPU is answered under a 2 s limit even when it gets only half a core. The
+    /// clock still stops a query at [`WALL_PER_CPU`] times the limit. Where the system does not
+    /// report a process's CPU time (only Linux does here), the limit stays on the clock.
+    pub fn limit_cpu_time(&mut self, on: bool) {
+        self.cpu_limited = on;
     }
 
     pub fn kind(&self) -> SolverKind {
@@ -207,8 +224,14 @@ impl Solver {
         // z3 reads a timeout of 0 as "no limit" and keeps it in 32 bits; the clamp also keeps
         // the deadline within what `Instant` can represent.
         let timeout_ms = timeout.as_millis().clamp(1, u32::MAX.into()) as u64;
-        let deadline = Instant::now() + Duration::from_millis(timeout_ms) + grace(timeout);
-        let halt = match self.run(query, timeout_ms, deadline, cancel) {
+        let limit = Duration::from_millis(timeout_ms);
+        // With a CPU-time limit, the solver's own (clock) limit and the watchdog's deadline
+        // move out to the clock's backstop; the CPU time is watched while waiting.
+        let cpu_limit = (self.cpu_limited && cfg!(target_os = "linux")).then_some(limit);
+        let clock = if cpu_limit.is_some() { limit * WALL_PER_CPU } else { limit };
+        let clock_ms = clock.as_millis().min(u32::MAX.into()) as u64;
+        let deadline = Instant::now() + clock + grace(clock);
+        let halt = match self.run(query, timeout_ms, clock_ms, deadline, cpu_limit, cancel) {
             Ok(result) => return Ok(result),
             Err(halt) => halt,
         };
@@ -260,23 +283,37 @@ impl Solver {
     }
 
     /// One query in one scope; any `Err` leaves the process in an unknown state.
-    fn run(&mut self, query: &Query, timeout_ms: u64, deadline: Instant, cancel: &(impl Cancellation + ?Sized)) -> Result<SatResult, Halt> {
+    /// One query in one scope; any `Err` leaves the process in an unknown state. The solver's
+    /// own limit is `clock_ms`; `timeout_ms` is what a timeout is reported as; `cpu_limit`,
+    /// when set, is the CPU time the query may use.
+    fn run(
+        &mut self,
+        query: &Query,
+        timeout_ms: u64,
+        clock_ms: u64,
+        deadline: Instant,
+        cpu_limit: Option<Duration>,
+        cancel: &(impl Cancellation + ?Sized),
+    ) -> Result<SatResult, Halt> {
         let kind = self.kind;
-        let running = self.ready(Some(query.logic()), timeout_ms).map_err(Halt::Failed)?;
+        let running = self.ready(Some(query.logic()), clock_ms).map_err(Halt::Failed)?;
+        // The process's CPU time so far (the query may use `cpu_limit` more); without it,
+        // the clock alone limits the query.
+        let cpu_deadline = cpu_limit.and_then(|limit| Some(running.process.cpu_time()? + limit));
         let mut text = String::from("(push 1)\n");
         if kind == SolverKind::Z3 {
-            text.push_str(&format!("(set-option :timeout {timeout_ms})\n"));
+            text.push_str(&format!("(set-option :timeout {clock_ms})\n"));
         }
         text.push_str(&query.body());
         text.push_str("(check-sat)\n");
         send(running, kind, text)?;
-        let answer = receive(running, kind, deadline, cancel)?;
+        let answer = receive(running, kind, deadline, cpu_deadline, cancel)?;
         let result = match answer.atom() {
             Some("unsat") => SatResult::Unsat,
-            Some("sat") => SatResult::Sat(model(running, kind, query, deadline, cancel)?),
+            Some("sat") => SatResult::Sat(model(running, kind, query, deadline, cpu_deadline, cancel)?),
             Some("unknown") => {
                 send(running, kind, "(get-info :reason-unknown)\n".into())?;
-                let reason = receive(running, kind, deadline, cancel)?;
+                let reason = receive(running, kind, deadline, cpu_deadline, cancel)?;
                 SatResult::Unknown(unknown_reason(&reason, timeout_ms))
             }
             _ => return Err(Halt::Failed(SmtError::Protocol { kind, expected: "`sat`, `unsat` or `unknown`", found: answer.to_string() })),
@@ -297,7 +334,7 @@ impl Solver {
         let asked = (|| {
             let running = self.ready(None, timeout_ms).map_err(Halt::Failed)?;
             send(running, kind, "(get-info :version)\n".into())?;
-            let reply = receive(running, kind, deadline, &crate::cancel::Never)?;
+            let reply = receive(running, kind, deadline, None, &crate::cancel::Never)?;
             match reply.application(":version") {
                 Some([v]) => Ok(v.string().or(v.atom()).unwrap_or_default().to_string()),
                 _ => Err(Halt::Failed(SmtError::Protocol { kind, expected: "`(:version \"...\")`", found: reply.to_string() })),
@@ -323,8 +360,14 @@ fn send(running: &mut Running, kind: SolverKind, text: String) -> Result<(), Hal
 }
 
 /// The next answer; an `(error "...")` answer, a closed pipe or garbage is a failure.
-fn receive(running: &mut Running, kind: SolverKind, deadline: Instant, cancel: &(impl Cancellation + ?Sized)) -> Result<Sexp, Halt> {
-    match running.process.wait(deadline, cancel) {
+fn receive(
+    running: &mut Running,
+    kind: SolverKind,
+    deadline: Instant,
+    cpu_deadline: Option<Duration>,
+    cancel: &(impl Cancellation + ?Sized),
+) -> Result<Sexp, Halt> {
+    match running.process.wait(deadline, cpu_deadline, cancel) {
         Wait::Answer(e) => match e.application("error") {
             Some([message]) => Err(Halt::Failed(SmtError::Rejected { kind, message: message.string().map_or_else(|| message.to_string(), str::to_string) })),
             Some(_) => Err(Halt::Failed(SmtError::Rejected { kind, message: e.to_string() })),
@@ -338,14 +381,21 @@ fn receive(running: &mut Running, kind: SolverKind, deadline: Instant, cancel: &
 }
 
 /// Asks for the values of the declared constants and wanted terms and decodes them.
-fn model(running: &mut Running, kind: SolverKind, query: &Query, deadline: Instant, cancel: &(impl Cancellation + ?Sized)) -> Result<Model, Halt> {
+fn model(
+    running: &mut Running,
+    kind: SolverKind,
+    query: &Query,
+    deadline: Instant,
+    cpu_deadline: Option<Duration>,
+    cancel: &(impl Cancellation + ?Sized),
+) -> Result<Model, Halt> {
     let requests = query.model_requests();
     if requests.is_empty() {
         return Ok(Model::default());
     }
     let terms: Vec<&str> = requests.iter().map(|(_, text, _)| text.as_str()).collect();
     send(running, kind, format!("(get-value ({}))\n", terms.join(" ")))?;
-    let answer = receive(running, kind, deadline, cancel)?;
+    let answer = receive(running, kind, deadline, cpu_deadline, cancel)?;
     read_model(&answer, requests)
         .ok_or_else(|| Halt::Failed(SmtError::Protocol { kind, expected: "one `(term value)` pair per term asked for", found: answer.to_string() }))
 }

@@ -227,3 +227,36 @@ fn a_logic_change_restarts_the_process_and_a_timeout_change_restarts_cvc5() {
     assert_eq!(cvc5.stats().starts, 3, "cvc5: the last query changed both logic and timeout");
     assert_eq!(z3.stats().queries, 4);
 }
+
+/// With a CPU-time limit, a solver that takes long by the clock without computing (as one on
+/// a busy machine does) still answers; one that computes is stopped once its CPU time is spent;
+/// one that never answers is stopped by the clock's backstop.
+#[test]
+fn a_cpu_time_limit_counts_what_the_solver_computes() {
+    let idle = fake_solver("idle", "while read -r line; do case \"$line\" in *check-sat*) sleep 0.3; echo unsat;; esac; done");
+    let mut by_clock = Solver::with_program(SolverKind::Z3, &idle);
+    assert_eq!(by_clock.check(&easy_query(), Duration::from_millis(100), &Never), Ok(SatResult::Unknown("timeout after 100 ms".into())));
+    let mut by_cpu = Solver::with_program(SolverKind::Z3, &idle);
+    by_cpu.limit_cpu_time(true);
+    assert_eq!(by_cpu.check(&easy_query(), Duration::from_millis(100), &Never), Ok(SatResult::Unsat));
+
+    for kind in SolverKind::ALL {
+        let mut s = solver(kind);
+        s.limit_cpu_time(true);
+        let started = Instant::now();
+        let answer = s.check(&hard_query(), Duration::from_millis(100), &Never);
+        let took = started.elapsed();
+        assert_eq!(answer, Ok(SatResult::Unknown("timeout after 100 ms".into())), "{kind}");
+        assert!(took < Duration::from_millis(1500), "{kind}: took {took:?}");
+        assert_easy_answer(s.check(&easy_query(), EASY, &Never));
+    }
+
+    let hung = fake_solver("hangs-quietly", "while read -r line; do :; done");
+    let mut s = Solver::with_program(SolverKind::Cvc5, &hung);
+    s.limit_cpu_time(true);
+    let started = Instant::now();
+    assert_eq!(s.check(&easy_query(), Duration::from_millis(100), &Never), Ok(SatResult::Unknown("timeout after 100 ms".into())));
+    // The clock's backstop: 4 × 100 ms, plus 300 ms of grace.
+    let took = started.elapsed();
+    assert!(took >= Duration::from_millis(700) && took < Duration::from_millis(2500), "took {took:?}");
+}

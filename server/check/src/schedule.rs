@@ -1,0 +1,198 @@
+//! Running the checks of one kernel on all cores.
+//!
+//! A kernel's checks — one per pair of accesses that may race, one per barrier or warp
+//! collective, one per access with a declared size — are independent questions. Workers, each
+//! with a solver process and a [`Ctx`] of its own, take them in order from a shared counter,
+//! so the first questions are answered first; the answers are put back in that order, and the
+//! report does not depend on which worker answered what, or when. What the workers share is
+//! read-only (the kernel, its model, the interface binding) or synchronised (the cache of
+//! enumerated points, the ledger of races found).
+
+use crate::bind::Binding;
+use crate::bounds::{self, BoundsOutcome};
+use crate::ctx::{Ctx, PointsCache};
+use crate::races::{self, RaceLedger, RaceOutcome};
+use crate::sync::{self, Site, SyncOutcome};
+use model::budget::Budget;
+use model::phases::Phases;
+use model::symbolic::Lifted;
+use model::Kernel;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+/// What every worker's [`Ctx`] is made of.
+pub struct Shared<'a> {
+    pub k: &'a Kernel,
+    pub l: &'a Lifted,
+    pub phases: &'a Phases,
+    pub bind: &'a Binding,
+    pub points: &'a PointsCache,
+    pub timeout_ms: u64,
+    pub budget: Budget,
+    /// Whether checks may be decided by enumerating a concrete launch.
+    pub enumerate: bool,
+}
+
+impl Shared<'_> {
+    fn ctx<'s>(&'s self, solver: &'s mut ::smt::Solver) -> Ctx<'s> {
+        let mut ctx = Ctx::new(self.k, self.l, self.phases, self.bind, solver, self.points, self.timeout_ms);
+        if !self.enumerate {
+            ctx.launch = None;
+        }
+        ctx.budget = self.budget.clone();
+        ctx
+    }
+}
+
+/// The answers to every check of a kernel, in the order they are reported.
+pub struct Answers {
+    pub races: Vec<RaceOutcome>,
+    pub sync: Vec<SyncOutcome>,
+    pub bounds: Vec<BoundsOutcome>,
+    /// Summed over the workers.
+    pub queries: u64,
+    pub enumerated: u64,
+    /// Time the workers waited for their solvers, summed (it can exceed the check's time).
+    pub solver_time: Duration,
+}
+
+/// One question.
+#[derive(Clone, Copy)]
+enum Item {
+    /// The `n`th pair of [`races::pairs`].
+    Race(usize),
+    /// The `n`th site of [`sync::sites`].
+    Sync(usize),
+    /// Access `i`.
+    Bounds(usize),
+}
+
+enum Answer {
+    /// For the `n`th pair; `None`: the ledger said the pair need not be checked.
+    Race(usize, Option<Option<RaceOutcome>>),
+    Sync(Option<SyncOutcome>),
+    Bounds(Option<BoundsOutcome>),
+}
+
+/// What one worker did: its answers by item number, and its counters.
+struct Done {
+    answers: Vec<(usize, Answer)>,
+    queries: u64,
+    enumerated: u64,
+    solver_time: Duration,
+}
+
+/// The checks of the kernel, each once, on one worker per solver in `solvers` (at least one).
+/// The solvers are handed back with the answers. A panic in a worker is resumed here, after
+/// every worker has stopped.
+pub fn run(shared: &Shared, solvers: Vec<::smt::Solver>) -> (Answers, Vec<::smt::Solver>) {
+    let pairs = races::pairs(shared.l);
+    let sites = sync::sites(shared.l);
+    let items: Vec<Item> =
+        (0..pairs.len()).map(Item::Race).chain((0..sites.len()).map(Item::Sync)).chain((0..shared.l.accesses.len()).map(Item::Bounds)).collect();
+    let work = Work { shared, pairs: &pairs, sites: &sites, items: &items, next: AtomicUsize::new(0), ledger: RaceLedger::default() };
+    let (done, solvers) = if solvers.len() <= 1 {
+        let mut solver = solvers.into_iter().next().unwrap_or_else(|| {
+            let mut solver = ::smt::Solver::new(::smt::SolverKind::Z3);
+            solver.limit_cpu_time(true);
+            solver
+        });
+        let done = work.worker(&mut solver);
+        (vec![done], vec![solver])
+    } else {
+        let finished: Vec<std::thread::Result<(Done, ::smt::Solver)>> = std::thread::scope(|scope| {
+            let work = &work;
+            let handles: Vec<_> = solvers
+                .into_iter()
+                .map(|mut solver| {
+                    scope.spawn(move || {
+                        let done = work.worker(&mut solver);
+                        (done, solver)
+                    })
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join()).collect()
+        });
+        let mut done = Vec::new();
+        let mut solvers = Vec::new();
+        for f in finished {
+            match f {
+                Ok((d, s)) => {
+                    done.push(d);
+                    solvers.push(s);
+                }
+                Err(panic) => std::panic::resume_unwind(panic),
+            }
+        }
+        (done, solvers)
+    };
+    (work.collect(done), solvers)
+}
+
+struct Work<'a> {
+    shared: &'a Shared<'a>,
+    pairs: &'a [(usize, usize)],
+    sites: &'a [Site],
+    items: &'a [Item],
+    /// The next item to take.
+    next: AtomicUsize,
+    ledger: RaceLedger,
+}
+
+impl Work<'_> {
+    /// Takes items until none is left.
+    fn worker(&self, solver: &mut ::smt::Solver) -> Done {
+        let mut ctx = self.shared.ctx(solver);
+        let mut answers = Vec::new();
+        loop {
+            let n = self.next.fetch_add(1, Ordering::Relaxed);
+            let Some(&item) = self.items.get(n) else { break };
+            let answer = match item {
+                Item::Race(p) => Answer::Race(
+                    p,
+                    self.ledger.worth_checking(self.shared.l, self.pairs, p).then(|| {
+                        let (i, j) = self.pairs[p];
+                        let outcome = races::check_pair(&mut ctx, i, j);
+                        self.ledger.record(self.shared.l, self.pairs, p, &outcome);
+                        outcome
+                    }),
+                ),
+                Item::Sync(s) => Answer::Sync(sync::check_site(&mut ctx, &self.sites[s])),
+                Item::Bounds(i) => Answer::Bounds(bounds::check_access(&mut ctx, i)),
+            };
+            answers.push((n, answer));
+        }
+        Done { answers, queries: ctx.queries, enumerated: ctx.enumerated, solver_time: ctx.solver_time }
+    }
+
+    /// The workers' answers in item order.
+    fn collect(&self, done: Vec<Done>) -> Answers {
+        let mut answers = Answers { races: vec![], sync: vec![], bounds: vec![], queries: 0, enumerated: 0, solver_time: Duration::ZERO };
+        let mut by_item: Vec<(usize, Answer)> = Vec::with_capacity(self.items.len());
+        for d in done {
+            answers.queries += d.queries;
+            answers.enumerated += d.enumerated;
+            answers.solver_time += d.solver_time;
+            by_item.extend(d.answers);
+        }
+        by_item.sort_by_key(|(n, _)| *n);
+        let mut races: Vec<Option<Option<RaceOutcome>>> = (0..self.pairs.len()).map(|_| None).collect();
+        for (_, a) in by_item {
+            match a {
+                Answer::Race(p, o) => races[p] = o,
+                Answer::Sync(o) => answers.sync.extend(o),
+                Answer::Bounds(o) => answers.bounds.extend(o),
+            }
+        }
+        answers.races = races::select(self.shared.l, self.pairs, races);
+        answers
+    }
+}
+
+/// How many workers a check gets: `jobs`, or one per core when `jobs` is 0.
+pub fn workers(jobs: usize) -> usize {
+    match jobs {
+        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        n => n,
+    }
+}
