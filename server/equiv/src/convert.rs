@@ -7,6 +7,7 @@
 use crate::constants::Constants;
 use crate::nf::{CondId, Func, Nf, NfError, Rel, Val, R};
 use crate::term::{FloatValKey, Fun, Term, TermId, Terms};
+use model::budget::Budget;
 use model::FloatCmp;
 use num_rational::BigRational;
 use num_traits::One;
@@ -128,13 +129,16 @@ fn term_children(t: &Term) -> Vec<usize> {
 }
 
 /// The normal forms of the kernel terms `roots`.
-pub fn kernel_vals(nf: &mut Nf, consts: &Constants, terms: &Terms, roots: &[TermId]) -> Vec<R<Val>> {
+pub fn kernel_vals(nf: &mut Nf, consts: &Constants, terms: &Terms, roots: &[TermId], budget: &Budget) -> Vec<R<Val>> {
     let n = terms.len();
     let root_idx: Vec<usize> = roots.iter().map(|r| r.0 as usize).collect();
     let mut slots = Slots::new(n, |i| term_children(terms.get(TermId(i as u32))), &root_idx);
     for i in 0..n {
         if !slots.needed(i) {
             continue;
+        }
+        if i % 1024 == 0 && budget.check().is_err() {
+            return roots.iter().map(|_| Err(NfError::Budget)).collect();
         }
         let t = terms.get(TermId(i as u32));
         let r = convert_term(nf, consts, t, &mut slots);
@@ -225,7 +229,7 @@ fn convert_term(nf: &mut Nf, consts: &Constants, t: &Term, slots: &mut Slots) ->
 
 /// The normal forms of reference nodes `roots`; `input(arg, index)` gives the atom of a
 /// reference input (the kernel parameter it is bound to).
-pub fn reference_vals(nf: &mut Nf, graph: &Graph, roots: &[NodeId], input: &dyn Fn(&mut Nf, u32, u64) -> R<Val>) -> Vec<R<Val>> {
+pub fn reference_vals(nf: &mut Nf, graph: &Graph, roots: &[NodeId], input: &dyn Fn(&mut Nf, u32, u64) -> R<Val>, budget: &Budget) -> Vec<R<Val>> {
     let n = graph.len();
     let root_idx: Vec<usize> = roots.iter().map(|r| r.index()).collect();
     let children = |i: usize| -> Vec<usize> { graph.get(NodeId(i as u32)).map(|nd| nd.children().map(|c| c.index()).collect()).unwrap_or_default() };
@@ -233,6 +237,9 @@ pub fn reference_vals(nf: &mut Nf, graph: &Graph, roots: &[NodeId], input: &dyn 
     for i in 0..n {
         if !slots.needed(i) {
             continue;
+        }
+        if i % 1024 == 0 && budget.check().is_err() {
+            return roots.iter().map(|_| Err(NfError::Budget)).collect();
         }
         let Some(node) = graph.get(NodeId(i as u32)) else { continue };
         let r = convert_node(nf, node, &mut slots, input);

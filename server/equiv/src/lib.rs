@@ -109,6 +109,12 @@ pub fn check(req: &Request) -> Outcome {
                 break;
             }
         };
+        for b in plan.buffers.iter().filter(|b| b.drawn_index) {
+            let a = format!("the index buffer `{}` holds one assignment satisfying its assumptions (not every one)", b.name);
+            if !summary.assumptions.contains(&a) {
+                summary.assumptions.push(a);
+            }
+        }
         for n in &lowered.notes {
             if !summary.assumptions.contains(&n.message) {
                 summary.assumptions.push(n.message.clone());
@@ -195,7 +201,7 @@ impl ShapeCheck<'_, '_> {
         let mut run = setup::prepare(self.req.kernel, self.plan, draw, &self.req.budget);
         let (_, result) = interp::run_traced(self.req.kernel, &run.launch, &mut run.mem);
         if let Err(e) = result {
-            return Err(format!("the kernel does not complete on this shape: {e}"));
+            return Err(run_failure(&e));
         }
         let inputs = setup::reference_inputs(self.plan, &run);
         let values = reference::evaluate(&self.lowered.graph, &self.roots(), &inputs).map_err(|e| format!("the reference cannot be evaluated: {e:?}"))?;
@@ -256,12 +262,29 @@ impl ShapeCheck<'_, '_> {
                 concrete_outputs.push(if t.is_none() { setup::output_value(self.plan, &run2, p.param, elem) } else { None });
             }
         }
-        let roots: Vec<term::TermId> = kernel_terms.iter().flatten().copied().collect();
-        let mut converted = convert::kernel_vals(&mut nf, &consts, &shadow.terms, &roots).into_iter();
+        // Elements the kernel leaves as the very input element the reference returns (an
+        // untouched part of an in-place buffer) are equal without normal forms.
+        let plan = self.plan;
+        let ref_roots = self.roots();
+        let trivial: Vec<bool> = kernel_terms
+            .iter()
+            .zip(&ref_roots)
+            .map(|(t, r)| match (t.map(|t| shadow.terms.get(t)), self.lowered.graph.get(*r)) {
+                (Some(term::Term::Input { param, elem }), Some(reference::Node::Input { arg, index })) => {
+                    index == elem && plan.buffers.iter().any(|b| b.role == BufferRole::Input { arg: *arg } && b.param == *param)
+                }
+                _ => false,
+            })
+            .collect();
+        let roots: Vec<term::TermId> = kernel_terms.iter().zip(&trivial).filter(|(_, t)| !**t).filter_map(|(k, _)| *k).collect();
+        let mut converted = convert::kernel_vals(&mut nf, &consts, &shadow.terms, &roots, &self.req.budget).into_iter();
+        let same = || Ok(Val::Finite(nf::Poly::zero()));
         let kernel_vals: Vec<Result<Val, nf::NfError>> = kernel_terms
             .iter()
             .zip(&concrete_outputs)
-            .map(|(t, c)| match t {
+            .zip(&trivial)
+            .map(|((t, c), trivial)| match t {
+                _ if *trivial => same(),
                 Some(_) => converted.next().unwrap_or(Err(nf::NfError::Unsupported("missing".into()))),
                 None => match c {
                     Some(FloatVal::Finite(r)) => Ok(Nf::constant(r.clone())),
@@ -269,7 +292,6 @@ impl ShapeCheck<'_, '_> {
                 },
             })
             .collect();
-        let plan = self.plan;
         let input_atom = |nf: &mut Nf, arg: u32, index: u64| -> nf::R<Val> {
             let b = plan
                 .buffers
@@ -278,7 +300,10 @@ impl ShapeCheck<'_, '_> {
                 .ok_or_else(|| nf::NfError::Unsupported(format!("reference input {arg} is not a kernel buffer")))?;
             Ok(nf.input(b.param, index))
         };
-        let ref_vals = convert::reference_vals(&mut nf, &self.lowered.graph, &self.roots(), &input_atom);
+        let wanted: Vec<NodeId> = ref_roots.iter().zip(&trivial).filter(|(_, t)| !**t).map(|(r, _)| *r).collect();
+        let mut converted_ref = convert::reference_vals(&mut nf, &self.lowered.graph, &wanted, &input_atom, &self.req.budget).into_iter();
+        let ref_vals: Vec<Result<Val, nf::NfError>> =
+            trivial.iter().map(|t| if *t { same() } else { converted_ref.next().unwrap_or(Err(nf::NfError::Unsupported("missing".into()))) }).collect();
         self.record_stores(&mut nf, &consts, &shadow, &trace);
         let names = self.names();
 
@@ -301,7 +326,7 @@ impl ShapeCheck<'_, '_> {
             self.uncertified(out, Reason::EquivalenceUnsupported { shape: self.shape_name.clone(), what: line_prefix(p.line) + &p.what }, None);
         }
         for pc in &shadow.path_conditions {
-            let v = convert::kernel_vals(&mut nf, &consts, &shadow.terms, &[pc.term]).pop();
+            let v = convert::kernel_vals(&mut nf, &consts, &shadow.terms, &[pc.term], &self.req.budget).pop();
             let decided = matches!(&v, Some(Ok(Val::Finite(p))) if p.as_constant().is_some_and(|c| c.is_zero() != pc.holds));
             if !decided {
                 self.uncertified(
@@ -420,7 +445,7 @@ impl ShapeCheck<'_, '_> {
         }
         let values = reference::evaluate(g, &ids, &[]).unwrap_or_default();
         let no_inputs = |_: &mut Nf, _: u32, _: u64| -> nf::R<Val> { Err(nf::NfError::Unsupported("input".into())) };
-        let vals = convert::reference_vals(nf, g, &ids, &no_inputs);
+        let vals = convert::reference_vals(nf, g, &ids, &no_inputs, &self.req.budget);
         for ((id, v), val) in ids.iter().zip(values).zip(vals) {
             if let (Some(x), Ok(val)) = (value_f64(&v), val) {
                 c.add_reference(val, x, format!("reference constant #{}", id.index()));
@@ -469,7 +494,7 @@ impl ShapeCheck<'_, '_> {
         samples.sort_by_key(|(pc, _)| **pc);
         for (pc, s) in samples {
             let Some(t) = s.term else { continue };
-            let Some(v) = convert::kernel_vals(nf, consts, &shadow.terms, &[t]).pop().and_then(Result::ok) else { continue };
+            let Some(v) = convert::kernel_vals(nf, consts, &shadow.terms, &[t], &self.req.budget).pop().and_then(Result::ok) else { continue };
             let Some(location) = self.location(*pc) else { continue };
             let target = match s.place {
                 interp::observe::Place::Shared { slot, offset } => {
@@ -600,6 +625,19 @@ fn shadow_buffer(sc: &ShapeCheck, param: u32) -> Option<model::interp::BufferId>
         }
     }
     None
+}
+
+/// Why a run of the kernel on a checked shape did not complete, for people.
+fn run_failure(e: &interp::InterpError) -> String {
+    match e {
+        interp::InterpError::StepLimit { .. } => format!(
+            "this shape needs more than {} instructions; the equivalence check handles smaller ones — list a smaller shape in [[kernel.<name>.reference.shapes]]",
+            setup::MAX_STEPS
+        ),
+        interp::InterpError::Stopped(model::budget::Stop::Deadline) => "the time budget for this kernel ran out".into(),
+        interp::InterpError::Stopped(model::budget::Stop::Cancelled) => "cancelled".into(),
+        e => format!("the kernel does not complete on this shape: {e}"),
+    }
 }
 
 fn line_prefix(line: Option<u32>) -> String {

@@ -169,6 +169,8 @@ pub enum Val {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum NfError {
     DivisionByZero,
+    /// The time budget ran out (or the check was cancelled).
+    Budget,
     Infinity(&'static str),
     Unsupported(String),
 }
@@ -177,6 +179,7 @@ impl std::fmt::Display for NfError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             NfError::DivisionByZero => write!(f, "division by zero"),
+            NfError::Budget => write!(f, "the time budget for this kernel ran out"),
             NfError::Infinity(what) => write!(f, "an infinity in {what}"),
             NfError::Unsupported(s) => write!(f, "{s}"),
         }
@@ -215,6 +218,8 @@ pub struct Nf {
     atoms: Interner<Atom>,
     polys: Interner<Poly>,
     conds: Interner<Cond>,
+    /// Inverses of sums already computed (a softmax divides every element by the same sum).
+    inverses: HashMap<PolyId, Val>,
 }
 
 fn rat(n: i64) -> BigRational {
@@ -580,6 +585,20 @@ impl Nf {
         if p.is_zero() {
             return Err(NfError::DivisionByZero);
         }
+        if p.terms.len() > 1 {
+            let key = self.poly_id(p.clone());
+            if let Some(v) = self.inverses.get(&key) {
+                return Ok(v.clone());
+            }
+            let v = self.inv_sum(p)?;
+            self.inverses.insert(key, v.clone());
+            return Ok(v);
+        }
+        self.inv_sum(p)
+    }
+
+    /// `1/p` without the cache.
+    fn inv_sum(&mut self, p: Poly) -> R<Val> {
         if p.terms.len() == 1 {
             let (m, c) = &p.terms[0];
             let mut factors: Vec<(AtomId, i32)> = m.factors.iter().map(|&(a, k)| (a, -k)).collect();

@@ -13,7 +13,11 @@ use spec::{ArgBinding, DType, KernelSpec, Len, ParamSpec, ReferenceSpec, Scalar}
 use std::collections::{BTreeMap, HashMap};
 
 /// Elements a checked shape may have in all its buffers together.
-pub const MAX_ELEMENTS: u64 = 1 << 22;
+pub const MAX_ELEMENTS: u64 = 1 << 23;
+
+/// Instructions one run of a checked shape may execute (all threads together): beyond this, the
+/// shape is reported as too large to check within the budget.
+pub const MAX_STEPS: u64 = 40_000_000;
 
 /// A kernel buffer in a checked shape.
 #[derive(Clone, Debug)]
@@ -28,6 +32,8 @@ pub struct BufferPlan {
     pub role: BufferRole,
     /// Its shape as the reference sees it (when bound).
     pub shape: Option<Vec<usize>>,
+    /// Its contents were drawn within its declared assumptions (an index buffer).
+    pub drawn_index: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -87,8 +93,10 @@ pub fn shapes(spec: &KernelSpec, reference: &ReferenceSpec) -> Result<Vec<BTreeM
         return Ok(reference.shapes.clone());
     }
     let needed = spec.required_scalars();
-    let fixed = spec.scalar_values();
-    let missing: Vec<String> = needed.iter().filter(|n| !fixed.contains_key(*n)).cloned().collect();
+    // Scalars with a value (integer or float) are fixed.
+    let fixed: std::collections::BTreeSet<&String> =
+        spec.params.iter().filter(|(_, p)| matches!(p, ParamSpec::Scalar { value: Some(_), .. })).map(|(n, _)| n).collect();
+    let missing: Vec<String> = needed.iter().filter(|n| !fixed.contains(n)).cloned().collect();
     if missing.is_empty() {
         return Ok(vec![BTreeMap::new()]);
     }
@@ -154,6 +162,7 @@ pub fn plan(k: &Kernel, spec: &KernelSpec, source_names: Option<&[String]>, scal
                     values: values.clone(),
                     role: BufferRole::Concrete,
                     shape: None,
+                    drawn_index: false,
                 });
             }
             Some(ParamSpec::Scalar { value, .. }) => {
@@ -191,6 +200,18 @@ pub fn plan(k: &Kernel, spec: &KernelSpec, source_names: Option<&[String]>, scal
                     return Err(format!("the reference sees `{buffer}` as {shape:?} ({n} elements) but the buffer has {} elements", b.len));
                 }
                 b.shape = Some(shape.clone());
+                // An index buffer (declared with assumptions) without fixed contents gets one
+                // assignment that satisfies its assumptions.
+                if b.values.is_none() && !b.dtype.is_float() {
+                    let assume: &[spec::Assumption] = match binding.params.get(param as usize).and_then(|s| s.as_ref()) {
+                        Some(ParamSpec::Buffer { assume, .. }) => assume,
+                        _ => &[],
+                    };
+                    if !assume.is_empty() {
+                        b.values = Some(index_values(buffer, b.len, assume)?);
+                        b.drawn_index = true;
+                    }
+                }
                 match (&b.values, b.dtype.is_float()) {
                     (Some(values), false) => ArgValue::IntTensor { shape, values: values.iter().take(n).map(|&v| v as i64).collect() },
                     (Some(_), true) => return Err(format!("`{buffer}` has fixed values but a float type")),
@@ -252,6 +273,29 @@ pub fn plan(k: &Kernel, spec: &KernelSpec, source_names: Option<&[String]>, scal
         outputs,
         binding,
     })
+}
+
+/// Contents for an index buffer that satisfy its assumptions: distinct values when it is
+/// `injective`, within `in_range(lo, hi)`, spread over the range.
+fn index_values(name: &str, len: u64, assume: &[spec::Assumption]) -> Result<Vec<i128>, SetupError> {
+    let (lo, hi) = assume
+        .iter()
+        .find_map(|a| match a {
+            spec::Assumption::InRange(lo, hi) => Some((*lo as i128, *hi as i128)),
+            _ => None,
+        })
+        .ok_or_else(|| format!("the index buffer `{name}` needs `values` (or an `in_range(lo, hi)` assumption) for the equivalence check"))?;
+    let range = (hi - lo).max(0);
+    let injective = assume.contains(&spec::Assumption::Injective);
+    if range == 0 || (injective && (len as i128) > range) {
+        return Err(format!("no contents of `{name}` satisfy its assumptions ({len} elements in [{lo}, {hi}))"));
+    }
+    // i ↦ lo + (i·stride + 7) mod range, with stride coprime to the range: distinct values.
+    let mut stride = 7919 % range;
+    while stride == 0 || num_integer::gcd(stride, range) != 1 {
+        stride += 1;
+    }
+    Ok((0..len as i128).map(|i| lo + (i * stride + 7) % range).collect())
 }
 
 fn scalar_int(b: &Binding, i: u32) -> Option<i128> {
@@ -399,7 +443,7 @@ pub fn prepare(k: &Kernel, plan: &Plan, draw: Draw, budget: &model::budget::Budg
             args.push(Arg::Scalar(plan.scalar_bits.get(&i).copied().unwrap_or(0)));
         }
     }
-    let mut launch = Launch::new(plan.grid, plan.block, args).dynamic_shared(plan.dynamic_shared_bytes).budget(budget.clone());
+    let mut launch = Launch::new(plan.grid, plan.block, args).dynamic_shared(plan.dynamic_shared_bytes).budget(budget.clone()).step_limit(MAX_STEPS);
     launch.record_accesses = false;
     Run { mem, launch, ids, contents }
 }
