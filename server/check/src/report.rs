@@ -45,6 +45,19 @@ pub enum FindingKind {
 }
 
 impl FindingKind {
+    /// Which finding names the kernel's verdict when it has several. An out-of-bounds access
+    /// comes first: what it reads is undefined, so races and divergence that follow from the
+    /// value read (an index read past its buffer's contents, say) may be its consequences, never
+    /// the other way round; a mismatch is only looked for in kernels free of the others.
+    pub fn precedence(self) -> u8 {
+        match self {
+            FindingKind::OutOfBounds => 0,
+            FindingKind::BarrierDivergence => 1,
+            FindingKind::Race => 2,
+            FindingKind::Mismatch => 3,
+        }
+    }
+
     pub fn verdict(self) -> Verdict {
         match self {
             FindingKind::Race => Verdict::Race,
@@ -415,8 +428,13 @@ impl KernelReport {
     /// Sets the verdict from the findings and uncertified regions: the most severe finding,
     /// else `uncertified` if anything is, else `verified`.
     pub fn settle_verdict(&mut self) {
-        self.verdict =
-            self.findings.iter().map(|f| f.kind.verdict()).min().unwrap_or(if self.uncertified.is_empty() { Verdict::Verified } else { Verdict::Uncertified });
+        // The finding that names the verdict comes first (the order is otherwise kept).
+        self.findings.sort_by_key(|f| f.kind.precedence());
+        self.verdict = self
+            .findings
+            .first()
+            .map(|f| f.kind.verdict())
+            .unwrap_or(if self.uncertified.is_empty() { Verdict::Verified } else { Verdict::Uncertified });
     }
 
     /// Like [`KernelReport::settle_verdict`], but an `error` stays an error.

@@ -42,17 +42,29 @@ impl Constants {
             ("log2(e)", nf.inv(ln2), k::LOG2_E),
             ("e", nf.exp(int(1)), k::E),
         ];
-        let candidates = entries
-            .into_iter()
-            .filter_map(|(name, v, value)| v.ok().map(|val| Candidate { val, value, from_reference: false, name: name.to_string() }))
-            .collect();
-        Constants { candidates }
+        let mut c = Constants::default();
+        for (name, v, value) in entries {
+            if let Ok(val) = v {
+                c.add_signed(nf, Candidate { val, value, from_reference: false, name: name.to_string() });
+            }
+        }
+        c
     }
 
     /// Adds a constant of the reference.
-    pub fn add_reference(&mut self, val: Val, value: f64, name: String) {
+    pub fn add_reference(&mut self, nf: &mut Nf, val: Val, value: f64, name: String) {
         if value.is_finite() {
-            self.candidates.push(Candidate { val, value, from_reference: true, name });
+            self.add_signed(nf, Candidate { val, value, from_reference: true, name });
+        }
+    }
+
+    /// Adds a constant and its negation: compilers fold a sign into the literal
+    /// (`__expf(-x)` multiplies by `-1.4426950f`).
+    fn add_signed(&mut self, nf: &mut Nf, c: Candidate) {
+        let negated = Candidate { val: nf.neg(c.val.clone()), value: -c.value, from_reference: c.from_reference, name: format!("-{}", c.name) };
+        self.candidates.push(c);
+        if !self.candidates.iter().any(|d| d.val == negated.val) {
+            self.candidates.push(negated);
         }
     }
 

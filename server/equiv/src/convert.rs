@@ -40,6 +40,8 @@ impl Conv {
 /// its last use, which takes it.
 struct Slots {
     values: Vec<Option<R<Conv>>>,
+    /// Whether a root depends on the node (only those are converted).
+    needed: Vec<bool>,
     uses: Vec<u32>,
 }
 
@@ -64,11 +66,11 @@ impl Slots {
         for &r in roots {
             uses[r] += 1;
         }
-        Slots { values: (0..n).map(|i| if needed[i] { None } else { Some(Err(NfError::Unsupported("not needed".into()))) }).collect(), uses }
+        Slots { values: (0..n).map(|_| None).collect(), needed, uses }
     }
 
     fn needed(&self, i: usize) -> bool {
-        self.values[i].is_none()
+        self.needed[i]
     }
 
     fn take(&mut self, i: usize) -> R<Conv> {

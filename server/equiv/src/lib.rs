@@ -18,6 +18,7 @@
 //! Input-dependent control flow or addressing, and operations the shadow does not follow, are
 //! reported as uncertified, never verified.
 
+pub mod classes;
 pub mod constants;
 pub mod convert;
 pub mod nf;
@@ -44,6 +45,7 @@ use reference::NodeId;
 use setup::{BufferRole, Draw, Plan, Run};
 use shadow::Shadow;
 use spec::KernelSpec;
+use std::collections::HashMap;
 use std::time::Instant;
 
 /// What the caller knows: the kernel, its interface (with the reference binding), the
@@ -199,94 +201,131 @@ impl ShapeCheck<'_, '_> {
     /// reference; the first difference rounding cannot explain.
     fn concrete(&self, draw: Draw) -> Result<(Run, Option<Difference>), String> {
         let mut run = setup::prepare(self.req.kernel, self.plan, draw, &self.req.budget);
+        let initial = self.initial_outputs(&run);
         let (_, result) = interp::run_traced(self.req.kernel, &run.launch, &mut run.mem);
         if let Err(e) = result {
             return Err(run_failure(&e));
         }
-        let inputs = setup::reference_inputs(self.plan, &run);
+        let diff = self.compare(&run, &initial)?;
+        Ok((run, diff))
+    }
+
+    /// The bytes of the output buffers before a run.
+    fn initial_outputs(&self, run: &Run) -> HashMap<u32, Vec<u8>> {
+        self.plan.outputs.iter().filter_map(|o| Some((o.param, run.mem.bytes(*run.ids.get(&o.param)?).to_vec()))).collect()
+    }
+
+    /// Compares every output element of a completed run with the reference on the same inputs:
+    /// the first difference rounding cannot explain.
+    fn compare(&self, run: &Run, initial: &HashMap<u32, Vec<u8>>) -> Result<Option<Difference>, String> {
+        let inputs = setup::reference_inputs(self.plan, run);
         let values = reference::evaluate(&self.lowered.graph, &self.roots(), &inputs).map_err(|e| format!("the reference cannot be evaluated: {e:?}"))?;
         let scale = values.iter().filter_map(value_f64).fold(0.0f64, |m, v| m.max(v.abs()));
         let mut k = 0;
         for (o, out) in self.lowered.outputs.iter().enumerate() {
             let plan_out = &self.plan.outputs[o];
             let dtype = self.plan.buffers.iter().find(|b| b.param == plan_out.param).map(|b| b.dtype).unwrap_or(spec::DType::F32);
+            let w = dtype.bytes();
             for flat in 0..out.elements.len() {
                 let expected = &values[k];
+                let root = out.elements[flat];
                 k += 1;
-                let Some(actual) = setup::output_value(self.plan, &run, plan_out.param, plan_out.element(flat)) else { continue };
+                let elem = plan_out.element(flat);
+                // The reference returns an input element the kernel left as it was (most of a
+                // cache): equal, without decoding it.
+                if self.returns_input_element(root, plan_out.param, elem) {
+                    let at = (elem * w) as usize..((elem + 1) * w) as usize;
+                    let id = run.ids[&plan_out.param];
+                    if initial.get(&plan_out.param).and_then(|b| b.get(at.clone())) == run.mem.bytes(id).get(at) {
+                        continue;
+                    }
+                }
+                let Some(actual) = setup::output_value(self.plan, run, plan_out.param, plan_out.element(flat)) else { continue };
                 if differs(&actual, expected, tolerance(dtype), scale) {
-                    return Ok((run, Some(Difference { output: o, flat, expected: expected.clone(), actual })));
+                    return Ok(Some(Difference { output: o, flat, expected: expected.clone(), actual }));
                 }
             }
         }
-        Ok((run, None))
+        Ok(None)
     }
 
     fn run(&mut self, out: &mut Outcome) -> Verdict {
-        // 1. The fast path.
+        // 1. One run, concrete with a symbolic shadow: the concrete outputs are the fast path
+        //    to a mismatch, the shadow names the store and the expressions.
         let first = Draw::Integers(1);
-        let (run, diff) = match self.concrete(first) {
-            Ok(r) => r,
+        let mut run2 = setup::prepare(self.req.kernel, self.plan, first, &self.req.budget);
+        let initial = self.initial_outputs(&run2);
+        let roles = setup::roles(self.plan, &run2);
+        let mut shadow = Shadow::new(self.req.kernel, roles);
+        let (trace, result) = interp::run_observed(self.req.kernel, &run2.launch, &mut run2.mem, &mut shadow);
+        if let Err(e) = result {
+            self.uncertified(out, Reason::ShapeNotChecked { shape: self.shape_name.clone(), why: run_failure(&e) }, None);
+            return Verdict::Uncertified;
+        }
+        let diff = match self.compare(&run2, &initial) {
+            Ok(d) => d,
             Err(why) => {
                 self.uncertified(out, Reason::ShapeNotChecked { shape: self.shape_name.clone(), why }, None);
                 return Verdict::Uncertified;
             }
         };
-        // 2. The shadow run (also for a mismatch: it names the store and the expressions).
-        let mut run2 = setup::prepare(self.req.kernel, self.plan, first, &self.req.budget);
-        let roles = setup::roles(self.plan, &run2);
-        let mut shadow = Shadow::new(self.req.kernel, roles);
-        let (trace, result) = interp::run_observed(self.req.kernel, &run2.launch, &mut run2.mem, &mut shadow);
-        if let Err(e) = result {
-            self.uncertified(
-                out,
-                Reason::ShapeNotChecked { shape: self.shape_name.clone(), why: format!("the kernel does not complete on this shape: {e}") },
-                None,
-            );
-            return Verdict::Uncertified;
-        }
+        let run = &run2;
         let mut nf = Nf::default();
         let consts = self.constants(&mut nf);
         // Normal forms of every output element, both sides.
+        // Elements the kernel leaves as the very input element the reference returns (an
+        // untouched part of an in-place buffer, often most of a cache) are equal without terms
+        // or normal forms.
+        let plan = self.plan;
+        let ref_roots = self.roots();
         let mut kernel_terms = Vec::new();
         let mut concrete_outputs: Vec<Option<FloatVal>> = Vec::new();
+        let mut trivial: Vec<bool> = Vec::new();
+        let mut k = 0;
         for (o, lo) in self.lowered.outputs.iter().enumerate() {
             let p = &self.plan.outputs[o];
             let Some(b) = self.plan.buffers.iter().find(|b| b.param == p.param) else { continue };
             let id = run2.ids[&p.param];
+            let w = b.dtype.bytes() as u32;
             for flat in 0..lo.elements.len() {
                 let elem = p.element(flat);
-                let w = b.dtype.bytes() as u32;
+                let root = ref_roots[k];
+                k += 1;
+                let same_input = self.returns_input_element(root, p.param, elem);
+                if same_input && shadow.untouched(id, elem * w as u64, w) {
+                    kernel_terms.push(None);
+                    concrete_outputs.push(None);
+                    trivial.push(true);
+                    continue;
+                }
                 let t = shadow.global_term(id, elem * w as u64, w).unwrap_or(None);
+                let is_input = |t: term::TermId| matches!(shadow.terms.get(t), term::Term::Input { param, elem: e } if *param == p.param && *e == elem);
+                trivial.push(same_input && t.is_some_and(is_input));
                 kernel_terms.push(t);
                 concrete_outputs.push(if t.is_none() { setup::output_value(self.plan, &run2, p.param, elem) } else { None });
             }
         }
-        // Elements the kernel leaves as the very input element the reference returns (an
-        // untouched part of an in-place buffer) are equal without normal forms.
-        let plan = self.plan;
-        let ref_roots = self.roots();
-        let trivial: Vec<bool> = kernel_terms
-            .iter()
-            .zip(&ref_roots)
-            .map(|(t, r)| match (t.map(|t| shadow.terms.get(t)), self.lowered.graph.get(*r)) {
-                (Some(term::Term::Input { param, elem }), Some(reference::Node::Input { arg, index })) => {
-                    index == elem && plan.buffers.iter().any(|b| b.role == BufferRole::Input { arg: *arg } && b.param == *param)
-                }
-                _ => false,
+        // One representative per class of elements computing the same formula on other inputs
+        // ([`classes`]); the rest stand or fall with it.
+        let arg_param = |arg: u32| plan.buffers.iter().find(|b| b.role == BufferRole::Input { arg }).map(|b| b.param);
+        let mut classes = classes::Classes::new(&shadow.terms, &self.lowered.graph, &arg_param);
+        let rep: Vec<usize> = (0..kernel_terms.len())
+            .map(|k| match kernel_terms[k] {
+                Some(t) if !trivial[k] => classes.representative(k, t, ref_roots[k]),
+                _ => k,
             })
             .collect();
-        let roots: Vec<term::TermId> = kernel_terms.iter().zip(&trivial).filter(|(_, t)| !**t).filter_map(|(k, _)| *k).collect();
+        let checked: Vec<bool> = (0..rep.len()).map(|k| !trivial[k] && rep[k] == k).collect();
+        let roots: Vec<term::TermId> = kernel_terms.iter().zip(&checked).filter(|(_, c)| **c).filter_map(|(t, _)| *t).collect();
         let mut converted = convert::kernel_vals(&mut nf, &consts, &shadow.terms, &roots, &self.req.budget).into_iter();
         let same = || Ok(Val::Finite(nf::Poly::zero()));
-        let kernel_vals: Vec<Result<Val, nf::NfError>> = kernel_terms
-            .iter()
-            .zip(&concrete_outputs)
-            .zip(&trivial)
-            .map(|((t, c), trivial)| match t {
-                _ if *trivial => same(),
+        let in_class = || Err(nf::NfError::Unsupported("decided with its class".into()));
+        let kernel_vals: Vec<Result<Val, nf::NfError>> = (0..rep.len())
+            .map(|k| match kernel_terms[k] {
+                _ if trivial[k] => same(),
+                _ if !checked[k] => in_class(),
                 Some(_) => converted.next().unwrap_or(Err(nf::NfError::Unsupported("missing".into()))),
-                None => match c {
+                None => match &concrete_outputs[k] {
                     Some(FloatVal::Finite(r)) => Ok(Nf::constant(r.clone())),
                     _ => Err(nf::NfError::Unsupported("an output the kernel leaves as a non-finite constant".into())),
                 },
@@ -300,24 +339,30 @@ impl ShapeCheck<'_, '_> {
                 .ok_or_else(|| nf::NfError::Unsupported(format!("reference input {arg} is not a kernel buffer")))?;
             Ok(nf.input(b.param, index))
         };
-        let wanted: Vec<NodeId> = ref_roots.iter().zip(&trivial).filter(|(_, t)| !**t).map(|(r, _)| *r).collect();
+        let wanted: Vec<NodeId> = ref_roots.iter().zip(&checked).filter(|(_, c)| **c).map(|(r, _)| *r).collect();
         let mut converted_ref = convert::reference_vals(&mut nf, &self.lowered.graph, &wanted, &input_atom, &self.req.budget).into_iter();
-        let ref_vals: Vec<Result<Val, nf::NfError>> =
-            trivial.iter().map(|t| if *t { same() } else { converted_ref.next().unwrap_or(Err(nf::NfError::Unsupported("missing".into()))) }).collect();
+        let ref_vals: Vec<Result<Val, nf::NfError>> = (0..rep.len())
+            .map(|k| match () {
+                _ if trivial[k] => same(),
+                _ if !checked[k] => in_class(),
+                _ => converted_ref.next().unwrap_or(Err(nf::NfError::Unsupported("missing".into()))),
+            })
+            .collect();
+        // An element's own forms (a member of a class has only its representative's).
+        let own = |nf: &mut Nf, i: usize| -> (Result<Val, nf::NfError>, Result<Val, nf::NfError>) {
+            if checked[i] || trivial[i] {
+                return (kernel_vals[i].clone(), ref_vals[i].clone());
+            }
+            let k = kernel_terms[i].map(|t| convert::kernel_vals(nf, &consts, &shadow.terms, &[t], &self.req.budget).pop());
+            let r = convert::reference_vals(nf, &self.lowered.graph, &[ref_roots[i]], &input_atom, &self.req.budget).pop();
+            (k.flatten().unwrap_or_else(in_class), r.unwrap_or_else(in_class))
+        };
         self.record_stores(&mut nf, &consts, &shadow, &trace);
         let names = self.names();
 
         if let Some(d) = diff {
-            let m = self.mismatch(
-                &nf,
-                &names,
-                &shadow,
-                &run,
-                &d,
-                first,
-                kernel_vals.get(self.index_of(d.output, d.flat)),
-                ref_vals.get(self.index_of(d.output, d.flat)),
-            );
+            let (k, r) = own(&mut nf, self.index_of(d.output, d.flat));
+            let m = self.mismatch(&nf, &names, &shadow, &run, &d, first, Some(&k), Some(&r));
             out.findings.push(m);
             return Verdict::Mismatch;
         }
@@ -356,9 +401,10 @@ impl ShapeCheck<'_, '_> {
         let mut k = 0;
         for (o, lo) in self.lowered.outputs.iter().enumerate() {
             for flat in 0..lo.elements.len() {
-                match (&kernel_vals[k], &ref_vals[k]) {
+                match (&kernel_vals[rep[k]], &ref_vals[rep[k]]) {
                     (Ok(a), Ok(b)) if a == b => {}
-                    (Ok(_), Ok(_)) => differing.push((o, flat)),
+                    (Ok(_), Ok(_)) if rep[k] == k => differing.push((o, flat)),
+                    (Ok(_), Ok(_)) => {}
                     (Err(e), _) | (_, Err(e)) => {
                         errors.get_or_insert_with(|| format!("{}: {e}", self.element_name(o, flat)));
                     }
@@ -369,8 +415,8 @@ impl ShapeCheck<'_, '_> {
         // 4. Look for a counterexample where the forms differ.
         if !differing.is_empty() {
             if let Some((d, draw, run)) = self.refute(&nf, &differing, &kernel_vals, &ref_vals) {
-                let i = self.index_of(d.output, d.flat);
-                let m = self.mismatch(&nf, &names, &shadow, &run, &d, draw, kernel_vals.get(i), ref_vals.get(i));
+                let (k, r) = own(&mut nf, self.index_of(d.output, d.flat));
+                let m = self.mismatch(&nf, &names, &shadow, &run, &d, draw, Some(&k), Some(&r));
                 out.findings.push(m);
                 return Verdict::Mismatch;
             }
@@ -401,6 +447,17 @@ impl ShapeCheck<'_, '_> {
             verdict = Verdict::Uncertified;
         }
         verdict
+    }
+
+    /// Whether the reference's output node `root` is element `elem` of the input that kernel
+    /// parameter `param` also holds (an in-place buffer's element returned as it was).
+    fn returns_input_element(&self, root: NodeId, param: u32, elem: u64) -> bool {
+        match self.lowered.graph.get(root) {
+            Some(reference::Node::Input { arg, index }) => {
+                *index == elem && self.plan.buffers.iter().any(|b| b.role == BufferRole::Input { arg: *arg } && b.param == param)
+            }
+            _ => false,
+        }
     }
 
     fn index_of(&self, output: usize, flat: usize) -> usize {
@@ -448,7 +505,7 @@ impl ShapeCheck<'_, '_> {
         let vals = convert::reference_vals(nf, g, &ids, &no_inputs, &self.req.budget);
         for ((id, v), val) in ids.iter().zip(values).zip(vals) {
             if let (Some(x), Ok(val)) = (value_f64(&v), val) {
-                c.add_reference(val, x, format!("reference constant #{}", id.index()));
+                c.add_reference(nf, val, x, format!("reference constant #{}", id.index()));
             }
         }
         c

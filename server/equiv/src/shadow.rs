@@ -108,6 +108,11 @@ impl<'k> Shadow<'k> {
         self.load_global(buffer, offset, bytes)
     }
 
+    /// Whether no store of the run touched bytes `offset..offset + bytes` of `buffer`.
+    pub fn untouched(&self, buffer: BufferId, offset: u64, bytes: u32) -> bool {
+        !self.global.range((buffer, offset.saturating_sub(7))..(buffer, offset + bytes as u64)).any(|(&(_, o), c)| o + c.bytes as u64 > offset)
+    }
+
     fn problem(&mut self, line: Option<u32>, what: impl Into<String>) {
         if self.problems.len() < MAX_PROBLEMS {
             let p = Problem { line, what: what.into() };
@@ -189,8 +194,7 @@ impl<'k> Shadow<'k> {
         if let Some(found) = cell_at(&self.global, (buffer, offset), bytes)? {
             return Ok(Some(found));
         }
-        let written = self.global.range((buffer, offset.saturating_sub(7))..(buffer, offset + bytes as u64)).any(|(&(_, o), c)| o + c.bytes as u64 > offset);
-        if written {
+        if !self.untouched(buffer, offset, bytes) {
             return Ok(None); // overwritten with concrete values
         }
         match self.roles.get(&buffer).copied().unwrap_or(Role::Concrete) {

@@ -595,6 +595,10 @@ pub(crate) fn check_module(
     Ok(())
 }
 
+/// The least time an equivalence check is given, however long the race check took: enough for
+/// the concrete run that finds most mismatches on small shapes.
+const MIN_EQUIVALENCE_MS: u64 = 500;
+
 /// Adds the equivalence check with the kernel's reference to its report. Only a kernel free of
 /// races, divergence and out-of-bounds accesses has a result to compare: otherwise the check
 /// is skipped (the report already says why the kernel is wrong).
@@ -617,7 +621,9 @@ fn equivalence(an: &Analysis, kernel: &model::Kernel, spec: &spec::KernelSpec, s
         }
     };
     let started = Instant::now();
-    let budget = model::budget::Budget::with_timeout(std::time::Duration::from_millis(opts.budget_ms), opts.cancel.clone());
+    // One budget per kernel: the equivalence check has what the race check left of it.
+    let left = opts.budget_ms.saturating_sub(report.stats.millis as u64).max(MIN_EQUIVALENCE_MS);
+    let budget = model::budget::Budget::with_timeout(std::time::Duration::from_millis(left), opts.cancel.clone());
     let request = equiv::Request { kernel, spec, source_names: src.param_names.as_deref(), reference_file: &file, reference_text: &text, sources: src, budget };
     let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| equiv::check(&request))).unwrap_or_else(|p| {
         let message = p.downcast_ref::<String>().cloned().or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string())).unwrap_or_default();
