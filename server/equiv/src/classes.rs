@@ -29,6 +29,22 @@ pub struct Classes<'a> {
     graph: &'a Graph,
     arg_param: ArgParam<'a>,
     reps: HashMap<Vec<u64>, usize>,
+    /// Tree sizes (saturating past the limit) of every term and node, so that a pair too big
+    /// to group is known without walking it.
+    term_size: Vec<u16>,
+    node_size: Vec<u16>,
+}
+
+/// Tree sizes saturating just past [`MAX_KEY_NODES`]: children come before their parents in
+/// both arenas (they are hash-consed as built), so one pass in order suffices.
+fn tree_sizes(n: usize, children: impl Fn(usize) -> Vec<usize>) -> Vec<u16> {
+    let cap = MAX_KEY_NODES as u32 + 1;
+    let mut size = vec![0u16; n];
+    for i in 0..n {
+        let s = children(i).iter().fold(1u32, |acc, &c| acc + if c < i { size[c] as u32 } else { cap }).min(cap);
+        size[i] = s as u16;
+    }
+    size
 }
 
 /// Tags of the written-out nodes (kernel and reference nodes never share a tag).
@@ -43,12 +59,18 @@ mod tag {
 
 impl<'a> Classes<'a> {
     pub fn new(terms: &'a Terms, graph: &'a Graph, arg_param: ArgParam<'a>) -> Classes<'a> {
-        Classes { terms, graph, arg_param, reps: HashMap::new() }
+        let term_size = tree_sizes(terms.len(), |i| term_children(terms.get(TermId(i as u32))).iter().map(|c| c.0 as usize).collect());
+        let node_size = tree_sizes(graph.len(), |i| graph.get(NodeId(i as u32)).map(|n| n.children().map(|c| c.index()).collect()).unwrap_or_default());
+        Classes { terms, graph, arg_param, reps: HashMap::new(), term_size, node_size }
     }
 
     /// The representative of element `index`'s class: `index` itself when it is the first of
     /// its class (or cannot be grouped), else the earlier element whose check stands for it.
     pub fn representative(&mut self, index: usize, kernel: TermId, reference: NodeId) -> usize {
+        let size = |v: &[u16], i: usize| v.get(i).map_or(usize::MAX, |&s| s as usize);
+        if size(&self.term_size, kernel.0 as usize).saturating_add(size(&self.node_size, reference.index())) > MAX_KEY_NODES {
+            return index;
+        }
         let Some(key) = Writer::default().pair(self, kernel, reference) else { return index };
         *self.reps.entry(key).or_insert(index)
     }

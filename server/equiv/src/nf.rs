@@ -550,9 +550,8 @@ impl Nf {
             }
         }
         for (p, times) in divide {
-            let poly = self.poly_of(p).clone();
             for _ in 0..times {
-                if let Ok(Val::Finite(inv)) = self.inv(Val::Finite(poly.clone())) {
+                if let Ok(Val::Finite(inv)) = self.inv_of_id(p) {
                     result = self.mul_poly(&result, &inv);
                 }
             }
@@ -595,6 +594,17 @@ impl Nf {
             return Ok(v);
         }
         self.inv_sum(p)
+    }
+
+    /// `1/p` for an interned polynomial: a row's `rsqrt(Σ x²)` is divided out once per element
+    /// of the row, so the inverse is found by id without cloning or hashing the sum again.
+    fn inv_of_id(&mut self, p: PolyId) -> R<Val> {
+        if let Some(v) = self.inverses.get(&p) {
+            return Ok(v.clone());
+        }
+        let v = self.inv(Val::Finite(self.poly_of(p).clone()))?;
+        self.inverses.insert(p, v.clone());
+        Ok(v)
     }
 
     /// `1/p` without the cache.
@@ -663,11 +673,13 @@ impl Nf {
             if k != 1 {
                 continue;
             }
-            let Atom::Apply(Func::Inv, q) = self.atom_of(a).clone() else { continue };
-            let qp = self.poly_of(q).clone();
-            if qp.terms.len() > 4 {
+            let Atom::Apply(Func::Inv, q) = *self.atom_of(a) else { continue };
+            // Only short denominators are divided out (checked before copying: a row's sum of
+            // squares has thousands of terms).
+            if self.poly_of(q).terms.len() > 4 {
                 continue;
             }
+            let qp = self.poly_of(q).clone();
             let Some((top, c)) = qp.terms.last().cloned() else { continue };
             // Termination: the step must lower the powers of `top`'s atoms, so no other term of
             // `Q` may be a multiple of `top`, and exponentials must match exactly.
