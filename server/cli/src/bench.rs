@@ -1,5 +1,6 @@
 //! `lark bench`: throughput numbers printed, not asserted.
 
+mod equiv_time;
 mod lsp_latency;
 
 use clap::Subcommand;
@@ -16,12 +17,15 @@ pub enum BenchCommand {
     },
     /// Edit-to-diagnostics latency of the language server on a generated module of many kernels.
     Lsp(lsp_latency::Options),
+    /// Time of the equivalence check with the PyTorch reference, kernel by kernel.
+    Equiv(equiv_time::Options),
 }
 
 pub fn run(cmd: BenchCommand) -> ExitCode {
     match cmd {
         BenchCommand::Parse { file, rounds } => bench_parse(&file, rounds),
         BenchCommand::Lsp(o) => lsp_latency::run(o),
+        BenchCommand::Equiv(o) => equiv_time::run(o),
     }
 }
 

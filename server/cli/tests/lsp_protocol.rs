@@ -65,7 +65,13 @@ fn framed_bodies_that_are_not_messages_get_an_error_and_serving_goes_on() {
     }
     // The request without "jsonrpc" was a `shutdown`: it must not have been obeyed.
     assert!(c.is_running());
-    let log = c.stderr();
+    // stderr is read by its own thread: give the last lines time to arrive.
+    let deadline = std::time::Instant::now() + WAIT;
+    let mut log = c.stderr();
+    while log.matches("refused a message").count() < cases.len() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        log = c.stderr();
+    }
     assert_eq!(log.matches("refused a message").count(), cases.len(), "one stderr line per refused message:\n{log}");
     assert_eq!(c.protocol_errors(), Vec::<String>::new(), "only framed JSON on stdout");
     let status = c.shutdown(WAIT).expect("shutdown + exit still work");
