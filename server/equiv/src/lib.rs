@@ -311,11 +311,13 @@ impl ShapeCheck<'_, '_> {
         let mut classes = classes::Classes::new(&shadow.terms, &self.lowered.graph, &arg_param);
         let rep: Vec<usize> = (0..kernel_terms.len())
             .map(|k| match kernel_terms[k] {
-                Some(t) if !trivial[k] => classes.representative(k, t, ref_roots[k]),
+                Some(t) if !trivial[k] && diff.is_none() => classes.representative(k, t, ref_roots[k]),
                 _ => k,
             })
             .collect();
-        let checked: Vec<bool> = (0..rep.len()).map(|k| !trivial[k] && rep[k] == k).collect();
+        // With a difference already found, only the differing element's forms are needed (for
+        // the report): nothing is converted in bulk.
+        let checked: Vec<bool> = (0..rep.len()).map(|k| diff.is_none() && !trivial[k] && rep[k] == k).collect();
         let roots: Vec<term::TermId> = kernel_terms.iter().zip(&checked).filter(|(_, c)| **c).filter_map(|(t, _)| *t).collect();
         let mut converted = convert::kernel_vals(&mut nf, &consts, &shadow.terms, &roots, &self.req.budget).into_iter();
         let same = || Ok(Val::Finite(nf::Poly::zero()));
@@ -353,9 +355,13 @@ impl ShapeCheck<'_, '_> {
             if checked[i] || trivial[i] {
                 return (kernel_vals[i].clone(), ref_vals[i].clone());
             }
-            let k = kernel_terms[i].map(|t| convert::kernel_vals(nf, &consts, &shadow.terms, &[t], &self.req.budget).pop());
+            let k = match (kernel_terms[i], &concrete_outputs[i]) {
+                (Some(t), _) => convert::kernel_vals(nf, &consts, &shadow.terms, &[t], &self.req.budget).pop().unwrap_or_else(in_class),
+                (None, Some(FloatVal::Finite(r))) => Ok(Nf::constant(r.clone())),
+                (None, _) => Err(nf::NfError::Unsupported("an output the kernel leaves as a non-finite constant".into())),
+            };
             let r = convert::reference_vals(nf, &self.lowered.graph, &[ref_roots[i]], &input_atom, &self.req.budget).pop();
-            (k.flatten().unwrap_or_else(in_class), r.unwrap_or_else(in_class))
+            (k, r.unwrap_or_else(in_class))
         };
         self.record_stores(&mut nf, &consts, &shadow, &trace);
         let names = self.names();

@@ -306,8 +306,20 @@ impl Poly {
         if c.is_zero() {
             return Poly::zero();
         }
+        if c.is_one() {
+            return self;
+        }
+        // Sums have long runs of equal coefficients (`Σ x/768`): each distinct one is multiplied
+        // (and reduced) once.
+        let mut last: Option<(BigRational, BigRational)> = None;
         for (_, k) in &mut self.terms {
-            *k *= c;
+            match &last {
+                Some((from, to)) if from == k => *k = to.clone(),
+                _ => {
+                    let scaled = &*k * c;
+                    last = Some((std::mem::replace(k, scaled.clone()), scaled));
+                }
+            }
         }
         self
     }
