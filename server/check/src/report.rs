@@ -430,11 +430,8 @@ impl KernelReport {
     pub fn settle_verdict(&mut self) {
         // The finding that names the verdict comes first (the order is otherwise kept).
         self.findings.sort_by_key(|f| f.kind.precedence());
-        self.verdict = self
-            .findings
-            .first()
-            .map(|f| f.kind.verdict())
-            .unwrap_or(if self.uncertified.is_empty() { Verdict::Verified } else { Verdict::Uncertified });
+        self.verdict =
+            self.findings.first().map(|f| f.kind.verdict()).unwrap_or(if self.uncertified.is_empty() { Verdict::Verified } else { Verdict::Uncertified });
     }
 
     /// Like [`KernelReport::settle_verdict`], but an `error` stays an error.

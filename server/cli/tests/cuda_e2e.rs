@@ -164,3 +164,35 @@ fn very_long_identifiers_are_elided_in_messages() {
     assert!(all.lines().all(|l| l.chars().count() < 300), "{all}");
     assert!(all.contains(&format!("'v{}…{}'", "x".repeat(59), "x".repeat(60))), "{all}");
 }
+
+/// C++ kernels in namespaces (and templates) are named by their demangled names: the interface
+/// section `[kernel."ns::scale"]` (or `[kernel.scale]`) applies to `_ZN2ns5scaleIfEEvPT_i`,
+/// and `--kernel` selects it by either name.
+#[test]
+fn namespaced_template_kernels_match_their_interface_by_demangled_name() {
+    let dir = scratch("namespaced");
+    std::fs::write(
+        dir.join("k.cu"),
+        "namespace ns {\ntemplate <typename T>\n__global__ void scale(T* x, int n) {\n  x[threadIdx.x] = x[threadIdx.x] * 2;\n}\ntemplate __global__ void scale<float>(float*, int);\n}\n",
+    )
+    .unwrap();
+    for section in ["\"ns::scale\"", "scale"] {
+        // 64 threads, 32 elements: out of bounds only if the section applied (without it the
+        // buffer is unbounded).
+        std::fs::write(
+            dir.join("lark.toml"),
+            format!("[kernel.{section}]\ngrid = [1, 1, 1]\nblock = [64, 1, 1]\n[kernel.{section}.params]\nx = {{ dtype = \"f32\", len = 32 }}\n"),
+        )
+        .unwrap();
+        for only in [None, Some("ns::scale"), Some("scale")] {
+            let mut args = vec!["check", "k.cu", "--format", "json"];
+            args.extend(only.iter().flat_map(|k| ["--kernel", k]));
+            let o = lark(&dir, &args);
+            let doc: Value = serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}", text(&o)));
+            let k = &doc["kernels"][0];
+            assert_eq!(k["name"], "_ZN2ns5scaleIfEEvPT_i", "{section} {only:?}: {}", text(&o));
+            assert_eq!(k["verdict"], "out_of_bounds", "{section} {only:?}: {}", text(&o));
+            assert_eq!(k["findings"][0]["accesses"][0]["line"], 4, "{}", text(&o));
+        }
+    }
+}

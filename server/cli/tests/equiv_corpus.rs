@@ -34,7 +34,8 @@ fn expectations(dir: &Path) -> BTreeMap<String, Expect> {
         }
         let meta: toml::Value = toml::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         for e in meta["expect"].as_array().unwrap() {
-            let lines = e.get("lines").and_then(|l| l.as_array()).map(|l| l.iter().filter_map(|x| x.as_integer()).map(|x| x as u64).collect()).unwrap_or_default();
+            let lines =
+                e.get("lines").and_then(|l| l.as_array()).map(|l| l.iter().filter_map(|x| x.as_integer()).map(|x| x as u64).collect()).unwrap_or_default();
             out.insert(e["kernel"].as_str().unwrap().to_string(), Expect { verdict: e["verdict"].as_str().unwrap().to_string(), lines });
         }
     }
@@ -78,7 +79,8 @@ fn every_equivalence_verdict_is_the_expected_one() {
             ("verified", "verified") => wrong.push(format!("{name}: now verified; take it off KNOWN_UNDECIDED")),
             ("verified", "uncertified") if known => undecided += 1,
             (want, got) => {
-                let why: Vec<String> = k["uncertified"].as_array().into_iter().flatten().filter_map(|u| u["message"].as_str()).map(|m| m.chars().take(300).collect()).collect();
+                let why: Vec<String> =
+                    k["uncertified"].as_array().into_iter().flatten().filter_map(|u| u["message"].as_str()).map(|m| m.chars().take(300).collect()).collect();
                 wrong.push(format!("{name}: expected {want}, got {got} {why:?}"));
             }
         }

@@ -176,7 +176,15 @@ fn term_children(t: &Term) -> Vec<TermId> {
     match *t {
         Term::Literal { .. } | Term::Exact(_) | Term::NegInf | Term::PosInf | Term::Input { .. } | Term::Initial { .. } => vec![],
         Term::Fun(_, a) | Term::Not(a) => vec![a],
-        Term::Add(a, b) | Term::Sub(a, b) | Term::Mul(a, b) | Term::Div(a, b) | Term::Min(a, b) | Term::Max(a, b) | Term::Cmp(_, a, b) | Term::And(a, b) | Term::Or(a, b) => {
+        Term::Add(a, b)
+        | Term::Sub(a, b)
+        | Term::Mul(a, b)
+        | Term::Div(a, b)
+        | Term::Min(a, b)
+        | Term::Max(a, b)
+        | Term::Cmp(_, a, b)
+        | Term::And(a, b)
+        | Term::Or(a, b) => {
             vec![a, b]
         }
         Term::Fma(a, b, c) | Term::Select(a, b, c) => vec![a, b, c],

@@ -479,10 +479,9 @@ pub(crate) fn check_module(
     let map = ptx::SourceMap::new(&parsed.module);
     let opts = engine_options(an.settings(), cancel);
     let masked = (fa.kind == FileKind::Cu).then(|| cu::mask(&fa.text));
-    let wanted = |f: &ptx::Function| {
-        let source_name = spec::unmangled_name(&f.name);
-        f.kind == ptx::FunctionKind::Entry && f.body.is_some() && only.is_none_or(|o| o == f.name || source_name.as_deref() == Some(o))
-    };
+    // `--kernel` names a kernel by its PTX name, or a C++ kernel by its qualified or plain name.
+    let wanted =
+        |f: &ptx::Function| f.kind == ptx::FunctionKind::Entry && f.body.is_some() && only.is_none_or(|o| spec::kernel_aliases(&f.name).iter().any(|n| n == o));
     let total = parsed.module.functions.iter().filter(|f| wanted(f)).count();
     let kernel_names: Vec<&str> = parsed.module.functions.iter().filter(|f| f.kind == ptx::FunctionKind::Entry).map(|f| f.name.as_str()).collect();
     for e in iface.unknown_entries(&kernel_names) {

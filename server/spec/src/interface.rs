@@ -286,9 +286,9 @@ pub struct Interface {
 impl Interface {
     /// The spec of a kernel, by its PTX name or (for C++ kernels) its unmangled name.
     pub fn kernel(&self, ptx_name: &str) -> Option<&KernelSpec> {
-        self.kernels
-            .get(ptx_name)
-            .or_else(|| self.kernels.get(&crate::unmangled_name(ptx_name)?))
+        crate::kernel_aliases(ptx_name)
+            .iter()
+            .find_map(|n| self.kernels.get(n))
             // A SentryWard input given without a kernel name applies to every kernel.
             .or_else(|| self.kernels.get("*"))
     }

@@ -84,13 +84,60 @@ pub fn find_cu_source(ptx_path: &std::path::Path, ptx_text: &str) -> Option<std:
     p.is_file().then_some(p)
 }
 
-/// `_Z13scale_inplaceIfEvPT_S0_i` → `scale_inplace`: the identifier of an Itanium-mangled name.
+/// `_Z13scale_inplaceIfEvPT_S0_i` → `scale_inplace`, `_ZN2ns6kernelEv` → `kernel`: the
+/// identifier of an Itanium-mangled function name, as the `.cu` source writes it at its
+/// definition (no namespace, no template arguments). `None` for a name that is not mangled.
 pub fn unmangled_name(name: &str) -> Option<String> {
-    let rest = name.strip_prefix("_Z")?;
-    let rest = rest.strip_prefix('N').unwrap_or(rest);
-    let digits: String = rest.chars().take_while(|c| c.is_ascii_digit()).collect();
-    let len: usize = digits.parse().ok()?;
-    rest.get(digits.len()..digits.len() + len).map(str::to_string)
+    let qualified = qualified_name(name)?;
+    Some(last_component(&qualified).to_string())
+}
+
+/// `_ZN2ns6kernelIfEEvPT_` → `ns::kernel`: the qualified name of a mangled function, without
+/// template arguments or parameters (what a `[kernel."ns::kernel"]` section names).
+pub fn qualified_name(name: &str) -> Option<String> {
+    if !name.starts_with("_Z") {
+        return None;
+    }
+    let symbol = cpp_demangle::Symbol::new(name).ok()?;
+    let options = cpp_demangle::DemangleOptions::new().no_params().no_return_type();
+    let text = symbol.demangle_with_options(&options).ok()?;
+    let plain = strip_template_arguments(&text);
+    (!plain.is_empty()).then_some(plain)
+}
+
+/// The names an interface section may use for a kernel, most specific first: the PTX name,
+/// then for C++ kernels the qualified and the plain name.
+pub fn kernel_aliases(ptx_name: &str) -> Vec<String> {
+    let mut names = vec![ptx_name.to_string()];
+    if let Some(q) = qualified_name(ptx_name) {
+        let plain = last_component(&q).to_string();
+        names.push(q);
+        if !names.contains(&plain) {
+            names.push(plain);
+        }
+    }
+    names
+}
+
+/// `a::b::c` → `c` (a `::` inside template arguments is gone by then).
+fn last_component(qualified: &str) -> &str {
+    qualified.rsplit("::").next().unwrap_or(qualified)
+}
+
+/// Removes every `<...>` (balanced), so `ns::kernel<float, 4>` is `ns::kernel`; an
+/// `operator<` keeps its name.
+fn strip_template_arguments(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut depth = 0usize;
+    for c in text.chars() {
+        match c {
+            '<' if !out.ends_with("operator") => depth += 1,
+            '>' if depth > 0 => depth -= 1,
+            _ if depth == 0 => out.push(c),
+            _ => {}
+        }
+    }
+    out.trim().to_string()
 }
 
 #[cfg(test)]
@@ -102,5 +149,17 @@ mod tests {
         assert_eq!(unmangled_name("_Z13scale_inplaceIfEvPT_S0_i").as_deref(), Some("scale_inplace"));
         assert_eq!(unmangled_name("_Z9block_maxILi256EEvPKfPfi").as_deref(), Some("block_max"));
         assert_eq!(unmangled_name("plain"), None);
+    }
+
+    #[test]
+    fn unmangles_namespaced_and_anonymous_names() {
+        assert_eq!(unmangled_name("_ZN2ns6kernelEv").as_deref(), Some("kernel"));
+        assert_eq!(qualified_name("_ZN2ns6kernelEv").as_deref(), Some("ns::kernel"));
+        assert_eq!(qualified_name("_ZN4vllm15rms_norm_kernelIfLi8EEEvPT_PKS1_S4_fii").as_deref(), Some("vllm::rms_norm_kernel"));
+        assert_eq!(unmangled_name("_ZN12_GLOBAL__N_16kernelEPf").as_deref(), Some("kernel"));
+        assert_eq!(kernel_aliases("_ZN2ns6kernelEv"), vec!["_ZN2ns6kernelEv", "ns::kernel", "kernel"]);
+        assert_eq!(kernel_aliases("plain"), vec!["plain"]);
+        // Not a valid mangling: no name rather than a wrong one.
+        assert_eq!(unmangled_name("_Zgarbage"), None);
     }
 }

@@ -85,7 +85,7 @@ impl Interface {
             let specs: Vec<(SourceKind, &KernelSpec)> = layers
                 .iter()
                 .filter_map(|(kind, iface)| {
-                    let spec = iface.kernels.get(name).or_else(|| iface.kernels.get(&crate::unmangled_name(name)?)).or_else(|| iface.kernels.get("*"))?;
+                    let spec = crate::kernel_aliases(name).iter().find_map(|n| iface.kernels.get(n)).or_else(|| iface.kernels.get("*"))?;
                     Some((*kind, spec))
                 })
                 .collect();

@@ -25,6 +25,10 @@ impl Interface {
             .map(|(name, _)| {
                 let mut words = vec![name.clone()];
                 words.extend(crate::unmangled_name(name));
+                // `[kernel."ns::kernel"]`: the source spells the definition `kernel`.
+                if let Some((_, last)) = name.rsplit_once("::") {
+                    words.push(last.to_string());
+                }
                 (name.as_str(), words)
             })
             .collect();

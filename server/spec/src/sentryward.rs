@@ -473,7 +473,7 @@ impl Interface {
         self.kernels
             .iter()
             .filter(|(_, spec)| spec.origins.get("").is_some_and(|o| o.key == "entry"))
-            .filter(|(name, _)| !kernel_names.iter().any(|k| k == name || crate::unmangled_name(k).as_deref() == Some(name.as_str())))
+            .filter(|(name, _)| !kernel_names.iter().any(|k| crate::kernel_aliases(k).contains(name)))
             .map(|(name, spec)| {
                 let known = if kernel_names.is_empty() { "none".to_string() } else { kernel_names.join(", ") };
                 SpecError::at(&spec.origin(""), format!("no kernel named `{name}` in this module (kernels: {known})"))
