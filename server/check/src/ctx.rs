@@ -19,8 +19,8 @@ use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
-/// Enumerated points per (access, whole grid?, counters), or `None` where enumeration declined.
-
+/// What one worker needs to answer the two-thread questions of one kernel: the lifted model,
+/// its solver, the budget and the shared enumeration cache.
 pub struct Ctx<'a> {
     pub k: &'a Kernel,
     pub l: &'a Lifted,

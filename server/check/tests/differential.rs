@@ -76,8 +76,8 @@ impl Program {
     /// Appends instruction `op` (an index into the table below) with operand choices `p` and
     /// an immediate `imm`.
     fn instruction(&mut self, op: usize, p: [usize; 3], imm: u64) {
-        let w = if p[2] % 2 == 0 { 32 } else { 64 };
-        let (t, s) = (if w == 32 { "32" } else { "64" }, p[1] % 2 == 0);
+        let w = if p[2].is_multiple_of(2) { 32 } else { 64 };
+        let (t, s) = (if w == 32 { "32" } else { "64" }, p[1].is_multiple_of(2));
         let ty = |signed: bool| format!("{}{t}", if signed { "s" } else { "u" });
         let binops = ["add", "sub", "mul.lo", "mul.hi", "div", "rem", "min", "max", "and", "or", "xor", "shl", "shr"];
         match op % 22 {
@@ -90,7 +90,7 @@ impl Program {
             }
             1 => {
                 // An immediate second operand (shift amounts past the width included).
-                let name = binops[(p[1] % binops.len()) as usize];
+                let name = binops[p[1] % binops.len()];
                 let tyn = if matches!(name, "and" | "or" | "xor" | "shl") { format!("b{t}") } else { ty(s) };
                 let a = self.arg(p[0], w, s);
                 let k = if matches!(name, "shl" | "shr") { imm % 70 } else { imm & 0xffff };
@@ -102,7 +102,7 @@ impl Program {
             }
             3 => {
                 let (a, b, c) = (self.arg(p[0], w, s), self.arg(p[1], w, s), self.arg(p[2] / 2, w, s));
-                let part = if imm % 2 == 0 { "lo" } else { "hi" };
+                let part = if imm.is_multiple_of(2) { "lo" } else { "hi" };
                 self.push(w, |d| format!("mad.{part}.{} {d}, {a}, {b}, {c};", ty(s)));
             }
             4 => {
@@ -114,7 +114,7 @@ impl Program {
             }
             5 => {
                 let a = self.arg(p[0], w, s);
-                let (pos, len) = if imm % 2 == 0 {
+                let (pos, len) = if imm.is_multiple_of(2) {
                     (format!("{}", imm % 80), format!("{}", (imm >> 8) % 80))
                 } else {
                     (self.arg(p[1], 32, false), self.arg(p[2], 32, false))
@@ -123,7 +123,7 @@ impl Program {
             }
             6 => {
                 let (a, b) = (self.arg(p[0], w, false), self.arg(p[1], w, false));
-                let (pos, len) = if imm % 2 == 0 {
+                let (pos, len) = if imm.is_multiple_of(2) {
                     (format!("{}", imm % 80), format!("{}", (imm >> 8) % 80))
                 } else {
                     (self.arg(p[2], 32, false), self.arg(p[0] + 1, 32, false))
@@ -133,12 +133,12 @@ impl Program {
             7 => {
                 let mode = ["", ".f4e", ".b4e", ".rc8", ".ecl", ".ecr", ".rc16"][(imm % 7) as usize];
                 let (a, b) = (self.arg(p[0], 32, false), self.arg(p[1], 32, false));
-                let c = if (imm >> 3) % 2 == 0 { format!("{}", (imm >> 4) & 0xffff) } else { self.arg(p[2], 32, false) };
+                let c = if (imm >> 3).is_multiple_of(2) { format!("{}", (imm >> 4) & 0xffff) } else { self.arg(p[2], 32, false) };
                 self.push(32, |d| format!("prmt.b32{mode} {d}, {a}, {b}, {c};"));
             }
             8 => {
-                let dir = if imm % 2 == 0 { "l" } else { "r" };
-                let mode = if (imm >> 1) % 2 == 0 { "clamp" } else { "wrap" };
+                let dir = if imm.is_multiple_of(2) { "l" } else { "r" };
+                let mode = if (imm >> 1).is_multiple_of(2) { "clamp" } else { "wrap" };
                 let (a, b, c) = (self.arg(p[0], 32, false), self.arg(p[1], 32, false), self.arg(p[2], 32, false));
                 self.push(32, |d| format!("shf.{dir}.{mode}.b32 {d}, {a}, {b}, {c};"));
             }
@@ -148,13 +148,13 @@ impl Program {
             }
             10 => {
                 let a = self.arg(p[0], w, s);
-                let shift = if imm % 2 == 0 { "" } else { ".shiftamt" };
+                let shift = if imm.is_multiple_of(2) { "" } else { ".shiftamt" };
                 self.push(32, |d| format!("bfind{shift}.{} {d}, {a};", ty(s)));
             }
             11 => {
                 let (a, b) = (self.arg(p[0], 32, s), self.arg(p[1], 32, s));
-                let part = if imm % 2 == 0 { "lo" } else { "hi" };
-                if (imm >> 1) % 2 == 0 {
+                let part = if imm.is_multiple_of(2) { "lo" } else { "hi" };
+                if (imm >> 1).is_multiple_of(2) {
                     self.push(32, |d| format!("mul24.{part}.{} {d}, {a}, {b};", if s { "s32" } else { "u32" }));
                 } else {
                     let c = self.arg(p[2], 32, s);
@@ -167,12 +167,12 @@ impl Program {
             }
             13 => {
                 let (a, b, c) = (self.arg(p[0], 32, false), self.arg(p[1], 32, false), self.arg(p[2], 32, false));
-                let ta = if imm % 2 == 0 { "u32" } else { "s32" };
-                let tb = if (imm >> 1) % 2 == 0 { "u32" } else { "s32" };
-                if (imm >> 2) % 2 == 0 {
+                let ta = if imm.is_multiple_of(2) { "u32" } else { "s32" };
+                let tb = if (imm >> 1).is_multiple_of(2) { "u32" } else { "s32" };
+                if (imm >> 2).is_multiple_of(2) {
                     self.push(32, |d| format!("dp4a.{ta}.{tb} {d}, {a}, {b}, {c};"));
                 } else {
-                    let part = if (imm >> 3) % 2 == 0 { "lo" } else { "hi" };
+                    let part = if (imm >> 3).is_multiple_of(2) { "lo" } else { "hi" };
                     self.push(32, |d| format!("dp2a.{part}.{ta}.{tb} {d}, {a}, {b}, {c};"));
                 }
             }
@@ -196,7 +196,7 @@ impl Program {
                 let v = self.vals[p[0] % self.vals.len()].clone();
                 let from = format!("{}{}", if s { "s" } else { "u" }, v.bits);
                 let (to, bits) = [("u8", 32), ("s8", 32), ("u16", 32), ("s16", 32), ("u32", 32), ("s32", 32), ("u64", 64), ("s64", 64)][(imm % 8) as usize];
-                let sat = if (imm >> 3) % 2 == 0 { "" } else { ".sat" };
+                let sat = if (imm >> 3).is_multiple_of(2) { "" } else { ".sat" };
                 // A narrow result lands in a 32-bit register: write it there through a 16-bit one.
                 if bits == 32 && (to.ends_with('8') || to.ends_with("16")) {
                     let h = format!("%h{}", self.next);

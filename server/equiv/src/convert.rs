@@ -56,8 +56,8 @@ impl Slots {
             stack.extend(children(i));
         }
         let mut uses = vec![0u32; n];
-        for i in 0..n {
-            if needed[i] {
+        for (i, _) in needed.iter().enumerate().filter(|(_, n)| **n) {
+            {
                 for c in children(i) {
                     uses[c] += 1;
                 }

@@ -15,6 +15,7 @@
 //! 4. for differing forms, searches for inputs where the two differ numerically ([`numeric`])
 //!    and confirms the difference by running the kernel and the reference again: a confirmed
 //!    difference is a **mismatch**, anything else stays **uncertified** with both expressions.
+//!
 //! Input-dependent control flow or addressing, and operations the shadow does not follow, are
 //! reported as uncertified, never verified.
 
@@ -368,7 +369,7 @@ impl ShapeCheck<'_, '_> {
 
         if let Some(d) = diff {
             let (k, r) = own(&mut nf, self.index_of(d.output, d.flat));
-            let m = self.mismatch(&nf, &names, &shadow, &run, &d, first, Some(&k), Some(&r));
+            let m = self.mismatch(&nf, &names, &shadow, run, &d, first, Some(&k), Some(&r));
             out.findings.push(m);
             return Verdict::Mismatch;
         }

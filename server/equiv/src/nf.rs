@@ -17,8 +17,9 @@
 //! - `max`/`min` are flattened, deduplicated, sorted n-ary operators; `max(-inf, x) = x`;
 //!   `select(a > b, a, b) = max(a, b)`;
 //! - odd functions take the sign out (`tanh(-x) = -tanh(x)`), even ones drop it.
+//!
 //! Normal forms are sound (equal forms are equal values) but not complete: different forms are
-//! then compared numerically to find a counterexample (see [`crate::compare`]).
+//! then compared numerically to find a counterexample (see [`crate::numeric`]).
 
 use num_bigint::BigInt;
 
@@ -516,7 +517,7 @@ impl Nf {
         let mut divide: Vec<(PolyId, u32)> = Vec::new();
         for &(a, k) in &m.factors {
             match self.atom_of(a).clone() {
-                Atom::Apply(Func::Sqrt, p) if k >= 2 || k < 0 => {
+                Atom::Apply(Func::Sqrt, p) if !(0..2).contains(&k) => {
                     let (q, r) = (k.div_euclid(2), k.rem_euclid(2));
                     if r != 0 {
                         out_factors.push((a, r));

@@ -97,7 +97,8 @@ impl Renderer<'_> {
         // Group terms that differ only in one input element (same buffer, same power, same rest,
         // same coefficient) into sums over element ranges.
         type Key = (u32, i32, Mono, BigRational);
-        let mut groups: Vec<(Option<Key>, Vec<(u64, usize)>)> = Vec::new();
+        type Group = (Option<Key>, Vec<(u64, usize)>);
+        let mut groups: Vec<Group> = Vec::new();
         let mut by_key: HashMap<Key, usize> = HashMap::new();
         for (i, (m, c)) in p.terms.iter().enumerate() {
             let found = m.factors.iter().enumerate().find_map(|(n, &(a, k))| match self.nf.atom_of(a) {

@@ -201,7 +201,7 @@ impl<'k> Shadow<'k> {
             Role::Concrete => Ok(None),
             Role::Symbolic { param, elem_bytes } | Role::Initial { param, elem_bytes } => {
                 let initial = matches!(self.roles.get(&buffer), Some(Role::Initial { .. }));
-                if bytes == elem_bytes && offset % elem_bytes as u64 == 0 {
+                if bytes == elem_bytes && offset.is_multiple_of(elem_bytes as u64) {
                     let elem = offset / elem_bytes as u64;
                     Ok(Some(self.terms.add(if initial { Term::Initial { param, elem } } else { Term::Input { param, elem } })))
                 } else {
@@ -261,6 +261,7 @@ impl<'k> Shadow<'k> {
         Some(self.terms.add(term))
     }
 
+    #[allow(clippy::too_many_arguments)] // the observer's view of one instruction, passed through
     fn int_bin(&mut self, at: &At, inst: &Inst, op: BinOp, a: &Operand, b: &Operand, operands: &[Value], bits: u32) -> Option<TermId> {
         let (sa, sb) = (self.shadow(at.linear, a), self.shadow(at.linear, b));
         if sa.is_none() && sb.is_none() {

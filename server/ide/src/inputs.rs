@@ -489,6 +489,22 @@ pub(crate) fn companion_cu(ptx_path: &Path, ptx_text: &str) -> Option<PathBuf> {
     spec::find_cu_source(ptx_path, ptx_text)
 }
 
+impl InputCache {
+    /// The text of a PyTorch reference file, re-read when it changes on disk.
+    pub fn reference_text(&self, path: &Path) -> Result<Arc<String>, String> {
+        let st = stamp(path).ok_or_else(|| format!("{}: the reference file does not exist", path.display()))?;
+        let mut refs = lock(&self.references);
+        if let Some((s, t)) = refs.get(path) {
+            if *s == st {
+                return Ok(t.clone());
+            }
+        }
+        let text = Arc::new(std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?);
+        refs.insert(path.to_path_buf(), (st, text.clone()));
+        Ok(text)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -505,21 +521,5 @@ mod tests {
         assert_eq!(e[0].defines, vec!["N=4", "M=\"x y\""]);
         assert_eq!(e[1].includes, vec!["/w/sys"]);
         assert_eq!(e[1].defines, vec!["FOO"]);
-    }
-}
-
-impl InputCache {
-    /// The text of a PyTorch reference file, re-read when it changes on disk.
-    pub fn reference_text(&self, path: &Path) -> Result<Arc<String>, String> {
-        let st = stamp(path).ok_or_else(|| format!("{}: the reference file does not exist", path.display()))?;
-        let mut refs = lock(&self.references);
-        if let Some((s, t)) = refs.get(path) {
-            if *s == st {
-                return Ok(t.clone());
-            }
-        }
-        let text = Arc::new(std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?);
-        refs.insert(path.to_path_buf(), (st, text.clone()));
-        Ok(text)
     }
 }
