@@ -83,6 +83,20 @@ pub fn hover(fa: &FileAnalysis, offset: usize) -> Option<Hover> {
         }
     }
     let on_line = |l: &check::Location| fa.loc_line(l) == Some(line0);
+    // What the stores on this line write, as formulas over the inputs, from the equivalence
+    // check's shadow run (one thread, one checked shape): the facts the Lean segments state.
+    if let Some(eq) = &r.equivalence {
+        let stores: Vec<_> = eq.stores.iter().filter(|s| on_line(&s.location)).collect();
+        if !stores.is_empty() {
+            md.push_str("
+Values stored (equivalence check):
+");
+            for s in stores {
+                let shape = if s.scalars.is_empty() { String::new() } else { format!(", {}", check::render::shape(&s.scalars)) };
+                let _ = writeln!(md, "- `{} = {}` (thread {}{shape})", s.target, s.formula, s.thread);
+            }
+        }
+    }
     let findings: Vec<_> = r.findings.iter().filter(|f| f.accesses.iter().any(|x| on_line(&x.location)) || f.barrier.as_ref().is_some_and(on_line)).collect();
     if !findings.is_empty() {
         md.push('\n');
