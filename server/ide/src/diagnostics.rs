@@ -91,7 +91,8 @@ fn finding(fa: &FileAnalysis, k: &KernelResult, f: &Finding) -> Diagnostic {
     let mut related = Vec::new();
     let range = match f.kind {
         FindingKind::BarrierDivergence => f.barrier.as_ref().and_then(|l| fa.loc_range(l)),
-        FindingKind::Race | FindingKind::OutOfBounds if !f.accesses.is_empty() => {
+        // A mismatch is on the store that wrote the wrong element (its one access).
+        FindingKind::Race | FindingKind::OutOfBounds | FindingKind::Mismatch if !f.accesses.is_empty() => {
             let p = primary_access(fa, f);
             for (i, a) in f.accesses.iter().enumerate().filter(|(i, _)| *i != p) {
                 if let Some(r) = fa.loc_range(&a.location) {

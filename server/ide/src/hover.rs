@@ -88,9 +88,11 @@ pub fn hover(fa: &FileAnalysis, offset: usize) -> Option<Hover> {
     if let Some(eq) = &r.equivalence {
         let stores: Vec<_> = eq.stores.iter().filter(|s| on_line(&s.location)).collect();
         if !stores.is_empty() {
-            md.push_str("
+            md.push_str(
+                "
 Values stored (equivalence check):
-");
+",
+            );
             for s in stores {
                 let shape = if s.scalars.is_empty() { String::new() } else { format!(", {}", check::render::shape(&s.scalars)) };
                 let _ = writeln!(md, "- `{} = {}` (thread {}{shape})", s.target, s.formula, s.thread);
