@@ -182,7 +182,13 @@ pub struct Graph {
     nodes: Vec<Node>,
     structural: FxHashMap<[u32; 4], NodeId>,
     constants: FxHashMap<BigRational, NodeId>,
+    /// Set when a node was refused because the graph reached [`MAX_NODES`].
+    overflowed: bool,
 }
+
+/// The most nodes a graph holds (about 600 MB): a reference at a shape that needs more scalar
+/// operations (a 256³ matmul has 33 million) is refused rather than exhausting time and memory.
+pub const MAX_NODES: usize = 1 << 23;
 
 /// The interning key of a non-constant node: a tag and up to three operands.
 fn key(node: &Node) -> Option<[u32; 4]> {
@@ -227,6 +233,11 @@ impl Graph {
         self.nodes.is_empty()
     }
 
+    /// Whether a node was refused because the graph is full ([`MAX_NODES`]).
+    pub fn overflowed(&self) -> bool {
+        self.overflowed
+    }
+
     /// The node behind `id`. Ids come from this graph; a foreign id is a caller bug, reported as
     /// `None` rather than a panic.
     pub fn get(&self, id: NodeId) -> Option<&Node> {
@@ -247,6 +258,12 @@ impl Graph {
     }
 
     fn intern(&mut self, node: Node) -> NodeId {
+        if self.nodes.len() >= MAX_NODES {
+            // A sentinel that the arithmetic propagates cheaply; the lowering reports the
+            // overflow and discards the graph.
+            self.overflowed = true;
+            return NodeId::NOT_REAL;
+        }
         let next = NodeId(self.nodes.len() as u32);
         let id = match (key(&node), &node) {
             (Some(k), _) => *self.structural.entry(k).or_insert(next),

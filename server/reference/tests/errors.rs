@@ -370,3 +370,17 @@ fn einsum_ellipsis_without_broadcasting() {
                        ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^"#]],
     );
 }
+
+#[test]
+fn a_shape_too_big_for_the_scalar_graph_is_refused_at_the_statement() {
+    // 256³ multiply-adds: more nodes than the graph holds. Refused in about a second, not after
+    // minutes and gigabytes.
+    check(
+        "def reference(a, b):\n    c = a @ b\n    return c\n",
+        &[f32(&[256, 256]), f32(&[256, 256])],
+        expect![[r#"
+            2:5: at this shape the reference needs more than 8388608 scalar operations; list a smaller shape in [[kernel.<name>.reference.shapes]]
+                c = a @ b
+                ^^^^^^^^^"#]],
+    );
+}

@@ -87,6 +87,9 @@ pub fn lower(program: &Program, args: &[ArgValue]) -> Result<Lowered> {
         bound.push(Arg { val, span: entry.params[position].span.clone() });
     }
     let result = lowerer.call_function(program.entry, bound, Vec::new(), &entry.span)?;
+    if lowerer.graph.overflowed() {
+        return Err(too_big(entry.span.clone()));
+    }
     // Errors about the result point at the `return` that produced it.
     let return_span = lowerer.return_span.clone().unwrap_or_else(|| entry.span.clone());
     let outputs = match result {
@@ -101,6 +104,17 @@ pub fn lower(program: &Program, args: &[ArgValue]) -> Result<Lowered> {
         other => return Err(RefError::new(return_span, format!("expected the reference to return a tensor, found {}", other.kind_name()))),
     };
     Ok(Lowered { graph: lowerer.graph, outputs, notes: lowerer.notes })
+}
+
+/// The error of a reference whose scalar graph outgrew [`crate::graph::MAX_NODES`] at this shape.
+fn too_big(span: std::ops::Range<usize>) -> RefError {
+    RefError::new(
+        span,
+        format!(
+            "at this shape the reference needs more than {} scalar operations; list a smaller shape in [[kernel.<name>.reference.shapes]]",
+            crate::graph::MAX_NODES
+        ),
+    )
 }
 
 /// The returned shapes and dtypes for the given arguments (shape inference; runs the lowering).
@@ -230,7 +244,16 @@ impl<'p> Lowerer<'p> {
         Ok(Flow::Normal)
     }
 
+    /// Runs a statement; the one during which the graph overflowed is the error's place.
     fn stmt(&mut self, stmt: &Stmt) -> Result<Flow> {
+        let flow = self.stmt_unchecked(stmt);
+        if self.graph.overflowed() {
+            return Err(too_big(stmt.span.clone()));
+        }
+        flow
+    }
+
+    fn stmt_unchecked(&mut self, stmt: &Stmt) -> Result<Flow> {
         match &stmt.kind {
             StmtKind::Assign { targets, value } => {
                 let value = self.eval(value)?;
