@@ -20,12 +20,15 @@ fn uri(p: &Path) -> String {
     format!("file://{}", p.display())
 }
 
+/// A file as the CLI saw it: kernel verdicts, and findings with their lines.
+type CliFile = (Vec<String>, Vec<(String, Vec<u64>)>);
+
 /// Per file: the verdict of each kernel in file order, and the findings as (kind, the 1-based PTX
 /// lines of its accesses or barrier). One `lark check` of all files (checked in parallel).
-fn from_cli(files: &[PathBuf]) -> BTreeMap<PathBuf, (Vec<String>, Vec<(String, Vec<u64>)>)> {
+fn from_cli(files: &[PathBuf]) -> BTreeMap<PathBuf, CliFile> {
     let out = Command::new(env!("CARGO_BIN_EXE_lark")).arg("check").args(files).args(["--format", "json"]).output().unwrap();
     let doc: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
-    let mut by_file: BTreeMap<PathBuf, (Vec<String>, Vec<(String, Vec<u64>)>)> = files.iter().map(|f| (f.clone(), Default::default())).collect();
+    let mut by_file: BTreeMap<PathBuf, CliFile> = files.iter().map(|f| (f.clone(), Default::default())).collect();
     for k in doc["kernels"].as_array().unwrap() {
         let file = PathBuf::from(k["file"].as_str().unwrap());
         let entry = by_file.entry(file).or_default();
