@@ -146,17 +146,6 @@ impl<'a> Ctx<'a> {
         ctx
     }
 
-    /// Asks the solver about `q`.
-    pub fn run(&mut self, q: &Query) -> Answer {
-        if let Err(stop) = self.budget.check() {
-            return Answer::Unknown(Undecided::from(stop));
-        }
-        match q.to_smt() {
-            Ok(query) => self.ask(&query).reported(q),
-            Err(message) => Answer::Unknown(Undecided::Failure(message)),
-        }
-    }
-
     /// Asks the solver about a query read for the driver. The kernel's budget (its deadline
     /// and the caller's cancellation) is polled while the solver works, so a cancelled check
     /// stops within milliseconds even in the middle of a hard query.
@@ -177,7 +166,7 @@ impl<'a> Ctx<'a> {
         }
     }
 
-    /// Like `run`, but a satisfiable query is asked again for a counterexample that is easy to
+    /// Asks the solver about `q`; a satisfiable query is asked again for a counterexample that is easy to
     /// read and cheap to replay (the replay runs the witness's blocks on buffers as large as
     /// its offsets, for as many loop iterations as its parameters ask): small block indices,
     /// parameters and offsets, a small one-dimensional block, and the `prefer`red assertions
@@ -249,11 +238,6 @@ impl<'a> Ctx<'a> {
         };
         query.rollback(mark);
         answer
-    }
-
-    /// Facts about loops a site at `block` comes after (see `Lifted::exit_facts`).
-    pub fn facts_for(&self, block: BlockId) -> Vec<ExprId> {
-        self.after_loop.iter().filter(|(lp, _, reach)| !self.k.cfg.loops[*lp as usize].contains(block) && reach[block as usize]).map(|(_, f, _)| *f).collect()
     }
 
     /// The exit facts that matter for expressions `roots` at `block`: those of loops whose

@@ -4,28 +4,36 @@
 //!
 //! Entry point: [`check_ptx`] for a PTX module, or [`engine::check_kernel`] for one kernel.
 
-pub mod bind;
-pub mod bounds;
-pub mod ctx;
+// The engine's parts are private; callers use the handful of items re-exported below.
+mod bind;
+mod bounds;
+mod ctx;
+// Public for the differential test of the SMT encoding against the interpreter.
+#[doc(hidden)]
 pub mod encode;
-pub mod engine;
-pub mod enumerate;
-pub mod fixed;
-pub mod incomplete;
-pub mod query;
-pub mod races;
+mod engine;
+mod enumerate;
+mod fixed;
+mod incomplete;
+mod query;
+mod races;
 pub mod render;
-pub mod replay;
+mod replay;
 pub mod report;
-pub mod schedule;
-pub mod scope;
+mod schedule;
+mod scope;
 pub mod smt;
-pub mod sync;
+mod sync;
 pub mod witness;
 
 pub use self::smt::{Solver, SolverKind};
+pub use bind::Binding;
+pub use ctx::demangle_local;
 pub use engine::{check_kernel, check_kernel_guarded, Options, Sources};
+pub use incomplete::incomplete_parse;
+pub use query::ThreadId;
 pub use report::*;
+pub use scope::check_kernel_scoped;
 
 use serde::Serialize;
 

@@ -29,12 +29,12 @@ pub mod setup;
 pub mod shadow;
 pub mod term;
 
-use check::query::ThreadId;
 use check::report::{
     AccessReport, EquivalenceSummary, Finding, FindingKind, InputSample, LaunchReport, Location, MismatchReport, Reason, ShapeSummary, StoreFormula,
     Uncertified, Verdict,
 };
 use check::witness::{Witness, WitnessThread};
+use check::ThreadId;
 use constants::Constants;
 use model::budget::Budget;
 use model::interp::{self, FloatVal, InstRef};
@@ -563,7 +563,7 @@ impl ShapeCheck<'_, '_> {
             let target = match s.place {
                 interp::observe::Place::Shared { slot, offset } => {
                     let var = trace.shared_vars.iter().find(|v| v.offset / interp::SLOT == slot as u64);
-                    let name = var.map_or_else(|| "shared".to_string(), |v| check::ctx::demangle_local(&v.name));
+                    let name = var.map_or_else(|| "shared".to_string(), |v| check::demangle_local(&v.name));
                     format!("{name}[{}]", offset / s.bytes.max(1) as u64)
                 }
                 interp::observe::Place::Global { buffer, offset } => {

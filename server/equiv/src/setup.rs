@@ -2,7 +2,7 @@
 //! launch and buffers, the reference's arguments, and input values to run both on.
 
 use crate::shadow::Role;
-use check::bind::Binding;
+use check::Binding;
 use model::interp::{Arg, BufferId, FloatFormat, FloatVal, Launch, Memory, Rounding};
 use model::Kernel;
 use num_bigint::BigInt;

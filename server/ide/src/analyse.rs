@@ -515,7 +515,7 @@ pub(crate) fn check_module(
         }
         fa.interface_errors.extend(ki.errors);
         let spec = ki.spec.as_ref();
-        let incomplete = check::incomplete::incomplete_parse(&parsed, func, &ptx_text);
+        let incomplete = check::incomplete_parse(&parsed, func, &ptx_text);
         let reference = spec.and_then(|s| s.reference.as_ref()).and_then(|r| an.db.inputs.reference_text(&r.file).ok());
         let (key, bases) = kernel_key(&KeyInput { ptx: &ptx_text, func, module: &parsed.module, spec, param_names: &param_names, opts: &opts, reference });
         let file_name = |main_file: Option<u32>| main_file.and_then(|f| map.file_name(ptx::SourceLoc { file: f, line: 1, col: 0 })).map(str::to_string);
@@ -539,7 +539,7 @@ pub(crate) fn check_module(
                 Ok(kernel) => {
                     let te = Instant::now();
                     let src = sources(kernel.main_file);
-                    let mut report = an.db.with_solver(|solver| check::scope::check_kernel_scoped(&kernel, spec, &src, &opts, solver));
+                    let mut report = an.db.with_solver(|solver| check::check_kernel_scoped(&kernel, spec, &src, &opts, solver));
                     if let Some(spec) = spec.filter(|s| s.reference.is_some()) {
                         equivalence(an, &kernel, spec, &src, &opts, &mut report);
                     }

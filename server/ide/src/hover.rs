@@ -36,7 +36,7 @@ fn inst_line(fa: &FileAnalysis, inst: &model::Inst) -> Option<u32> {
 
 pub(crate) fn target_name(kr: &KernelResult, k: &Kernel, base: Option<Base>) -> String {
     match base {
-        Some(Base::Var(v)) => k.vars.get(v as usize).map_or_else(|| "?".into(), |v| check::ctx::demangle_local(&v.name)),
+        Some(Base::Var(v)) => k.vars.get(v as usize).map_or_else(|| "?".into(), |v| check::demangle_local(&v.name)),
         Some(Base::Param(p)) => kr.param_name(p as usize),
         None => "memory".into(),
     }
