@@ -79,6 +79,8 @@ pub enum Undecided {
     Timeout { millis: u64 },
     /// The kernel's budget ran out before the query was asked.
     Budget,
+    /// The process reached its memory ceiling.
+    Memory,
     /// The solver failed or is missing.
     Failure(String),
     /// The caller no longer wants the result.
@@ -90,6 +92,7 @@ impl From<model::budget::Stop> for Undecided {
         match stop {
             model::budget::Stop::Cancelled => Undecided::Cancelled,
             model::budget::Stop::Deadline => Undecided::Budget,
+            model::budget::Stop::Memory => Undecided::Memory,
         }
     }
 }
@@ -102,6 +105,7 @@ impl Undecided {
             Undecided::Timeout { millis } => Reason::SolverTimeout { question, millis },
             // A cancelled check's report is discarded; if it is shown anyway, it is unfinished.
             Undecided::Budget | Undecided::Cancelled => Reason::BudgetExhausted { question },
+            Undecided::Memory => Reason::MemoryExhausted { question, ceiling_mb: (model::budget::memory_ceiling() >> 20) as u64 },
             Undecided::Failure(message) => Reason::SolverFailure { question, message },
         }
     }

@@ -155,6 +155,9 @@ pub fn uncertified_message(u: &Uncertified) -> String {
         Reason::SolverTimeout { question: q, millis } => format!("{}{pair} not decided: the solver did not answer within {millis} ms", question(*q)),
         Reason::SolverFailure { question: q, message } => format!("{}{pair} not decided: {message}", question(*q)),
         Reason::BudgetExhausted { question: q } => format!("{}{pair} not decided: the time budget for this kernel ran out before this check", question(*q)),
+        Reason::MemoryExhausted { question: q, ceiling_mb } => {
+            format!("{}{pair} not decided: the memory ceiling for checks ({ceiling_mb} MB, LARK_MEMORY_MB) was reached before this check", question(*q))
+        }
         Reason::Unreproduced { question: q } => match q {
             Question::Race => format!("possible race{pair} that the interpreter did not reproduce; the engine over-approximates here"),
             Question::Barrier => format!("the barrier{pair} may not be reached by all threads; the interpreter did not reproduce it"),

@@ -308,6 +308,11 @@ pub enum Reason {
     BudgetExhausted {
         question: Question,
     },
+    /// The process reached its memory ceiling before this check (`LARK_MEMORY_MB`).
+    MemoryExhausted {
+        question: Question,
+        ceiling_mb: u64,
+    },
     /// The engine found a candidate the interpreter could not reproduce (the engine
     /// over-approximates here).
     Unreproduced {
@@ -361,6 +366,7 @@ impl Reason {
             | Reason::SolverTimeout { question, .. }
             | Reason::SolverFailure { question, .. }
             | Reason::BudgetExhausted { question }
+            | Reason::MemoryExhausted { question, .. }
             | Reason::Unreproduced { question } => Some(*question),
             _ => None,
         }

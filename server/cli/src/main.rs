@@ -3,11 +3,15 @@
 
 mod bench;
 mod check;
+mod memory;
 mod output;
 mod serve;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
+
+#[global_allocator]
+static ALLOCATOR: memory::Counting = memory::Counting;
 
 /// LARK: trustworthy GPU kernels. Finds data races, barrier divergence and out-of-bounds
 /// accesses in CUDA and PTX kernels, each with a replayed counterexample.
@@ -31,6 +35,7 @@ enum Command {
 
 fn main() -> ExitCode {
     quiet_broken_pipe();
+    memory::set_ceiling();
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {

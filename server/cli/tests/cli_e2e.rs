@@ -440,3 +440,26 @@ fn invalid_utf8_in_ptx_is_reported_and_the_rest_checked() {
     assert_eq!(doc["diagnostics"][0]["line"], 1);
     assert!(!kernel(&doc, "vector_add")["verdict"].is_null());
 }
+
+/// The memory ceiling (`LARK_MEMORY_MB`) stops a check that needs more memory than allowed: the
+/// kernel is `uncertified` with that reason, quickly, never `verified` and never a crash. (The
+/// equivalence check of reshape_and_cache holds two 2-million-element caches.)
+#[test]
+fn a_check_over_the_memory_ceiling_is_uncertified_with_the_reason() {
+    let out = Command::new(env!("CARGO_BIN_EXE_lark"))
+        .args(["check", &corpus("reshape_and_cache.ptx"), "--format", "json"])
+        .env("LARK_MEMORY_MB", "100")
+        .current_dir(repo())
+        .output()
+        .unwrap();
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let k = kernel(&doc, "reshape_and_cache");
+    assert_eq!((out.status.code(), k["verdict"].as_str()), (Some(1), Some("uncertified")), "{doc:#}");
+    let reasons: Vec<&str> = k["uncertified"].as_array().unwrap().iter().filter_map(|u| u["message"].as_str()).collect();
+    assert!(reasons.iter().any(|m| m.contains("the memory ceiling for checks (100 MB")), "{reasons:?}");
+    // Without the ceiling the same kernel is verified (see the corpus): the reason is the ceiling.
+    let bad =
+        Command::new(env!("CARGO_BIN_EXE_lark")).args(["check", &corpus("vector_add.ptx")]).env("LARK_MEMORY_MB", "lots").current_dir(repo()).output().unwrap();
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("LARK_MEMORY_MB: expected a number of megabytes, found `lots`"), "{bad:?}");
+    assert_eq!(bad.status.code(), Some(0), "an unreadable setting falls back to the default: {bad:?}");
+}

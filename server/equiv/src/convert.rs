@@ -38,6 +38,15 @@ impl Conv {
 
 /// Values of the nodes of a DAG, handed out to their users: each slot is cloned for all but
 /// its last use, which takes it.
+impl From<model::budget::Stop> for NfError {
+    fn from(stop: model::budget::Stop) -> NfError {
+        match stop {
+            model::budget::Stop::Memory => NfError::Memory,
+            _ => NfError::Budget,
+        }
+    }
+}
+
 struct Slots {
     values: Vec<Option<R<Conv>>>,
     /// Whether a root depends on the node (only those are converted).
@@ -139,8 +148,10 @@ pub fn kernel_vals(nf: &mut Nf, consts: &Constants, terms: &Terms, roots: &[Term
         if !slots.needed(i) {
             continue;
         }
-        if i % 1024 == 0 && budget.check().is_err() {
-            return roots.iter().map(|_| Err(NfError::Budget)).collect();
+        if i % 1024 == 0 {
+            if let Err(stop) = budget.check() {
+                return roots.iter().map(|_| Err(NfError::from(stop))).collect();
+            }
         }
         let t = terms.get(TermId(i as u32));
         let r = convert_term(nf, consts, t, &mut slots);
@@ -240,8 +251,10 @@ pub fn reference_vals(nf: &mut Nf, graph: &Graph, roots: &[NodeId], input: &dyn 
         if !slots.needed(i) {
             continue;
         }
-        if i % 1024 == 0 && budget.check().is_err() {
-            return roots.iter().map(|_| Err(NfError::Budget)).collect();
+        if i % 1024 == 0 {
+            if let Err(stop) = budget.check() {
+                return roots.iter().map(|_| Err(NfError::from(stop))).collect();
+            }
         }
         let Some(node) = graph.get(NodeId(i as u32)) else { continue };
         let r = convert_node(nf, node, &mut slots, input);

@@ -700,8 +700,14 @@ fn run_failure(e: &interp::InterpError) -> String {
         ),
         interp::InterpError::Stopped(model::budget::Stop::Deadline) => "the time budget for this kernel ran out".into(),
         interp::InterpError::Stopped(model::budget::Stop::Cancelled) => "cancelled".into(),
+        interp::InterpError::Stopped(model::budget::Stop::Memory) => memory_message(),
         e => format!("the kernel does not complete on this shape: {e}"),
     }
+}
+
+/// The memory ceiling, in the words of a reason.
+fn memory_message() -> String {
+    format!("the memory ceiling for checks ({} MB) was reached", model::budget::memory_ceiling() >> 20)
 }
 
 fn line_prefix(line: Option<u32>) -> String {

@@ -172,6 +172,8 @@ pub enum NfError {
     DivisionByZero,
     /// The time budget ran out (or the check was cancelled).
     Budget,
+    /// The process reached the memory ceiling.
+    Memory,
     Infinity(&'static str),
     Unsupported(String),
 }
@@ -181,6 +183,7 @@ impl std::fmt::Display for NfError {
         match self {
             NfError::DivisionByZero => write!(f, "division by zero"),
             NfError::Budget => write!(f, "the time budget for this kernel ran out"),
+            NfError::Memory => write!(f, "the memory ceiling for checks ({} MB) was reached", model::budget::memory_ceiling() >> 20),
             NfError::Infinity(what) => write!(f, "an infinity in {what}"),
             NfError::Unsupported(s) => write!(f, "{s}"),
         }

@@ -3,7 +3,7 @@
 //! a deadline. Every long loop of the engine — enumeration, replay, the interpreter, solver
 //! waits — polls a budget, so cancelled or expired work ends within milliseconds.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -53,6 +53,30 @@ pub enum Stop {
     Cancelled,
     /// The time budget ran out.
     Deadline,
+    /// The process holds more memory than the ceiling ([`set_memory_ceiling`]).
+    Memory,
+}
+
+/// Bytes the process holds, as counted by an allocator that reports here (the `lark` binary
+/// installs one; without it the count stays 0 and no ceiling applies).
+pub static ALLOCATED: AtomicUsize = AtomicUsize::new(0);
+/// The memory ceiling in bytes; 0 for none.
+static CEILING: AtomicUsize = AtomicUsize::new(0);
+
+/// Every budget stops its work once the process holds more than `bytes` (0: no ceiling). The
+/// exact interpreter, replay, enumeration and normal forms poll their budget, so a check that
+/// would exhaust memory ends as `uncertified` instead of taking the machine down.
+pub fn set_memory_ceiling(bytes: usize) {
+    CEILING.store(bytes, Ordering::Relaxed);
+}
+
+pub fn memory_ceiling() -> usize {
+    CEILING.load(Ordering::Relaxed)
+}
+
+fn over_memory_ceiling() -> bool {
+    let ceiling = CEILING.load(Ordering::Relaxed);
+    ceiling != 0 && ALLOCATED.load(Ordering::Relaxed) > ceiling
 }
 
 /// A deadline and a cancellation token, polled together.
@@ -79,6 +103,9 @@ impl Budget {
         }
         if self.deadline.is_some_and(|d| Instant::now() >= d) {
             return Err(Stop::Deadline);
+        }
+        if over_memory_ceiling() {
+            return Err(Stop::Memory);
         }
         Ok(())
     }

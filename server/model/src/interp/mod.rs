@@ -376,6 +376,7 @@ impl fmt::Display for InterpError {
             }
             InterpError::BadLaunch(m) => write!(f, "bad launch: {m}"),
             InterpError::Stopped(crate::budget::Stop::Cancelled) => write!(f, "cancelled"),
+            InterpError::Stopped(crate::budget::Stop::Memory) => write!(f, "the memory ceiling for checks was reached"),
             InterpError::Stopped(crate::budget::Stop::Deadline) => write!(f, "the time budget ran out"),
         }
     }
