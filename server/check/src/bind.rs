@@ -25,6 +25,10 @@ pub struct Binding {
     pub fixed: Vec<Option<std::sync::Arc<[u8]>>>,
 }
 
+/// The most blocks along x an undeclared grid has: 2²¹ blocks of at most 1024 threads number
+/// at most 2³¹ threads, the most a global thread index computed in `int` can count.
+pub const MAX_OPEN_GRID_X: u64 = 1 << 21;
+
 /// A buffer's size in bytes: fixed, or a scalar parameter times the element size.
 #[derive(Clone, Debug, PartialEq)]
 pub enum ByteSize {
@@ -76,6 +80,52 @@ impl Binding {
         }
         let fixed = params.iter().map(|p| p.as_ref().and_then(fixed_bytes)).collect();
         Binding { block, grid, names, params, dynamic_shared_bytes, unmatched, fixed }
+    }
+
+    /// Documented defaults for a launch the interface leaves open (README "Launches without a
+    /// lark.toml"), returned as the facts assumed:
+    /// - a dimension whose index the kernel never reads is 1: a kernel that never reads
+    ///   `%ctaid.y` is not launched with `gridDim.y = 2`, which would only run every block twice
+    ///   (a kernel that reads `%laneid` or `%warpid`, which number the threads of the whole
+    ///   block, keeps its block);
+    /// - at most 2²¹ blocks along x, so that with at most 1024 threads per block the usual
+    ///   `blockIdx.x * blockDim.x + threadIdx.x` fits the `int` it is computed in (y and z are
+    ///   small enough already). A range, not a product: the solver stays linear.
+    pub fn assume_unread_dimensions(&mut self, spec: Option<&KernelSpec>, exprs: &model::expr::Exprs) -> Vec<String> {
+        use model::expr::Sym;
+        use model::ops::Special;
+        let reads = |s: Special| exprs.find_var(Sym::Special(s)).is_some();
+        let mut assumed = Vec::new();
+        const AXES: [&str; 3] = ["x", "y", "z"];
+        let grid_open = spec.and_then(|s| s.grid.as_ref()).is_none();
+        if grid_open {
+            for d in 0..3u8 {
+                if !reads(Special::Ctaid(d)) && !reads(Special::Nctaid(d)) && self.grid[d as usize] != DimRange::exact(1) {
+                    self.grid[d as usize] = DimRange::exact(1);
+                    assumed.push(format!("grid.{}", AXES[d as usize]));
+                }
+            }
+        }
+        let block_open = spec.and_then(|s| s.block.as_ref()).is_none();
+        if block_open && !reads(Special::LaneId) && !reads(Special::WarpId) {
+            for d in 0..3u8 {
+                let fixed_by_ptx = self.block[d as usize].lo == self.block[d as usize].hi;
+                if !fixed_by_ptx && !reads(Special::Tid(d)) && !reads(Special::Ntid(d)) {
+                    self.block[d as usize] = DimRange::exact(1);
+                    assumed.push(format!("block.{}", AXES[d as usize]));
+                }
+            }
+        }
+        // Dimensions assumed 1 read as `grid.y = 1`, then the index bound.
+        let ones: Vec<String> = assumed.drain(..).collect();
+        if !ones.is_empty() {
+            assumed.push(format!("{} = 1 (never read)", ones.join(", ")));
+        }
+        if grid_open && self.grid[0].hi > MAX_OPEN_GRID_X {
+            self.grid[0].hi = MAX_OPEN_GRID_X;
+            assumed.push(format!("at most {MAX_OPEN_GRID_X} blocks along x (a global thread index fits an int)"));
+        }
+        assumed
     }
 
     /// The contents of buffer parameter `i`, when the interface fixes them.

@@ -90,7 +90,8 @@ pub fn check_kernel_guarded(k: &Kernel, spec: Option<&KernelSpec>, src: &Sources
 pub fn check_kernel(k: &Kernel, spec: Option<&KernelSpec>, src: &Sources, opts: &Options, solver: &mut Solver) -> KernelReport {
     let started = Instant::now();
     let model::Analysis { mut lifted, phases } = model::analyse(k);
-    let bind = Binding::new(k, spec, src.param_names.as_deref());
+    let mut bind = Binding::new(k, spec, src.param_names.as_deref());
+    let assumed = bind.assume_unread_dimensions(spec, &lifted.exprs);
     let known = bind.known_values(k, &mut lifted.exprs);
     lifted.specialize(&known);
     let mut report = KernelReport {
@@ -105,6 +106,9 @@ pub fn check_kernel(k: &Kernel, spec: Option<&KernelSpec>, src: &Sources, opts: 
     if spec.is_none() {
         let kernel = spec::unmangled_name(&k.name).unwrap_or_else(|| k.name.to_string());
         report.notes.push(Note::NoInterface { kernel });
+    }
+    if !assumed.is_empty() {
+        report.notes.push(Note::AssumedLaunch { facts: assumed });
     }
     for u in &lifted.unsupported {
         report

@@ -400,6 +400,9 @@ pub enum Note {
     UnmatchedParameter { name: String },
     /// The checks covered exactly these shapes (scalar values), as the reference binding lists.
     CheckedShapes { shapes: Vec<String> },
+    /// Documented defaults for a launch the interface leaves open: dimensions the kernel never
+    /// reads are 1; a dimension's threads fit a signed 32-bit index.
+    AssumedLaunch { facts: Vec<String> },
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
