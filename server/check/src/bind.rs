@@ -117,7 +117,7 @@ impl Binding {
             }
         }
         // Dimensions assumed 1 read as `grid.y = 1`, then the index bound.
-        let ones: Vec<String> = assumed.drain(..).collect();
+        let ones: Vec<String> = std::mem::take(&mut assumed);
         if !ones.is_empty() {
             assumed.push(format!("{} = 1 (never read)", ones.join(", ")));
         }
