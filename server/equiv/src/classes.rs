@@ -59,7 +59,7 @@ mod tag {
 
 impl<'a> Classes<'a> {
     pub fn new(terms: &'a Terms, graph: &'a Graph, arg_param: ArgParam<'a>) -> Classes<'a> {
-        let term_size = tree_sizes(terms.len(), |i| term_children(terms.get(TermId(i as u32))).iter().map(|c| c.0 as usize).collect());
+        let term_size = tree_sizes(terms.len(), |i| terms.get(TermId(i as u32)).children().iter().map(|c| c.0 as usize).collect());
         let node_size = tree_sizes(graph.len(), |i| graph.get(NodeId(i as u32)).map(|n| n.children().map(|c| c.index()).collect()).unwrap_or_default());
         Classes { terms, graph, arg_param, reps: HashMap::new(), term_size, node_size }
     }
@@ -110,7 +110,7 @@ impl Writer {
             if self.terms.contains_key(&t) {
                 continue;
             }
-            let children = term_children(terms.get(t));
+            let children = terms.get(t).children();
             if !expanded && !children.is_empty() {
                 stack.push((t, true));
                 stack.extend(children.iter().rev().map(|&c| (c, false)));
@@ -169,25 +169,6 @@ impl Writer {
             self.nodes.insert(n, local);
         }
         self.nodes.get(&root).copied()
-    }
-}
-
-fn term_children(t: &Term) -> Vec<TermId> {
-    match *t {
-        Term::Literal { .. } | Term::Exact(_) | Term::NegInf | Term::PosInf | Term::Input { .. } | Term::Initial { .. } => vec![],
-        Term::Fun(_, a) | Term::Not(a) => vec![a],
-        Term::Add(a, b)
-        | Term::Sub(a, b)
-        | Term::Mul(a, b)
-        | Term::Div(a, b)
-        | Term::Min(a, b)
-        | Term::Max(a, b)
-        | Term::Cmp(_, a, b)
-        | Term::And(a, b)
-        | Term::Or(a, b) => {
-            vec![a, b]
-        }
-        Term::Fma(a, b, c) | Term::Select(a, b, c) => vec![a, b, c],
     }
 }
 

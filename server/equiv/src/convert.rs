@@ -128,22 +128,11 @@ fn literal(consts: &Constants, v: &FloatValKey, bits: u32) -> R<Val> {
     }
 }
 
-fn term_children(t: &Term) -> Vec<usize> {
-    let ids: Vec<TermId> = match t {
-        Term::Add(a, b) | Term::Sub(a, b) | Term::Mul(a, b) | Term::Div(a, b) | Term::Min(a, b) | Term::Max(a, b) => vec![*a, *b],
-        Term::Cmp(_, a, b) | Term::And(a, b) | Term::Or(a, b) => vec![*a, *b],
-        Term::Fma(a, b, c) | Term::Select(a, b, c) => vec![*a, *b, *c],
-        Term::Fun(_, a) | Term::Not(a) => vec![*a],
-        _ => vec![],
-    };
-    ids.into_iter().map(|i| i.0 as usize).collect()
-}
-
 /// The normal forms of the kernel terms `roots`.
 pub fn kernel_vals(nf: &mut Nf, consts: &Constants, terms: &Terms, roots: &[TermId], budget: &Budget) -> Vec<R<Val>> {
     let n = terms.len();
     let root_idx: Vec<usize> = roots.iter().map(|r| r.0 as usize).collect();
-    let mut slots = Slots::new(n, |i| term_children(terms.get(TermId(i as u32))), &root_idx);
+    let mut slots = Slots::new(n, |i| terms.get(TermId(i as u32)).children().iter().map(|c| c.0 as usize).collect(), &root_idx);
     for i in 0..n {
         if !slots.needed(i) {
             continue;

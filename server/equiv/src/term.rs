@@ -66,6 +66,26 @@ pub enum Term {
     Select(TermId, TermId, TermId),
 }
 
+impl Term {
+    /// The operands of this term, in order.
+    pub fn children(&self) -> Vec<TermId> {
+        match *self {
+            Term::Literal { .. } | Term::Exact(_) | Term::NegInf | Term::PosInf | Term::Input { .. } | Term::Initial { .. } => vec![],
+            Term::Fun(_, a) | Term::Not(a) => vec![a],
+            Term::Add(a, b)
+            | Term::Sub(a, b)
+            | Term::Mul(a, b)
+            | Term::Div(a, b)
+            | Term::Min(a, b)
+            | Term::Max(a, b)
+            | Term::Cmp(_, a, b)
+            | Term::And(a, b)
+            | Term::Or(a, b) => vec![a, b],
+            Term::Fma(a, b, c) | Term::Select(a, b, c) => vec![a, b, c],
+        }
+    }
+}
+
 /// A float value as a hashable key (the exact rational, or an IEEE special).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum FloatValKey {
