@@ -12,6 +12,7 @@ use model::FloatCmp;
 use num_rational::BigRational;
 use num_traits::One;
 use reference::{CmpOp, Graph, Node, NodeId, UnaryFn};
+use std::collections::HashMap;
 
 /// A converted node: a number or a condition.
 #[derive(Clone, Debug)]
@@ -52,6 +53,9 @@ struct Slots {
     /// Whether a root depends on the node (only those are converted).
     needed: Vec<bool>,
     uses: Vec<u32>,
+    /// The inverse of a node's value, once something was divided by it: a row's sum is the
+    /// denominator of every element of the row, and its inverse is found once, not per element.
+    inverses: HashMap<usize, Val>,
 }
 
 impl Slots {
@@ -75,11 +79,34 @@ impl Slots {
         for &r in roots {
             uses[r] += 1;
         }
-        Slots { values: (0..n).map(|_| None).collect(), needed, uses }
+        Slots { values: (0..n).map(|_| None).collect(), needed, uses, inverses: HashMap::new() }
     }
 
     fn needed(&self, i: usize) -> bool {
         self.needed[i]
+    }
+
+    /// One use of node `i` without its value (the value is dropped after its last use).
+    fn release(&mut self, i: usize) {
+        self.uses[i] = self.uses[i].saturating_sub(1);
+        if self.uses[i] == 0 {
+            self.values[i] = None;
+        }
+    }
+
+    /// `a / node bi`, with the inverse of a finite denominator computed once per node.
+    fn divide(&mut self, nf: &mut Nf, a: Val, bi: usize) -> R<Val> {
+        if let Some(inv) = self.inverses.get(&bi).cloned() {
+            self.release(bi);
+            return nf.mul(a, inv);
+        }
+        let b = self.take(bi)?.val(nf);
+        if !matches!((&a, &b), (Val::Finite(_), Val::Finite(_))) || self.uses[bi] == 0 {
+            return nf.div(a, b);
+        }
+        let inv = nf.inv(b)?;
+        self.inverses.insert(bi, inv.clone());
+        nf.mul(a, inv)
     }
 
     fn take(&mut self, i: usize) -> R<Conv> {
@@ -171,8 +198,8 @@ fn convert_term(nf: &mut Nf, consts: &Constants, t: &Term, slots: &mut Slots) ->
             Conv::V(nf.mul(x, y)?)
         }
         Term::Div(a, b) => {
-            let (x, y) = (v(a)?.val(nf), v(b)?.val(nf));
-            Conv::V(nf.div(x, y)?)
+            let x = v(a)?.val(nf);
+            Conv::V(slots.divide(nf, x, b.0 as usize)?)
         }
         Term::Fma(a, b, c) => {
             let (x, y, z) = (v(a)?.val(nf), v(b)?.val(nf), v(c)?.val(nf));
@@ -272,8 +299,8 @@ fn convert_node(nf: &mut Nf, node: &Node, slots: &mut Slots, input: &dyn Fn(&mut
             Conv::V(nf.mul(x, y)?)
         }
         Node::Div(a, b) => {
-            let (x, y) = (v(a)?.val(nf), v(b)?.val(nf));
-            Conv::V(nf.div(x, y)?)
+            let x = v(a)?.val(nf);
+            Conv::V(slots.divide(nf, x, b.index())?)
         }
         Node::Neg(a) => {
             let x = v(a)?.val(nf);

@@ -122,7 +122,15 @@ impl Renderer<'_> {
             }
         }
         let mut parts: Vec<(bool, String)> = Vec::new();
+        // Rendering stops once the text is longer than it will be shown (nested sums of a long
+        // row would otherwise be written out for every term, and cut away).
+        let shown = |parts: &Vec<(bool, String)>| parts.iter().map(|(_, s)| s.len() + 3).sum::<usize>() > MAX_LEN * 2;
+        let mut truncated = false;
         for (key, mut members) in groups {
+            if shown(&parts) {
+                truncated = true;
+                break;
+            }
             match key {
                 Some((param, k, rest, c)) if members.len() >= 3 => {
                     members.sort_unstable();
@@ -135,6 +143,10 @@ impl Renderer<'_> {
                 }
                 _ => {
                     for (_, i) in members {
+                        if shown(&parts) {
+                            truncated = true;
+                            break;
+                        }
                         let (m, c) = &p.terms[i];
                         parts.push(self.term(m, c));
                     }
@@ -152,8 +164,11 @@ impl Renderer<'_> {
             out.push_str(s);
             if out.len() > MAX_LEN * 2 {
                 out.push_str(" + …");
-                break;
+                return out;
             }
+        }
+        if truncated {
+            out.push_str(" + …");
         }
         out
     }
