@@ -23,6 +23,9 @@ pub struct Binding {
     /// (`values`, `values_file`, SentryWard's `shape_arrays`), each element little-endian in
     /// its dtype.
     pub fixed: Vec<Option<std::sync::Arc<[u8]>>>,
+    /// The block is not declared (by the interface or `.reqntid`): its thread count is a
+    /// multiple of 32, as real launches are (see [`Binding::assume_unread_dimensions`]).
+    pub whole_warps: bool,
 }
 
 /// The most blocks along x an undeclared grid has: 2²¹ blocks of at most 1024 threads number
@@ -79,7 +82,7 @@ impl Binding {
             }
         }
         let fixed = params.iter().map(|p| p.as_ref().and_then(fixed_bytes)).collect();
-        Binding { block, grid, names, params, dynamic_shared_bytes, unmatched, fixed }
+        Binding { block, grid, names, params, dynamic_shared_bytes, unmatched, fixed, whole_warps: false }
     }
 
     /// Documented defaults for a launch the interface leaves open (README "Launches without a
@@ -88,6 +91,8 @@ impl Binding {
     ///   `%ctaid.y` is not launched with `gridDim.y = 2`, which would only run every block twice
     ///   (a kernel that reads `%laneid` or `%warpid`, which number the threads of the whole
     ///   block, keeps its block);
+    /// - an undeclared block is whole warps (its thread count a multiple of 32): a kernel written
+    ///   with full-mask warp shuffles is not launched with a partial warp;
     /// - at most 2²¹ blocks along x, so that with at most 1024 threads per block the usual
     ///   `blockIdx.x * blockDim.x + threadIdx.x` fits the `int` it is computed in (y and z are
     ///   small enough already). A range, not a product: the solver stays linear.
@@ -107,6 +112,7 @@ impl Binding {
             }
         }
         let block_open = spec.and_then(|s| s.block.as_ref()).is_none();
+        let block_from_ptx = self.block.iter().all(|d| d.lo == d.hi);
         if block_open && !reads(Special::LaneId) && !reads(Special::WarpId) {
             for d in 0..3u8 {
                 let fixed_by_ptx = self.block[d as usize].lo == self.block[d as usize].hi;
@@ -120,6 +126,10 @@ impl Binding {
         let ones: Vec<String> = std::mem::take(&mut assumed);
         if !ones.is_empty() {
             assumed.push(format!("{} = 1 (never read)", ones.join(", ")));
+        }
+        if block_open && !block_from_ptx {
+            self.whole_warps = true;
+            assumed.push("blocks of whole warps (a multiple of 32 threads)".into());
         }
         if grid_open && self.grid[0].hi > MAX_OPEN_GRID_X {
             self.grid[0].hi = MAX_OPEN_GRID_X;

@@ -54,6 +54,9 @@ impl<'a> Query<'a> {
         }
         // At most 1024 threads per block.
         q.asserts.push(format!("(bvule (bvmul ntid_x (bvmul ntid_y ntid_z)) {})", bv(1024, 32)));
+        if bind.whole_warps {
+            q.asserts.push(format!("(= (bvurem (bvmul ntid_x (bvmul ntid_y ntid_z)) {}) {})", bv(32, 32), bv(0, 32)));
+        }
         q
     }
 
