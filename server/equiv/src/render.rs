@@ -236,10 +236,40 @@ impl Renderer<'_> {
                     Func::Group => format!("({inner})"),
                 }
             }
-            Atom::Max(ps) => format!("max({})", ps.iter().map(|&p| self.poly_id(p)).collect::<Vec<_>>().join(", ")),
-            Atom::Min(ps) => format!("min({})", ps.iter().map(|&p| self.poly_id(p)).collect::<Vec<_>>().join(", ")),
+            Atom::Max(ps) => format!("max({})", self.arguments(ps)),
+            Atom::Min(ps) => format!("min({})", self.arguments(ps)),
             Atom::Select(c, x, y) => format!("({} ? {} : {})", self.cond(*c), self.poly_id(*x), self.poly_id(*y)),
         }
+    }
+
+    /// The arguments of an n-ary max/min: plain input elements of one buffer as ranges (a row
+    /// max reads `max(x[0, 0..999])`), the others in full.
+    fn arguments(&self, ps: &[PolyId]) -> String {
+        let mut plain: std::collections::BTreeMap<u32, Vec<u64>> = std::collections::BTreeMap::new();
+        let mut others = Vec::new();
+        for &p in ps {
+            let poly = self.nf.poly_of(p);
+            let single = match poly.terms.as_slice() {
+                [(m, c)] if c.is_one() && m.exp.is_none() && m.factors.len() == 1 && m.factors[0].1 == 1 => match self.nf.atom_of(m.factors[0].0) {
+                    Atom::Input { param, elem } => Some((*param, *elem)),
+                    _ => None,
+                },
+                _ => None,
+            };
+            match single {
+                Some((param, elem)) => plain.entry(param).or_default().push(elem),
+                None => others.push(self.poly_id(p)),
+            }
+        }
+        let mut parts = Vec::new();
+        for (param, mut elems) in plain {
+            elems.sort_unstable();
+            for (first, last) in runs(&elems) {
+                parts.push(if first == last { self.names.element(param, first) } else { self.names.range(param, first, last) });
+            }
+        }
+        parts.extend(others);
+        parts.join(", ")
     }
 
     fn cond(&self, c: CondId) -> String {
