@@ -86,6 +86,13 @@ impl Slots {
         self.needed[i]
     }
 
+    /// `op` of nodes `a` and `b` (the binary arithmetic both converters share).
+    fn binary(&mut self, nf: &mut Nf, a: usize, b: usize, op: fn(&mut Nf, Val, Val) -> R<Val>) -> R<Conv> {
+        let x = self.take(a)?.val(nf);
+        let y = self.take(b)?.val(nf);
+        Ok(Conv::V(op(nf, x, y)?))
+    }
+
     /// One use of node `i` without its value (the value is dropped after its last use).
     fn release(&mut self, i: usize) {
         self.uses[i] = self.uses[i].saturating_sub(1);
@@ -185,18 +192,9 @@ fn convert_term(nf: &mut Nf, consts: &Constants, t: &Term, slots: &mut Slots) ->
         Term::PosInf => Conv::V(Val::PosInf),
         Term::Input { param, elem } => Conv::V(nf.input(*param, *elem)),
         Term::Initial { param, elem } => Conv::V(Val::Finite(nf.atom_poly(crate::nf::Atom::Initial { param: *param, elem: *elem }))),
-        Term::Add(a, b) => {
-            let (x, y) = (v(a)?.val(nf), v(b)?.val(nf));
-            Conv::V(nf.add(x, y)?)
-        }
-        Term::Sub(a, b) => {
-            let (x, y) = (v(a)?.val(nf), v(b)?.val(nf));
-            Conv::V(nf.sub(x, y)?)
-        }
-        Term::Mul(a, b) => {
-            let (x, y) = (v(a)?.val(nf), v(b)?.val(nf));
-            Conv::V(nf.mul(x, y)?)
-        }
+        Term::Add(a, b) => slots.binary(nf, a.0 as usize, b.0 as usize, Nf::add)?,
+        Term::Sub(a, b) => slots.binary(nf, a.0 as usize, b.0 as usize, Nf::sub)?,
+        Term::Mul(a, b) => slots.binary(nf, a.0 as usize, b.0 as usize, Nf::mul)?,
         Term::Div(a, b) => {
             let x = v(a)?.val(nf);
             Conv::V(slots.divide(nf, x, b.0 as usize)?)
@@ -206,14 +204,8 @@ fn convert_term(nf: &mut Nf, consts: &Constants, t: &Term, slots: &mut Slots) ->
             let p = nf.mul(x, y)?;
             Conv::V(nf.add(p, z)?)
         }
-        Term::Min(a, b) => {
-            let (x, y) = (v(a)?.val(nf), v(b)?.val(nf));
-            Conv::V(nf.min(x, y)?)
-        }
-        Term::Max(a, b) => {
-            let (x, y) = (v(a)?.val(nf), v(b)?.val(nf));
-            Conv::V(nf.max(x, y)?)
-        }
+        Term::Min(a, b) => slots.binary(nf, a.0 as usize, b.0 as usize, Nf::min)?,
+        Term::Max(a, b) => slots.binary(nf, a.0 as usize, b.0 as usize, Nf::max)?,
         Term::Fun(f, a) => {
             let x = v(a)?.val(nf);
             Conv::V(match f {
@@ -286,18 +278,9 @@ fn convert_node(nf: &mut Nf, node: &Node, slots: &mut Slots, input: &dyn Fn(&mut
         Node::Const(r) => Conv::V(Nf::constant(r.clone())),
         Node::Pi => Conv::V(nf.pi()),
         Node::E => Conv::V(nf.exp(Nf::constant(BigRational::one()))?),
-        Node::Add(a, b) => {
-            let (x, y) = (v(a)?.val(nf), v(b)?.val(nf));
-            Conv::V(nf.add(x, y)?)
-        }
-        Node::Sub(a, b) => {
-            let (x, y) = (v(a)?.val(nf), v(b)?.val(nf));
-            Conv::V(nf.sub(x, y)?)
-        }
-        Node::Mul(a, b) => {
-            let (x, y) = (v(a)?.val(nf), v(b)?.val(nf));
-            Conv::V(nf.mul(x, y)?)
-        }
+        Node::Add(a, b) => slots.binary(nf, a.index(), b.index(), Nf::add)?,
+        Node::Sub(a, b) => slots.binary(nf, a.index(), b.index(), Nf::sub)?,
+        Node::Mul(a, b) => slots.binary(nf, a.index(), b.index(), Nf::mul)?,
         Node::Div(a, b) => {
             let x = v(a)?.val(nf);
             Conv::V(slots.divide(nf, x, b.index())?)
@@ -327,14 +310,8 @@ fn convert_node(nf: &mut Nf, node: &Node, slots: &mut Slots, input: &dyn Fn(&mut
                 UnaryFn::Cos => nf.even(Func::Cos, x)?,
             })
         }
-        Node::Max(a, b) => {
-            let (x, y) = (v(a)?.val(nf), v(b)?.val(nf));
-            Conv::V(nf.max(x, y)?)
-        }
-        Node::Min(a, b) => {
-            let (x, y) = (v(a)?.val(nf), v(b)?.val(nf));
-            Conv::V(nf.min(x, y)?)
-        }
+        Node::Max(a, b) => slots.binary(nf, a.index(), b.index(), Nf::max)?,
+        Node::Min(a, b) => slots.binary(nf, a.index(), b.index(), Nf::min)?,
         Node::Cmp(op, a, b) => {
             let (x, y) = (v(a)?.val(nf), v(b)?.val(nf));
             Conv::C(nf.compare(rel_of(*op), x, y)?)
