@@ -96,10 +96,19 @@ impl Binding {
     /// - at most 2²¹ blocks along x, so that with at most 1024 threads per block the usual
     ///   `blockIdx.x * blockDim.x + threadIdx.x` fits the `int` it is computed in (y and z are
     ///   small enough already). A range, not a product: the solver stays linear.
-    pub fn assume_unread_dimensions(&mut self, spec: Option<&KernelSpec>, exprs: &model::expr::Exprs) -> Vec<String> {
-        use model::expr::Sym;
-        use model::ops::Special;
-        let reads = |s: Special| exprs.find_var(Sym::Special(s)).is_some();
+    pub fn assume_unread_dimensions(&mut self, spec: Option<&KernelSpec>, k: &Kernel) -> Vec<String> {
+        use model::ops::{Operand, Special};
+        // The special registers some instruction reads (the kernel's own text, not the lifter's
+        // view of it: nothing the lifter skips can hide a read).
+        let read: std::collections::HashSet<Special> = k
+            .insts()
+            .flat_map(|(_, _, inst)| inst.op.operands())
+            .filter_map(|o| match o {
+                Operand::Special(s) => Some(*s),
+                _ => None,
+            })
+            .collect();
+        let reads = |s: Special| read.contains(&s);
         let mut assumed = Vec::new();
         const AXES: [&str; 3] = ["x", "y", "z"];
         let grid_open = spec.and_then(|s| s.grid.as_ref()).is_none();

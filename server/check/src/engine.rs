@@ -91,7 +91,7 @@ pub fn check_kernel(k: &Kernel, spec: Option<&KernelSpec>, src: &Sources, opts: 
     let started = Instant::now();
     let model::Analysis { mut lifted, phases } = model::analyse(k);
     let mut bind = Binding::new(k, spec, src.param_names.as_deref());
-    let assumed = bind.assume_unread_dimensions(spec, &lifted.exprs);
+    let assumed = bind.assume_unread_dimensions(spec, k);
     let known = bind.known_values(k, &mut lifted.exprs);
     lifted.specialize(&known);
     let mut report = KernelReport {

@@ -198,7 +198,7 @@ pub fn lift(k: &Kernel) -> Lifted {
         for (b, blk) in k.cfg.blocks.iter().enumerate() {
             if lp.contains(b as BlockId) {
                 for i in &blk.insts {
-                    regs.extend(written_regs(&i.op));
+                    regs.extend(i.op.destinations());
                 }
             }
         }
@@ -274,30 +274,6 @@ impl Lifted {
                 iv.2 = x.subst(iv.2, map);
             }
         }
-    }
-}
-
-/// Registers an operation assigns.
-pub fn written_regs(op: &Op) -> Vec<RegId> {
-    match op {
-        Op::Mov { dst, .. }
-        | Op::Bin { dst, .. }
-        | Op::Un { dst, .. }
-        | Op::Ext { dst, .. }
-        | Op::Selp { dst, .. }
-        | Op::Pred { dst, .. }
-        | Op::PredNot { dst, .. }
-        | Op::Float { dst, .. }
-        | Op::Cvt { dst, .. }
-        | Op::Vote { dst, .. }
-        | Op::BarRed { dst, .. }
-        | Op::ActiveMask { dst } => vec![*dst],
-        Op::Setp { dst, dst_neg, .. } | Op::FSetp { dst, dst_neg, .. } | Op::Shfl { dst, pred_dst: dst_neg, .. } => {
-            std::iter::once(*dst).chain(*dst_neg).collect()
-        }
-        Op::Ld { dsts, .. } => dsts.clone(),
-        Op::Atom { dst, .. } => dst.iter().copied().collect(),
-        _ => vec![],
     }
 }
 
