@@ -539,6 +539,7 @@ pub(crate) fn check_module(
                 Ok(kernel) => {
                     let te = Instant::now();
                     let src = sources(kernel.main_file);
+                    let memory_stops = model::budget::memory_stops();
                     let mut report = an.db.with_solver(|solver| check::check_kernel_scoped(&kernel, spec, &src, &opts, solver));
                     if let Some(spec) = spec.filter(|s| s.reference.is_some()) {
                         equivalence(an, &kernel, spec, &src, &opts, &mut report);
@@ -551,7 +552,12 @@ pub(crate) fn check_module(
                     engine += ms(te);
                     an.db.count_check();
                     keys.kernels.push(key);
-                    lock(&an.db.kernels).insert(key, Arc::new(CachedKernel::new(&report, func, &src, kernel.main_file, bases)));
+                    // A check that some work stopped at the shared memory ceiling meanwhile may
+                    // be incomplete for reasons outside this kernel: shown, not cached, so the
+                    // next analysis checks it again.
+                    if model::budget::memory_stops() == memory_stops {
+                        lock(&an.db.kernels).insert(key, Arc::new(CachedKernel::new(&report, func, &src, kernel.main_file, bases)));
+                    }
                     let _ = model.set(Some(Arc::new(kernel)));
                     (report, true)
                 }

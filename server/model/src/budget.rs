@@ -62,6 +62,15 @@ pub enum Stop {
 pub static ALLOCATED: AtomicUsize = AtomicUsize::new(0);
 /// The memory ceiling in bytes; 0 for none.
 static CEILING: AtomicUsize = AtomicUsize::new(0);
+/// How many times a budget stopped work at the ceiling (see [`memory_stops`]).
+static MEMORY_STOPS: AtomicUsize = AtomicUsize::new(0);
+
+/// A count that grows whenever some check stops at the memory ceiling. A result computed while
+/// it grew may be incomplete because of other work in the process (the ceiling is shared), so
+/// callers that cache results compare it before and after and do not keep such a result.
+pub fn memory_stops() -> usize {
+    MEMORY_STOPS.load(Ordering::Relaxed)
+}
 
 /// Every budget stops its work once the process holds more than `bytes` (0: no ceiling). The
 /// exact interpreter, replay, enumeration and normal forms poll their budget, so a check that
@@ -105,6 +114,7 @@ impl Budget {
             return Err(Stop::Deadline);
         }
         if over_memory_ceiling() {
+            MEMORY_STOPS.fetch_add(1, Ordering::Relaxed);
             return Err(Stop::Memory);
         }
         Ok(())
