@@ -47,6 +47,8 @@ structure Ideal where
   cos : Rat → Rat
   /-- An abstract stand-in for `ln 2`. -/
   ln2 : Rat
+  /-- An abstract stand-in for `π` (references use it: `math.pi`, the tanh form of GELU). -/
+  pi : Rat
   exp_zero : exp 0 = 1
   exp_add : ∀ a b, exp (a + b) = exp a * exp b
   exp_pos : ∀ x, 0 < exp x
@@ -76,6 +78,7 @@ def Ideal.degenerate : Ideal where
   sin := fun _ => 0
   cos := fun _ => 1
   ln2 := 0
+  pi := 0
   exp_zero := rfl
   exp_add := fun _ _ => by
     first

@@ -15,6 +15,8 @@ export const Commands = {
   restartServer: 'lark.restartServer',
   recheckFile: 'lark.recheckFile',
   showModelForFile: 'lark.showModelForFile',
+  /** Also the command of the server's "Lean obligations" code lens, with `[documentUri, kernel]`. */
+  showLeanForFile: 'lark.showLeanForFile',
 } as const;
 
 /**
@@ -24,6 +26,8 @@ export const Commands = {
 export const ServerCommands = {
   recheck: 'lark.recheck',
   showModel: 'lark.showModel',
+  /** `[documentUri, kernel?]` → `null` or `{ uri, text, kernel }`: a kernel's generated Lean module. */
+  showLean: 'lark.showLean',
 } as const;
 
 /** Custom server → client notification sent after each analysis of a file. */
@@ -31,3 +35,6 @@ export const FILE_STATUS_NOTIFICATION = 'lark/fileStatus';
 
 /** URI scheme of the read-only documents that show a lifted model. */
 export const MODEL_SCHEME = 'lark-model';
+
+/** URI scheme of the read-only documents that show a kernel's generated Lean module. */
+export const LEAN_SCHEME = 'lark-lean';

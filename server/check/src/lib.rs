@@ -27,7 +27,7 @@ mod sync;
 pub mod witness;
 
 pub use self::smt::{Solver, SolverKind};
-pub use bind::Binding;
+pub use bind::{Binding, ByteSize};
 pub use ctx::demangle_local;
 pub use engine::{check_kernel, check_kernel_guarded, Options, Sources};
 pub use incomplete::incomplete_parse;

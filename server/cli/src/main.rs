@@ -3,6 +3,7 @@
 
 mod bench;
 mod check;
+mod lean_cmd;
 mod memory;
 mod output;
 mod serve;
@@ -31,6 +32,9 @@ enum Command {
     /// Measure: parser throughput, or the language server's edit-to-diagnostics latency.
     #[command(subcommand)]
     Bench(bench::BenchCommand),
+    /// The Lean side: emit each kernel's module of obligations.
+    #[command(subcommand)]
+    Lean(lean_cmd::LeanCommand),
 }
 
 fn main() -> ExitCode {
@@ -48,6 +52,7 @@ fn main() -> ExitCode {
         Command::Check(a) => check::run(a),
         Command::Serve(a) => serve::run(a),
         Command::Bench(b) => bench::run(b),
+        Command::Lean(l) => lean_cmd::run(l),
     }
 }
 

@@ -22,6 +22,7 @@
 pub mod classes;
 pub mod constants;
 pub mod convert;
+pub mod facts;
 pub mod nf;
 pub mod numeric;
 pub mod render;

@@ -79,6 +79,8 @@ pub struct KernelResult {
     /// The lowered kernel of the current text, lowered on first use for cached kernels.
     model: OnceLock<Option<Arc<model::Kernel>>>,
     analysis: OnceLock<Arc<model::Analysis>>,
+    /// The kernel's Lean module, generated on first use (`crate::lean`).
+    pub(crate) lean: OnceLock<Result<Arc<::lean::obligations::Generated>, String>>,
     pub param_names: Option<Vec<String>>,
     /// Facts the sources of the interface disagreed on, and which one was used.
     pub interface_notes: Vec<spec::MergeNote>,
@@ -579,6 +581,7 @@ pub(crate) fn check_module(
             func: fi,
             model,
             analysis: OnceLock::new(),
+            lean: OnceLock::new(),
             param_names,
             interface_notes: ki.notes,
             spec: ki.spec.map(Arc::new),

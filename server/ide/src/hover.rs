@@ -27,7 +27,7 @@ pub(crate) fn format_millis(ms: f64) -> String {
 }
 
 /// The line (1-based, in the file's own numbering) of an instruction, if it is in this file.
-fn inst_line(fa: &FileAnalysis, inst: &model::Inst) -> Option<u32> {
+pub(crate) fn inst_line(fa: &FileAnalysis, inst: &model::Inst) -> Option<u32> {
     match fa.kind {
         FileKind::Ptx => Some(fa.ptx_index.line_col(inst.span.start).0 + 1),
         FileKind::Cu => inst.line,

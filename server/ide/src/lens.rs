@@ -10,6 +10,8 @@ pub enum LensCommand {
     Recheck,
     /// Show the lifted model of the file's kernels.
     ShowModel,
+    /// Show the kernel's Lean module (its obligations).
+    ShowLean,
 }
 
 #[derive(Clone, Debug, PartialEq)]

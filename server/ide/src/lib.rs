@@ -18,12 +18,14 @@ mod diagnostics;
 mod fixes;
 mod hover;
 mod inputs;
+mod lean;
 mod lens;
 
 pub use analyse::{FileAnalysis, KernelResult, Problem};
 pub use diagnostics::{diagnostics, Diagnostic, Related};
 pub use fixes::{FileEdit, Fix, TextEdit};
 pub use hover::{hover, Hover};
+pub use lean::region_diagnostics;
 pub use lens::{lenses, Lens, LensCommand};
 
 use db::Db;
@@ -328,5 +330,49 @@ impl Analysis {
     /// The lifted model of every kernel of the file, phase by phase.
     pub fn show_model(&self, fa: &FileAnalysis) -> String {
         hover::show_model(fa)
+    }
+
+    /// The Lean module of a kernel of the file (the first one when `kernel` is `None`): its
+    /// definitions, segments and obligations.
+    pub fn lean_module(&self, fa: &FileAnalysis, kernel: Option<&str>) -> Result<Arc<::lean::obligations::Generated>, String> {
+        let k = match kernel {
+            Some(name) => {
+                fa.kernels.iter().find(|k| k.name == name || k.source_name == name).ok_or_else(|| format!("no kernel named `{name}` in this file"))?
+            }
+            None => fa.kernels.first().ok_or("the file has no kernels")?,
+        };
+        lean::module(self, fa, k)
+    }
+
+    /// Like [`Analysis::lean_module`], cut along an external segmentation proposal (JSON),
+    /// which is validated first.
+    pub fn lean_module_with_segments(&self, fa: &FileAnalysis, kernel: Option<&str>, proposal: &str) -> Result<::lean::obligations::Generated, String> {
+        let k = match kernel {
+            Some(name) => {
+                fa.kernels.iter().find(|k| k.name == name || k.source_name == name).ok_or_else(|| format!("no kernel named `{name}` in this file"))?
+            }
+            None => fa.kernels.first().ok_or("the file has no kernels")?,
+        };
+        lean::module_with_segments(self, fa, k, proposal)
+    }
+
+    /// A hover with the Lean part (the line's segment and its obligations) after the engine's.
+    pub fn hover(&self, fa: &FileAnalysis, offset: usize) -> Option<Hover> {
+        let mut h = hover::hover(fa, offset)?;
+        if let Some(section) = lean::hover_section(self, fa, offset) {
+            h.markdown.push_str(&section);
+        }
+        Some(h)
+    }
+
+    /// Code lenses, with each kernel's count of proved Lean obligations.
+    pub fn lenses(&self, fa: &FileAnalysis) -> Vec<Lens> {
+        let mut out = lens::lenses(fa);
+        for k in fa.kernels.iter().filter(|k| k.report.verdict != check::Verdict::Error) {
+            if let Some(title) = lean::lens_title(self, fa, k) {
+                out.push(Lens { range: k.header.clone(), title, command: LensCommand::ShowLean, kernel: k.name.clone() });
+            }
+        }
+        out
     }
 }

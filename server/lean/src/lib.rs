@@ -15,15 +15,20 @@
 //! * [`certify`]: audit, run and axiom check of one certificate, end to end;
 //! * [`lexer`]: the Lean lexer the index and the audit share.
 //!
-//! Segments and obligations (what LARK asks Lean to prove about a kernel) need the equivalence
-//! engine and are not here yet; `lean/README.md` sketches how they will be stated.
+//! * [`segment`]: a kernel's instructions cut into named segments, LARK's cuts or an agent's
+//!   (validated);
+//! * [`obligations`]: one Lean module per kernel stating what LARK claims about it (race freedom,
+//!   alignment, bounds, termination, agreement with the reference per segment, and the main
+//!   statement), each obligation pinned by a hash.
 
 pub mod audit;
 pub mod certify;
 pub mod emit;
 pub mod lexer;
 pub mod library;
+pub mod obligations;
 pub mod runner;
+pub mod segment;
 pub mod toolchain;
 
 pub use audit::{check_axioms, AuditError, Finding, Pinned, Policy, Rule};

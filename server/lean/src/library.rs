@@ -441,6 +441,72 @@ impl Scanner<'_> {
     }
 }
 
+/// Names in generated Lean text (a module emitted by LARK, opening `Lark`) that neither the
+/// library nor the text itself declares: qualified identifiers resolved under `open Lark`,
+/// constructors written `.name` (some inductive of the library must have one of that name),
+/// and the fields of structure instances (`name :=`). `locals` are the bound variables and core
+/// names the text may use. Golden tests use it so that an emitted module can never refer to a
+/// definition the library lacks.
+pub fn unresolved_names(text: &str, lib: &LibraryIndex, locals: &dyn Fn(&str) -> bool) -> Vec<String> {
+    const KEYWORDS: &[&str] = &["import", "namespace", "open", "def", "theorem", "end", "by", "fun", "at", "with", "if", "then", "else", "match"];
+    let lexed = lexer::lex(text);
+    if let Some(e) = lexed.errors.first() {
+        return vec![format!("lexical error at byte {}: {}", e.span.start, e.message)];
+    }
+    let toks = &lexed.tokens;
+    let declared_by = |w: &[Token]| w[0].kind == TokenKind::Ident && ["def", "theorem"].contains(&w[0].name().as_str());
+    let own: Vec<String> = toks.windows(2).filter(|w| declared_by(w)).map(|w| w[1].name()).collect();
+    let constructor_named = |n: &str| lib.decls().any(|d| d.kind == DeclKind::Constructor && d.name.rsplit('.').next() == Some(n));
+    let mut unknown = Vec::new();
+    for (i, t) in toks.iter().enumerate() {
+        if t.kind != TokenKind::Ident || t.in_string {
+            continue;
+        }
+        let name = t.name();
+        let prev = i.checked_sub(1).map(|p| &toks[p]);
+        let next = toks.get(i + 1);
+        let symbol = |tok: Option<&Token>, s: &[&str]| tok.is_some_and(|p| p.kind == TokenKind::Symbol && s.contains(&p.text(text)));
+        let after_keyword = prev.is_some_and(|p| p.kind == TokenKind::Ident && ["namespace", "end", "import", "def", "theorem"].contains(&p.name().as_str()));
+        if after_keyword || KEYWORDS.contains(&name.as_str()) || locals(&name) || own.contains(&name) {
+            continue;
+        }
+        // `.name` right after a `.`: a projection when the `.` touches a term before it
+        // (`(…).toNat`, not checked), else an anonymous constructor.
+        let dotted = symbol(prev, &["."]) && prev.is_some_and(|p| p.span.end == t.span.start);
+        let before_dot = i.checked_sub(2).map(|p| &toks[p]);
+        let projection =
+            dotted && before_dot.is_some_and(|b| prev.is_some_and(|p| b.span.end == p.span.start) && (b.kind == TokenKind::Ident || b.text(text) == ")"));
+        if projection {
+            continue;
+        }
+        if dotted {
+            if !constructor_named(&name) {
+                unknown.push(format!(".{name}"));
+            }
+            continue;
+        }
+        // `{ name := …`, `, name := …` or a field on its own line; not `def k : Kernel :=`.
+        let field_position = t.line_start || symbol(prev, &["{", ","]);
+        if field_position && symbol(next, &[":="]) {
+            if !lib.is_field_name(&name) {
+                unknown.push(format!("field {name}"));
+            }
+            continue;
+        }
+        // `x.field` on a local or own definition (`inputs.args`, `kernel.flatInsts`).
+        let head = t.components.first().map(String::as_str).unwrap_or_default();
+        if t.components.len() > 1 && (locals(head) || own.iter().any(|o| o == head)) {
+            continue;
+        }
+        if lib.resolve(&name, &["Lark"]).is_none() {
+            unknown.push(name);
+        }
+    }
+    unknown.sort();
+    unknown.dedup();
+    unknown
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

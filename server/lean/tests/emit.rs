@@ -4,7 +4,6 @@
 
 use expect_test::expect_file;
 use lean::emit::{emit_module, EmitOptions};
-use lean::lexer::{self, TokenKind};
 use lean::library::LibraryIndex;
 use std::path::{Path, PathBuf};
 
@@ -28,41 +27,9 @@ fn library() -> LibraryIndex {
     LibraryIndex::load(&lean::library_dir()).unwrap_or_else(|e| panic!("{e}"))
 }
 
-/// Names in an emitted module that the library does not declare: qualified identifiers resolved
-/// under `open Lark`, and the fields of structure instances (`name :=`).
+/// Names in an emitted module that the library does not declare.
 fn unknown_names(text: &str, lib: &LibraryIndex) -> Vec<String> {
-    // Names of the generated module itself and core names it uses.
-    const CORE: &[&str] = &["none", "some", "true", "false", "List", "import", "namespace", "open", "def", "end", "Lark"];
-    let lexed = lexer::lex(text);
-    assert!(lexed.errors.is_empty(), "{:?}", lexed.errors);
-    let toks = &lexed.tokens;
-    let mut unknown = Vec::new();
-    let own: Vec<String> = toks.windows(2).filter(|w| w[0].kind == TokenKind::Ident && w[0].name() == "def").map(|w| w[1].name()).collect();
-    for (i, t) in toks.iter().enumerate() {
-        if t.kind != TokenKind::Ident || t.in_string {
-            continue;
-        }
-        let name = t.name();
-        let prev = i.checked_sub(1).map(|p| &toks[p]);
-        let next = toks.get(i + 1);
-        let after_keyword = prev.is_some_and(|p| p.kind == TokenKind::Ident && ["namespace", "end", "import", "def"].contains(&p.name().as_str()));
-        if after_keyword || CORE.contains(&name.as_str()) || own.contains(&name) {
-            continue;
-        }
-        // `{ name := …`, `, name := …` or a field on its own line; not `def k : Kernel :=`.
-        let field_position = t.line_start || prev.is_some_and(|p| p.kind == TokenKind::Symbol && ["{", ","].contains(&p.text(text)));
-        let is_field = field_position && next.is_some_and(|n| n.kind == TokenKind::Symbol && n.text(text) == ":=");
-        if is_field {
-            if !lib.is_field_name(&name) {
-                unknown.push(format!("field {name}"));
-            }
-        } else if lib.resolve(&name, &["Lark"]).is_none() {
-            unknown.push(name);
-        }
-    }
-    unknown.sort();
-    unknown.dedup();
-    unknown
+    lean::library::unresolved_names(text, lib, &|n| ["none", "some", "true", "false", "List", "Lark"].contains(&n))
 }
 
 #[test]

@@ -43,3 +43,26 @@ fn the_golden_kernel_modules_check() {
     }
     ws.remove().unwrap();
 }
+
+/// The golden obligation modules (`tests/lean/golden`, generated through the analysis by
+/// `server/ide/tests/lean_obligations.rs`): their definitions elaborate, and the theorems LARK
+/// proves in them (`segments_cover`, `segments_concat`, `correct_of_obligations`) are accepted.
+#[test]
+fn the_golden_obligation_modules_check() {
+    let Some(tc) = toolchain() else { return };
+    let root = std::env::temp_dir().join(format!("lark-obligations-{}", std::process::id()));
+    let ws = Workspace::create(&root, &lean::library_dir()).unwrap();
+    let built = ws.build_library(&tc, Duration::from_secs(3600)).unwrap();
+    assert!(built.accepted(), "{:#?}", built.messages);
+    let golden = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/lean/golden");
+    let mut names: Vec<String> = std::fs::read_dir(&golden).unwrap().filter_map(|e| e.ok()).map(|e| e.file_name().to_string_lossy().into_owned()).collect();
+    names.sort();
+    assert!(names.len() >= 4, "{names:?}");
+    for name in names {
+        let text = std::fs::read_to_string(golden.join(&name)).unwrap();
+        let file = ws.write_file(&name, &text).unwrap();
+        let r = ws.check_file(&tc, &file, Duration::from_secs(600)).unwrap();
+        assert!(r.accepted(), "{name}: {:#?}", r.messages);
+    }
+    ws.remove().unwrap();
+}

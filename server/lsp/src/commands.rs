@@ -6,10 +6,18 @@ pub const RECHECK: &str = "lark.recheck";
 /// `[uri]` → string: the lifted model of every kernel of the file.
 pub const SHOW_MODEL: &str = "lark.showModel";
 
-pub const ALL: [&str; 2] = [RECHECK, SHOW_MODEL];
+/// `[uri, kernel?]` → `{ uri, text, kernel }`: the kernel's generated Lean module (the first
+/// kernel of the file without a name), to show as a read-only `lark-lean:` document.
+pub const SHOW_LEAN: &str = "lark.showLean";
+
+pub const ALL: [&str; 3] = [RECHECK, SHOW_MODEL, SHOW_LEAN];
 
 /// The VS Code extension's own "show model" command: it opens the returned text in a read-only
 /// document. Code lenses name it so that clicking one shows the model (vscode-languageclient
 /// drops the result of server commands); other clients send it here and get the text back. Not
 /// advertised, since the extension registers it itself.
 pub const SHOW_MODEL_FOR_FILE: &str = "lark.showModelForFile";
+
+/// The extension's "show Lean obligations" command, named by the obligations code lens (as
+/// [`SHOW_MODEL_FOR_FILE`] is by the model lens).
+pub const SHOW_LEAN_FOR_FILE: &str = "lark.showLeanForFile";

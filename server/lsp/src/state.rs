@@ -282,7 +282,7 @@ impl State {
             doc.latest.send_replace(Some((version, fa.clone())));
         }
         let Some(fa) = fa else { return };
-        let diagnostics = ide::diagnostics(&fa).iter().map(|d| to_proto::diagnostic(&fa, uri, d)).collect();
+        let diagnostics = ide::diagnostics(&fa).iter().chain(&ide::region_diagnostics(&fa)).map(|d| to_proto::diagnostic(&fa, uri, d)).collect();
         self.client.publish_diagnostics(uri.clone(), diagnostics, Some(version)).await;
         self.client.send_notification::<FileStatus>(to_proto::file_status(uri, Some(&fa))).await;
         if let Some(s) = &fa.status {

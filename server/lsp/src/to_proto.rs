@@ -58,13 +58,15 @@ pub fn hover(fa: &FileAnalysis, h: ide::Hover) -> lsp::Hover {
 }
 
 pub fn code_lens(fa: &FileAnalysis, uri: &lsp::Uri, l: &ide::Lens) -> lsp::CodeLens {
-    let command = match l.command {
-        ide::LensCommand::Recheck => commands::RECHECK,
-        ide::LensCommand::ShowModel => commands::SHOW_MODEL_FOR_FILE,
+    let uri_arg = serde_json::Value::String(uri.to_string());
+    let (command, arguments) = match l.command {
+        ide::LensCommand::Recheck => (commands::RECHECK, vec![uri_arg]),
+        ide::LensCommand::ShowModel => (commands::SHOW_MODEL_FOR_FILE, vec![uri_arg]),
+        ide::LensCommand::ShowLean => (commands::SHOW_LEAN_FOR_FILE, vec![uri_arg, serde_json::Value::String(l.kernel.clone())]),
     };
     lsp::CodeLens {
         range: range(fa, &l.range),
-        command: Some(lsp::Command { title: l.title.clone(), command: command.into(), arguments: Some(vec![serde_json::Value::String(uri.to_string())]) }),
+        command: Some(lsp::Command { title: l.title.clone(), command: command.into(), arguments: Some(arguments) }),
         data: None,
     }
 }

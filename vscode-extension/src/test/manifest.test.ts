@@ -6,7 +6,7 @@ import * as path from 'node:path';
 import { test } from 'node:test';
 
 import { DEFAULT_SETTINGS } from '../config';
-import { Commands, CONFIG_SECTION, LANGUAGES, ServerCommands } from '../ids';
+import { Commands, CONFIG_SECTION, LANGUAGES, LEAN_SCHEME, MODEL_SCHEME, ServerCommands } from '../ids';
 
 const root = path.join(__dirname, '..', '..');
 const pkg = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'));
@@ -35,6 +35,29 @@ test('palette commands are contributed; the server-owned ids are not', () => {
     assert.ok(!(pkg.activationEvents as string[]).includes(`onCommand:${id}`));
   }
   for (const id of Object.values(Commands)) assert.ok((pkg.activationEvents as string[]).includes(`onCommand:${id}`), id);
+});
+
+test('file commands: in the palette only for the languages served, titled as the docs say', () => {
+  const served = LANGUAGES.map((l) => `editorLangId == ${l}`).join(' || ');
+  const palette = pkg.contributes.menus.commandPalette as { command: string; when?: string }[];
+  const commands = pkg.contributes.commands as { command: string; title: string; category: string }[];
+  for (const id of [Commands.recheckFile, Commands.showModelForFile, Commands.showLeanForFile]) {
+    assert.equal(palette.find((m) => m.command === id)?.when, served, id);
+  }
+  for (const c of commands) assert.equal(c.category, 'LARK', c.command);
+  const title = (id: string) => commands.find((c) => c.command === id)?.title;
+  assert.equal(title(Commands.showModelForFile), 'Show Lifted Model of Current File');
+  assert.equal(title(Commands.showLeanForFile), 'Show Lean Obligations of Current File');
+});
+
+test('the Lean module: client command, server command and virtual-document scheme', () => {
+  assert.equal(Commands.showLeanForFile, 'lark.showLeanForFile');
+  assert.equal(ServerCommands.showLean, 'lark.showLean');
+  assert.equal(LEAN_SCHEME, 'lark-lean');
+  assert.notEqual(LEAN_SCHEME, MODEL_SCHEME);
+  // Ids are shared by at most one of the two sides.
+  const client = new Set<string>(Object.values(Commands));
+  for (const id of Object.values(ServerCommands)) assert.ok(!client.has(id), id);
 });
 
 test('activates on the languages it serves; contributes the ptx language and grammar', () => {

@@ -165,7 +165,7 @@ fn nat(v: u64) -> String {
     }
 }
 
-fn dim3(x: u64, y: u64, z: u64) -> String {
+pub(crate) fn dim3(x: u64, y: u64, z: u64) -> String {
     inline(&[("x", x.to_string()), ("y", y.to_string()), ("z", z.to_string())])
 }
 

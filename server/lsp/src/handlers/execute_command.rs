@@ -28,6 +28,25 @@ pub async fn handle(state: &Arc<State>, p: ExecuteCommandParams) -> Result<Optio
             let snapshot = crate::state::lock(&state.host).snapshot();
             Ok(Some(Value::String(snapshot.show_model(&fa))))
         }
+        commands::SHOW_LEAN | commands::SHOW_LEAN_FOR_FILE => {
+            let uri = uri_arg(&p)?;
+            let kernel = p.arguments.get(1).and_then(Value::as_str).map(str::to_string);
+            let Some(fa) = state.fresh_within(&uri, crate::state::COMMAND_WAIT).await else {
+                return Err(Error::invalid_params(format!("{} is not open", uri.as_str())));
+            };
+            let snapshot = crate::state::lock(&state.host).snapshot();
+            let generated = tokio::task::spawn_blocking(move || snapshot.lean_module(&fa, kernel.as_deref()).map(|g| (g, fa)))
+                .await
+                .map_err(|e| Error::invalid_params(format!("generating the Lean module failed: {e}")))?;
+            let (g, fa) = generated.map_err(Error::invalid_params)?;
+            let base = fa.path.as_ref().and_then(|p| p.file_name()).map_or_else(|| "untitled".to_string(), |n| n.to_string_lossy().into_owned());
+            let kernel = g.module.trim_start_matches("LarkGen.").to_string();
+            Ok(Some(serde_json::json!({
+                "uri": format!("lark-lean:/{base}/{kernel}.lean"),
+                "text": g.text,
+                "kernel": kernel,
+            })))
+        }
         other => Err(Error::invalid_params(format!("unknown command `{other}`"))),
     }
 }

@@ -1,0 +1,111 @@
+//! What the Lean obligations state about a kernel and its reference at one shape: the launch,
+//! where the reference's tensors live in the kernel's buffers, the reference's scalar graph, and
+//! which store instruction last wrote each output cell (so that each segment of the kernel can be
+//! given the output cells it is responsible for).
+//!
+//! The facts come from one concrete run with the symbolic shadow, the same run the equivalence
+//! check starts with; nothing here decides equivalence.
+
+use crate::setup::{self, BufferRole, Draw};
+use crate::shadow::Shadow;
+use crate::Request;
+use model::interp::{self, InstRef};
+use reference::NodeId;
+use std::collections::{BTreeMap, HashMap};
+
+/// A kernel buffer at the shape.
+#[derive(Clone, Debug)]
+pub struct BufferFact {
+    pub param: u32,
+    pub name: String,
+    pub elem_bytes: u64,
+    pub len: u64,
+    pub float: bool,
+    /// The reference tensor argument whose elements it holds, when it is one.
+    pub arg: Option<u32>,
+}
+
+/// One output element: where the kernel must leave it, the reference node it must equal, and
+/// the store instruction that wrote it last (none when the kernel left it untouched).
+#[derive(Clone, Debug)]
+pub struct OutputCell {
+    pub param: u32,
+    pub byte_offset: u64,
+    pub root: NodeId,
+    pub writer: Option<InstRef>,
+}
+
+/// Everything the obligations of one shape need.
+pub struct ShapeFacts {
+    /// The scalar values of the shape, by name.
+    pub scalars: BTreeMap<String, i128>,
+    pub grid: [u32; 3],
+    pub block: [u32; 3],
+    pub dynamic_shared_bytes: u64,
+    /// Scalar parameters' raw bits, by PTX parameter index.
+    pub scalar_args: HashMap<u32, u64>,
+    pub buffers: Vec<BufferFact>,
+    pub graph: reference::Graph,
+    pub outputs: Vec<OutputCell>,
+    /// What the reference's lowering assumed (casts as identities, ...).
+    pub notes: Vec<String>,
+}
+
+/// The facts of the first shape the interface lists; `Err` says why there are none.
+pub fn shape_facts(req: &Request) -> Result<ShapeFacts, String> {
+    let reference = req.spec.reference.as_ref().ok_or("the kernel has no reference bound")?;
+    let program = reference::parse(req.reference_text, reference.function.as_deref()).map_err(|e| {
+        let (line, column) = e.line_col(req.reference_text);
+        format!("{}:{line}:{column}: {}", req.reference_file, e.message)
+    })?;
+    let shapes = setup::shapes(req.spec, reference).map_err(|e| e.to_string())?;
+    let scalars = shapes.into_iter().next().ok_or("the interface lists no shape to check")?;
+    let plan = setup::plan(req.kernel, req.spec, req.source_names, &scalars).map_err(|e| e.to_string())?;
+    let lowered = reference::lower(&program, &plan.ref_args).map_err(|e| {
+        let (line, column) = e.line_col(req.reference_text);
+        format!("{}:{line}:{column}: {}", req.reference_file, e.message)
+    })?;
+    let mut run = setup::prepare(req.kernel, &plan, Draw::Integers(1), &req.budget);
+    let roles = setup::roles(&plan, &run);
+    let mut shadow = Shadow::new(req.kernel, roles);
+    let (_, result) = interp::run_observed(req.kernel, &run.launch, &mut run.mem, &mut shadow);
+    result.map_err(|e| format!("the kernel does not run at {}: {e:?}", check::render::shape(&scalars)))?;
+    let mut outputs = Vec::new();
+    for (o, lo) in lowered.outputs.iter().enumerate() {
+        let p = &plan.outputs[o];
+        let b = plan.buffers.iter().find(|b| b.param == p.param).ok_or_else(|| format!("output `{}` is bound to no buffer", p.buffer))?;
+        let w = b.dtype.bytes();
+        let id = run.ids[&p.param];
+        for (flat, root) in lo.elements.iter().enumerate() {
+            let byte_offset = p.element(flat) * w;
+            let writer = shadow.stores.get(&(id, byte_offset)).map(|s| s.pc);
+            outputs.push(OutputCell { param: p.param, byte_offset, root: *root, writer });
+        }
+    }
+    let buffers = plan
+        .buffers
+        .iter()
+        .map(|b| BufferFact {
+            param: b.param,
+            name: b.name.clone(),
+            elem_bytes: b.dtype.bytes(),
+            len: b.len,
+            float: b.dtype.is_float(),
+            arg: match b.role {
+                BufferRole::Input { arg } => Some(arg),
+                _ => None,
+            },
+        })
+        .collect();
+    Ok(ShapeFacts {
+        scalars: plan.scalars.clone(),
+        grid: plan.grid,
+        block: plan.block,
+        dynamic_shared_bytes: plan.dynamic_shared_bytes,
+        scalar_args: plan.scalar_bits.clone(),
+        buffers,
+        graph: lowered.graph,
+        outputs,
+        notes: lowered.notes.into_iter().map(|n| n.message).collect(),
+    })
+}

@@ -1,0 +1,143 @@
+//! The Lean side in the editor: each kernel's generated module (`lean::obligations`), the
+//! segment a line belongs to with its obligations, the uncertified regions, and the code lens
+//! that counts proved obligations.
+//!
+//! Nothing here says "proved" for a statement Lean did not check: obligations are "unproved"
+//! until a certificate exists (the agents and the certificate store come next), and the two
+//! theorems LARK proves itself are marked as not yet checked unless Lean built them.
+
+use crate::analyse::{FileAnalysis, KernelResult};
+use crate::diagnostics::Diagnostic;
+use crate::hover::inst_line;
+use crate::{Analysis, Severity};
+use ::lean::obligations::{self, Generated, Subject};
+use ::lean::segment::{self, Segment};
+use std::fmt::Write as _;
+use std::ops::Range;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// How long evaluating the reference at the stated shape may take.
+const FACTS_BUDGET: Duration = Duration::from_secs(3);
+
+/// The kernel's Lean module (computed once per analysed kernel).
+pub fn module(an: &Analysis, fa: &FileAnalysis, k: &KernelResult) -> Result<Arc<Generated>, String> {
+    k.lean.get_or_init(|| generate(an, fa, k, None).map(Arc::new)).clone()
+}
+
+/// The kernel's Lean module cut along an external segmentation proposal (JSON, see
+/// `lean::segment::Proposal`), validated first.
+pub fn module_with_segments(an: &Analysis, fa: &FileAnalysis, k: &KernelResult, proposal: &str) -> Result<Generated, String> {
+    let kernel = k.model().ok_or_else(|| format!("`{}` could not be lowered to the model", k.source_name))?;
+    let segments = segment::validate(kernel, proposal).map_err(|e| format!("segmentation proposal refused: {e}"))?;
+    generate(an, fa, k, Some(segments))
+}
+
+fn generate(an: &Analysis, fa: &FileAnalysis, k: &KernelResult, segments: Option<Vec<Segment>>) -> Result<Generated, String> {
+    let kernel = k.model().ok_or_else(|| format!("`{}` could not be lowered to the model, so it has no Lean module", k.source_name))?;
+    let spec = k.spec.as_deref();
+    let names = k.param_names.as_deref();
+    let (facts, facts_missing) = match spec.and_then(|s| s.reference.as_ref().map(|r| (s, r))) {
+        None => (None, None),
+        Some((spec, reference)) => match an.db.inputs.reference_text(&reference.file) {
+            Err(e) => (None, Some(e)),
+            Ok(text) => {
+                let sources = check::Sources { ptx: &fa.ptx, index: &fa.ptx_index, cu_file: None, param_names: k.param_names.clone() };
+                let file = reference.file.display().to_string();
+                let budget = model::budget::Budget::with_timeout(FACTS_BUDGET, an.cancel_token(&fa.key));
+                let req = equiv::Request { kernel, spec, source_names: names, reference_file: &file, reference_text: &text, sources: &sources, budget };
+                match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| equiv::facts::shape_facts(&req))) {
+                    Ok(Ok(f)) => (Some(f), None),
+                    Ok(Err(e)) => (None, Some(e)),
+                    Err(_) => (None, Some("evaluating the reference failed (an internal error)".into())),
+                }
+            }
+        },
+    };
+    let (launch, params) = obligations::interface_facts(kernel, spec, names, facts.as_ref());
+    let source = fa.path.as_ref().and_then(|p| p.file_name()).map_or_else(|| fa.key.clone(), |n| n.to_string_lossy().into_owned());
+    let subject = Subject { kernel, source, module: k.source_name.clone(), launch, params, facts: facts.as_ref(), facts_missing, segments };
+    Ok(obligations::generate(&subject))
+}
+
+/// The segments of a kernel (LARK's own cuts; cheap, no reference needed).
+pub fn segments(k: &KernelResult) -> Vec<Segment> {
+    k.model().map(segment::propose).unwrap_or_default()
+}
+
+/// The byte range in `fa.text` a segment spans: the lines of its instructions in this file.
+pub fn segment_range(fa: &FileAnalysis, k: &KernelResult, s: &Segment) -> Option<Range<usize>> {
+    let kernel = k.model()?;
+    let lines: Vec<u32> = kernel.insts().skip(s.start).take(s.stop - s.start).filter_map(|(_, _, i)| inst_line(fa, i)).collect();
+    let (lo, hi) = (*lines.iter().min()?, *lines.iter().max()?);
+    let first = fa.line_range(lo.checked_sub(1)?);
+    let last = fa.line_range(hi.checked_sub(1)?);
+    Some(first.start..last.end.max(first.start))
+}
+
+/// The segment whose instructions are on zero-based line `line0`.
+fn segment_at(fa: &FileAnalysis, k: &KernelResult, segments: &[Segment], line0: u32) -> Option<usize> {
+    let kernel = k.model()?;
+    let flat = kernel.insts().position(|(_, _, i)| inst_line(fa, i) == Some(line0 + 1))?;
+    segment::segment_of(segments, flat)
+}
+
+/// Information-level "uncertified region" diagnostics: one per segment of each kernel the engine
+/// verified, since none has a Lean certificate yet. Kernels with findings get none (the findings
+/// say more), nor do kernels that are not verified.
+pub fn region_diagnostics(fa: &FileAnalysis) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    for k in fa.kernels.iter().filter(|k| k.report.verdict == check::Verdict::Verified) {
+        for s in segments(k) {
+            let Some(range) = segment_range(fa, k, &s) else { continue };
+            out.push(Diagnostic {
+                range,
+                severity: Severity::Information,
+                code: "uncertified-region",
+                message: format!(
+                    "uncertified region: segment `{}` ({}) of `{}` is verified by LARK's engine but has no Lean certificate yet",
+                    s.name, s.title, k.source_name
+                ),
+                related: vec![],
+                data: None,
+                kernel: Some(k.name.clone()),
+            });
+        }
+    }
+    out
+}
+
+/// The Lean part of a hover on a line: its segment, that segment's obligations and their status.
+pub fn hover_section(an: &Analysis, fa: &FileAnalysis, offset: usize) -> Option<String> {
+    let k = fa.kernel_at(offset)?;
+    let line0 = fa.line_of(offset);
+    let generated = match module(an, fa, k) {
+        Ok(g) => g,
+        Err(e) => return Some(format!("\nLean: {e}\n")),
+    };
+    let seg = segment_at(fa, k, &generated.segments, line0)?;
+    let s = &generated.segments[seg];
+    let mut md = format!("\n**Lean segment `{}`** ({}), instructions {}–{} of `{}`.\n", s.name, s.title, s.start, s.stop.saturating_sub(1), generated.module);
+    let mine = generated.obligations_of(seg);
+    if mine.is_empty() {
+        md.push_str("\nNo obligation is stated for it: ");
+        md.push_str(&generated.notes.join("; "));
+        md.push('\n');
+        return Some(md);
+    }
+    for o in mine {
+        let _ = write!(md, "\n- `{}` — **unproved** (no certificate): {}\n", o.name, o.summary);
+        if o.segment == Some(seg) {
+            let _ = write!(md, "\n```lean\n{}\n```\n", o.statement);
+        }
+    }
+    md.push_str("\n`segments_cover` and `correct_of_obligations` are proved by LARK in the module; Lean checks them when the module is built.\n");
+    Some(md)
+}
+
+/// The code lens title: how many obligations have a Lean certificate.
+pub fn lens_title(an: &Analysis, fa: &FileAnalysis, k: &KernelResult) -> Option<String> {
+    let g = module(an, fa, k).ok()?;
+    let total = g.open_obligations().count();
+    (total > 0).then(|| format!("0/{total} Lean obligations proved"))
+}

@@ -1,0 +1,208 @@
+//! The Lean module of a kernel, generated through the analysis (as the CLI and the editor do):
+//! golden modules for an elementwise kernel, a reduction with warp shuffles, a tiled matmul and
+//! a softmax (`tests/lean`, at small shapes); every name they use exists in the Lean library;
+//! namespaces balance; hashes are stable and change with the kernel; segmentation proposals are
+//! validated; the main statement's proof from the obligations names every obligation. Where Lean
+//! is installed, `server/lean/tests/lean_build.rs` builds the golden modules for real.
+
+use expect_test::expect_file;
+use ide::{AnalysisHost, FileKind, Settings, SourceFile};
+use lean::library::LibraryIndex;
+use lean::obligations::{Generated, ObligationKind};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/lean")
+}
+
+/// The module of the one kernel of `path` (a `.ptx` beside a `lark.toml`).
+fn module_of(path: &Path) -> Arc<Generated> {
+    let text = std::fs::read_to_string(path).unwrap();
+    let key = format!("file://{}", path.display());
+    let mut host = AnalysisHost::new(Settings::default());
+    host.set_file(SourceFile::new(key.clone(), Some(path.to_path_buf()), FileKind::Ptx, text.as_str().into(), 1));
+    let snapshot = host.snapshot();
+    let fa = snapshot.analyse(&key).unwrap();
+    assert!(fa.interface_errors.is_empty(), "{:?}", fa.interface_errors);
+    assert_eq!(fa.kernels.len(), 1);
+    snapshot.lean_module(&fa, None).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+fn fixture(name: &str) -> Arc<Generated> {
+    module_of(&fixtures().join(format!("{name}.ptx")))
+}
+
+#[test]
+fn golden_elementwise_gelu() {
+    expect_file!["../../../tests/lean/golden/gelu_tanh.lean"].assert_eq(&fixture("gelu_tanh").text);
+}
+
+#[test]
+fn golden_warp_shuffle_reduction_l2norm() {
+    expect_file!["../../../tests/lean/golden/l2norm_warp.lean"].assert_eq(&fixture("l2norm_warp").text);
+}
+
+#[test]
+fn golden_tiled_matmul() {
+    expect_file!["../../../tests/lean/golden/matmul_tiled_k.lean"].assert_eq(&fixture("matmul_tiled_k").text);
+}
+
+#[test]
+fn golden_softmax() {
+    expect_file!["../../../tests/lean/golden/softmax_rows.lean"].assert_eq(&fixture("softmax_rows").text);
+}
+
+fn library() -> LibraryIndex {
+    LibraryIndex::load(&lean::library_dir()).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// The bound variables and core names the generator writes.
+fn generated_local(name: &str) -> bool {
+    const LOCALS: &[&str] = &[
+        "I", "inputs", "arg", "x", "g", "hg", "h", "Prop", "Nat", "Rat", "Int", "List", "mkRat", "decide", "intro", "obtain", "exact", "none", "some", "true",
+        "false", "Lark",
+    ];
+    LOCALS.contains(&name) || name.starts_with("h_")
+}
+
+#[test]
+fn every_name_of_the_generated_modules_is_declared() {
+    let lib = library();
+    for name in ["gelu_tanh", "l2norm_warp", "matmul_tiled_k", "softmax_rows"] {
+        let g = fixture(name);
+        let unknown = lean::library::unresolved_names(&g.text, &lib, &generated_local);
+        assert!(unknown.is_empty(), "{name}: names the library does not declare: {unknown:?}");
+        // Namespaces balance: the module opens one and closes it.
+        assert_eq!(g.text.matches("\nnamespace ").count(), 1, "{name}");
+        assert!(g.text.trim_end().ends_with(&format!("end {}", g.module)), "{name}");
+        // Never an axiom or a hole.
+        let lexed = lean::lexer::lex(&g.text);
+        for t in lexed.tokens.iter().filter(|t| t.kind == lean::lexer::TokenKind::Ident) {
+            assert!(!["sorry", "admit", "axiom", "native_decide"].contains(&t.name().as_str()), "{name}: `{}`", t.name());
+        }
+    }
+}
+
+#[test]
+fn the_name_check_catches_an_unknown_constructor_and_field() {
+    let lib = library();
+    let text = "import Lark\nnamespace LarkGen.t\nopen Lark\ndef r : RGraph := [.inptu 0 0]\ndef c : InputBinding := { arg := 0, prm := 1 }\nend LarkGen.t\n";
+    let unknown = lean::library::unresolved_names(text, &lib, &generated_local);
+    assert_eq!(unknown, vec![".inptu".to_string(), "field prm".to_string()]);
+}
+
+#[test]
+fn obligations_cover_each_property_and_each_segment_that_stores_outputs() {
+    let g = fixture("softmax_rows");
+    let kinds: Vec<ObligationKind> = g.obligations.iter().map(|o| o.kind).collect();
+    for k in [
+        ObligationKind::RaceFree,
+        ObligationKind::BarrierAligned,
+        ObligationKind::InBounds,
+        ObligationKind::Completes,
+        ObligationKind::SegmentAgrees,
+        ObligationKind::Correct,
+    ] {
+        assert!(kinds.contains(&k), "{k:?} missing: {kinds:?}");
+    }
+    // The store loop writes every output of the softmax.
+    let agrees: Vec<_> = g.obligations.iter().filter(|o| o.kind == ObligationKind::SegmentAgrees).collect();
+    assert_eq!(agrees.len(), 1);
+    let seg = &g.segments[agrees[0].segment.unwrap()];
+    assert!(seg.name.ends_with("store_loop"), "{seg:?}");
+    // LARK's proof of the main statement takes every other obligation as a hypothesis.
+    let proof = &g.text[g.text.find("theorem correct_of_obligations").unwrap()..];
+    for o in g.open_obligations() {
+        assert!(proof.contains(&format!("(h_{} : {})", o.name, o.name)), "{} not a hypothesis", o.name);
+    }
+    // Segments are contiguous and cover the kernel.
+    assert_eq!(g.segments[0].start, 0);
+    for w in g.segments.windows(2) {
+        assert_eq!(w[0].stop, w[1].start);
+    }
+}
+
+#[test]
+fn statement_hashes_are_stable_and_change_with_the_kernel() {
+    let a = fixture("gelu_tanh");
+    let b = fixture("gelu_tanh");
+    let hashes = |g: &Generated| g.obligations.iter().map(|o| (o.name.clone(), o.hash.clone())).collect::<Vec<_>>();
+    assert_eq!(hashes(&a), hashes(&b), "two runs, two hashes");
+    assert_eq!(a.text, b.text);
+    // The same kernel with one constant changed (0.5 becomes 0.25 in the GELU): every statement
+    // mentions the kernel, so every hash changes.
+    let dir = std::env::temp_dir().join(format!("lark-lean-hash-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("references")).unwrap();
+    std::fs::copy(fixtures().join("lark.toml"), dir.join("lark.toml")).unwrap();
+    std::fs::copy(fixtures().join("references/gelu_tanh.py"), dir.join("references/gelu_tanh.py")).unwrap();
+    std::fs::copy(fixtures().join("gelu_tanh.cu"), dir.join("gelu_tanh.cu")).unwrap();
+    let ptx = std::fs::read_to_string(fixtures().join("gelu_tanh.ptx")).unwrap();
+    assert!(ptx.contains("0f3F000000"), "the fixture multiplies by 0.5");
+    std::fs::write(dir.join("gelu_tanh.ptx"), ptx.replacen("0f3F000000", "0f3E800000", 1)).unwrap();
+    let changed = module_of(&dir.join("gelu_tanh.ptx"));
+    for (o, p) in a.obligations.iter().zip(&changed.obligations) {
+        assert_eq!(o.name, p.name);
+        assert_ne!(o.hash, p.hash, "{} kept its hash although the kernel changed", o.name);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_segmentation_proposal_is_validated_before_use() {
+    let path = fixtures().join("softmax_rows.ptx");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let key = format!("file://{}", path.display());
+    let mut host = AnalysisHost::new(Settings::default());
+    host.set_file(SourceFile::new(key.clone(), Some(path.clone()), FileKind::Ptx, text.as_str().into(), 1));
+    let snapshot = host.snapshot();
+    let fa = snapshot.analyse(&key).unwrap();
+    let own = snapshot.lean_module(&fa, None).unwrap();
+    let n = own.segments.last().unwrap().stop;
+    // LARK's own cuts, written as a proposal, are accepted and give the same statements.
+    let proposal = serde_json::json!({ "segments": own.segments.iter().map(|s| serde_json::json!({ "name": s.name, "start": s.start, "stop": s.stop })).collect::<Vec<_>>() });
+    let same = snapshot.lean_module_with_segments(&fa, None, &proposal.to_string()).unwrap();
+    assert_eq!(same.segments.iter().map(|s| (s.start, s.stop)).collect::<Vec<_>>(), own.segments.iter().map(|s| (s.start, s.stop)).collect::<Vec<_>>());
+    // Two segments: cut at the first barrier.
+    let cut = own.segments[2].stop;
+    let two = serde_json::json!({ "segments": [ { "name": "first_phase", "start": 0, "stop": cut, "specification": "the row maximum" }, { "name": "rest", "start": cut, "stop": n } ] });
+    let g = snapshot.lean_module_with_segments(&fa, None, &two.to_string()).unwrap();
+    assert_eq!(g.segments.len(), 2);
+    assert_eq!(g.segments[0].title, "the row maximum");
+    assert!(g.text.contains("{ name := \"first_phase\", start := 0, stop := "), "{}", &g.text[..2000]);
+    // Refused: a gap, an overlap, not covering, a cut inside straight-line code, bad names, bad JSON.
+    let refuse = |json: serde_json::Value, why: &str| {
+        let e = snapshot.lean_module_with_segments(&fa, None, &json.to_string()).map(|_| "accepted").unwrap_err();
+        assert!(e.contains(why), "expected `{why}` in: {e}");
+    };
+    refuse(serde_json::json!({ "segments": [ { "name": "a", "start": 0, "stop": cut }, { "name": "b", "start": cut + 1, "stop": n } ] }), "contiguous");
+    refuse(serde_json::json!({ "segments": [ { "name": "a", "start": 0, "stop": cut }, { "name": "b", "start": cut - 1, "stop": n } ] }), "contiguous");
+    refuse(serde_json::json!({ "segments": [ { "name": "a", "start": 0, "stop": cut } ] }), "the kernel has");
+    let sound = lean::segment::sound_cuts(fa.kernels[0].model().unwrap());
+    let inside = (1..n).find(|i| !sound.contains(i)).unwrap();
+    refuse(
+        serde_json::json!({ "segments": [ { "name": "a", "start": 0, "stop": inside }, { "name": "b", "start": inside, "stop": n } ] }),
+        "neither the start of a basic block",
+    );
+    refuse(serde_json::json!({ "segments": [ { "name": "a b", "start": 0, "stop": n } ] }), "not a plain identifier");
+    refuse(serde_json::json!({ "segments": [ { "name": "a", "start": 0, "stop": cut }, { "name": "a", "start": cut, "stop": n } ] }), "two segments are named");
+    refuse(serde_json::json!({ "segments": [] }), "no segments");
+    refuse(serde_json::json!({ "segs": [] }), "not valid JSON of the segmentation format");
+    refuse(serde_json::json!({ "segments": [ { "name": "a", "start": 0, "stop": n + 5 } ] }), "the kernel has");
+}
+
+#[test]
+fn a_kernel_without_a_fixed_launch_gets_its_segments_and_a_note() {
+    // No lark.toml: the launch is not known, so nothing is stated but the kernel and its cuts.
+    let dir = std::env::temp_dir().join(format!("lark-lean-nolaunch-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::copy(fixtures().join("softmax_rows.ptx"), dir.join("softmax_rows.ptx")).unwrap();
+    std::fs::copy(fixtures().join("softmax_rows.cu"), dir.join("softmax_rows.cu")).unwrap();
+    let g = module_of(&dir.join("softmax_rows.ptx"));
+    assert!(g.obligations.is_empty());
+    assert!(g.notes.iter().any(|n| n.contains("the launch is not fixed")), "{:?}", g.notes);
+    assert!(g.text.contains("theorem segments_cover"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
