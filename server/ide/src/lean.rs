@@ -34,6 +34,10 @@ pub fn module_with_segments(an: &Analysis, fa: &FileAnalysis, k: &KernelResult, 
 }
 
 fn generate(an: &Analysis, fa: &FileAnalysis, k: &KernelResult, segments: Option<Vec<Segment>>) -> Result<Generated, String> {
+    // A kernel that did not parse or compile completely would be stated without its missing part.
+    if k.report.verdict == check::Verdict::Error {
+        return Err(format!("`{}` did not parse or compile completely, so it has no Lean module", k.source_name));
+    }
     let kernel = k.model().ok_or_else(|| format!("`{}` could not be lowered to the model, so it has no Lean module", k.source_name))?;
     let spec = k.spec.as_deref();
     let names = k.param_names.as_deref();
@@ -75,11 +79,13 @@ pub fn segment_range(fa: &FileAnalysis, k: &KernelResult, s: &Segment) -> Option
     Some(first.start..last.end.max(first.start))
 }
 
-/// The segment whose instructions are on zero-based line `line0`.
-fn segment_at(fa: &FileAnalysis, k: &KernelResult, segments: &[Segment], line0: u32) -> Option<usize> {
-    let kernel = k.model()?;
-    let flat = kernel.insts().position(|(_, _, i)| inst_line(fa, i) == Some(line0 + 1))?;
-    segment::segment_of(segments, flat)
+/// The segments with instructions on zero-based line `line0`, in order.
+fn segments_at(fa: &FileAnalysis, k: &KernelResult, segments: &[Segment], line0: u32) -> Vec<usize> {
+    let Some(kernel) = k.model() else { return vec![] };
+    let mut out: Vec<usize> =
+        kernel.insts().enumerate().filter(|(_, (_, _, i))| inst_line(fa, i) == Some(line0 + 1)).filter_map(|(n, _)| segment::segment_of(segments, n)).collect();
+    out.dedup();
+    out
 }
 
 /// Information-level "uncertified region" diagnostics: one per segment of each kernel the engine
@@ -107,31 +113,31 @@ pub fn region_diagnostics(fa: &FileAnalysis) -> Vec<Diagnostic> {
     out
 }
 
-/// The Lean part of a hover on a line: its segment, that segment's obligations and their status.
+/// The Lean part of a hover on a line: its segments, their obligations and their status.
 pub fn hover_section(an: &Analysis, fa: &FileAnalysis, offset: usize) -> Option<String> {
     let k = fa.kernel_at(offset)?;
     let line0 = fa.line_of(offset);
-    let generated = match module(an, fa, k) {
+    let g = match module(an, fa, k) {
         Ok(g) => g,
         Err(e) => return Some(format!("\nLean: {e}\n")),
     };
-    let seg = segment_at(fa, k, &generated.segments, line0)?;
-    let s = &generated.segments[seg];
-    let mut md = format!("\n**Lean segment `{}`** ({}), instructions {}–{} of `{}`.\n", s.name, s.title, s.start, s.stop.saturating_sub(1), generated.module);
-    let mine = generated.obligations_of(seg);
-    if mine.is_empty() {
-        md.push_str("\nNo obligation is stated for it: ");
-        md.push_str(&generated.notes.join("; "));
-        md.push('\n');
+    let here = segments_at(fa, k, &g.segments, line0);
+    if here.is_empty() {
+        return None;
+    }
+    let names: Vec<String> = here.iter().map(|s| format!("`{}` ({})", g.segments[*s].name, g.segments[*s].title)).collect();
+    let total = g.open_obligations().count();
+    let mut md = format!("\n**Lean** (`{}`, 0/{total} obligations proved): line {} is in segment {}.\n", g.module, line0 + 1, names.join(" and "));
+    if total == 0 {
+        let _ = writeln!(md, "\nNo obligation is stated: {}.", g.notes.join("; "));
         return Some(md);
     }
-    for o in mine {
-        let _ = write!(md, "\n- `{}` — **unproved** (no certificate): {}\n", o.name, o.summary);
-        if o.segment == Some(seg) {
-            let _ = write!(md, "\n```lean\n{}\n```\n", o.statement);
-        }
+    for o in g.obligations.iter().filter(|o| o.segment.is_some_and(|s| here.contains(&s))) {
+        let _ = write!(md, "\n- `{}` — **unproved** (no certificate): {}\n\n```lean\n{}\n```\n", o.name, o.summary, o.statement);
     }
-    md.push_str("\n`segments_cover` and `correct_of_obligations` are proved by LARK in the module; Lean checks them when the module is built.\n");
+    let shared: Vec<String> = g.open_obligations().filter(|o| o.segment.is_none()).map(|o| format!("`{}`", o.name)).collect();
+    let _ = writeln!(md, "\n- {} — **unproved** (no certificate): the properties every segment shares.", shared.join(", "));
+    md.push_str("- `correct`, the main statement, follows from the obligations by `correct_of_obligations` (LARK's proof in the module; Lean checks it when the module is built).\n");
     Some(md)
 }
 

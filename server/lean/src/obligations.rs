@@ -122,11 +122,6 @@ impl Generated {
     pub fn open_obligations(&self) -> impl Iterator<Item = &Obligation> {
         self.obligations.iter().filter(|o| o.kind != ObligationKind::Correct)
     }
-
-    /// The obligations about a segment: its own, and the kernel-wide ones every segment shares.
-    pub fn obligations_of(&self, segment: usize) -> Vec<&Obligation> {
-        self.obligations.iter().filter(|o| o.segment == Some(segment) || (o.segment.is_none() && o.kind != ObligationKind::UntouchedAgree)).collect()
-    }
 }
 
 /// The binders every obligation quantifies over.
