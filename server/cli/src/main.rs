@@ -2,6 +2,7 @@
 //! in the library crates, driven through the same analysis host as the language server.
 
 mod bench;
+mod certify_cmd;
 mod check;
 mod lean_cmd;
 mod memory;
@@ -35,6 +36,11 @@ enum Command {
     /// The Lean side: emit each kernel's module of obligations.
     #[command(subcommand)]
     Lean(lean_cmd::LeanCommand),
+    /// Prove a kernel's Lean obligations with an agent; write a certificate when Lean accepts
+    /// every proof (exit 0 only then).
+    Certify(certify_cmd::CertifyArgs),
+    /// Check a certificate again with Lean alone.
+    Recheck(certify_cmd::RecheckArgs),
 }
 
 fn main() -> ExitCode {
@@ -53,6 +59,8 @@ fn main() -> ExitCode {
         Command::Serve(a) => serve::run(a),
         Command::Bench(b) => bench::run(b),
         Command::Lean(l) => lean_cmd::run(l),
+        Command::Certify(a) => certify_cmd::certify(a),
+        Command::Recheck(a) => certify_cmd::recheck(a),
     }
 }
 

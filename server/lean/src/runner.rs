@@ -31,6 +31,10 @@ pub struct ProcessOutput {
     pub stdout: String,
     pub stderr: String,
     pub timed_out: bool,
+    /// Killed because its caller cancelled it.
+    pub cancelled: bool,
+    /// Killed because it printed more than its output cap.
+    pub overflowed: bool,
     pub elapsed: Duration,
 }
 
@@ -78,54 +82,95 @@ const SIGKILL: i32 = 9;
 
 /// Runs a command in its own process group, collects its output, and kills the group when
 /// `timeout` passes. Never leaves a process behind.
-pub fn run_with_timeout(mut cmd: Command, timeout: Duration) -> Result<ProcessOutput, RunnerError> {
+pub fn run_with_timeout(cmd: Command, timeout: Duration) -> Result<ProcessOutput, RunnerError> {
+    run_process(cmd, &ProcessLimits { timeout, ..ProcessLimits::default() })
+}
+
+/// What a process is given and how far it may go.
+#[derive(Clone, Default)]
+pub struct ProcessLimits {
+    pub timeout: Duration,
+    /// Written to its standard input (then closed); `None`: no input.
+    pub stdin: Option<Vec<u8>>,
+    /// The most bytes kept of each of stdout and stderr; a process that prints more is killed
+    /// (`ProcessOutput::overflowed`). `None`: unlimited.
+    pub max_output: Option<usize>,
+    /// Polled while it runs; when it says so, the process group is killed.
+    pub cancelled: Option<std::sync::Arc<dyn Fn() -> bool + Send + Sync>>,
+}
+
+/// Reads a pipe to its end on its own thread (a full pipe must not block the child), keeping at
+/// most `cap` bytes and raising `over` when there was more.
+fn reader(mut pipe: impl Read + Send + 'static, cap: Option<usize>, over: std::sync::Arc<std::sync::atomic::AtomicBool>) -> std::thread::JoinHandle<Vec<u8>> {
+    std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        let mut chunk = [0u8; 8192];
+        loop {
+            match pipe.read(&mut chunk) {
+                Ok(0) | Err(_) => return buf,
+                Ok(n) => {
+                    let room = cap.map_or(n, |c| c.saturating_sub(buf.len()).min(n));
+                    buf.extend_from_slice(&chunk[..room]);
+                    if room < n {
+                        over.store(true, Ordering::SeqCst);
+                        return buf;
+                    }
+                }
+            }
+        }
+    })
+}
+
+/// Runs a command in its own process group with the given limits. The group is killed on
+/// timeout, on cancellation, when the output passes its cap, and when the command exits leaving
+/// background processes behind.
+pub fn run_process(mut cmd: Command, limits: &ProcessLimits) -> Result<ProcessOutput, RunnerError> {
     use std::os::unix::process::CommandExt;
     let program = cmd.get_program().to_string_lossy().into_owned();
-    cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    cmd.stdin(if limits.stdin.is_some() { Stdio::piped() } else { Stdio::null() }).stdout(Stdio::piped()).stderr(Stdio::piped());
     // Its own process group, so that the timeout can kill `lake` and every `lean` it started.
     cmd.process_group(0);
     let start = Instant::now();
     let mut child = cmd.spawn().map_err(|source| RunnerError::Spawn { program, source })?;
     let pgid = child.id() as i32;
-    // Readers on their own threads: a full pipe must not block the child while we wait.
-    let out_reader = child.stdout.take().map(|mut s| {
+    if let (Some(input), Some(mut stdin)) = (limits.stdin.clone(), child.stdin.take()) {
+        // On its own thread: a child that does not read its input must not block us.
         std::thread::spawn(move || {
-            let mut buf = Vec::new();
-            let _ = s.read_to_end(&mut buf);
-            buf
-        })
-    });
-    let err_reader = child.stderr.take().map(|mut s| {
-        std::thread::spawn(move || {
-            let mut buf = Vec::new();
-            let _ = s.read_to_end(&mut buf);
-            buf
-        })
-    });
+            use std::io::Write;
+            let _ = stdin.write_all(&input);
+        });
+    }
+    let over = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let out_reader = child.stdout.take().map(|s| reader(s, limits.max_output, over.clone()));
+    let err_reader = child.stderr.take().map(|s| reader(s, limits.max_output, over.clone()));
+    let kill_group = || {
+        // SAFETY: `kill` has no memory-safety preconditions; the group is the child's own.
+        unsafe {
+            kill(-pgid, SIGKILL);
+        }
+    };
     let mut timed_out = false;
+    let mut cancelled = false;
     let status = loop {
         match child.try_wait() {
             Ok(Some(status)) => break status.code(),
-            Ok(None) if start.elapsed() >= timeout => {
-                timed_out = true;
-                // SAFETY: `kill` has no memory-safety preconditions; the group is the child's own.
-                unsafe {
-                    kill(-pgid, SIGKILL);
+            Ok(None) => {
+                timed_out = start.elapsed() >= limits.timeout;
+                cancelled = limits.cancelled.as_ref().is_some_and(|c| c());
+                if timed_out || cancelled || over.load(Ordering::SeqCst) {
+                    kill_group();
+                    break child.wait().ok().and_then(|s| s.code());
                 }
-                break child.wait().ok().and_then(|s| s.code());
+                std::thread::sleep(Duration::from_millis(10));
             }
-            Ok(None) => std::thread::sleep(Duration::from_millis(10)),
             Err(_) => break None,
         }
     };
     // A child that exited normally can leave background processes in its group; they would keep
     // the pipes (and our readers) open, so they go too. While the group has members its id
     // cannot be reused, so the group found here is still the one we started.
-    if !timed_out && !group_members(pgid).is_empty() {
-        // SAFETY: as above.
-        unsafe {
-            kill(-pgid, SIGKILL);
-        }
+    if !group_members(pgid).is_empty() {
+        kill_group();
     }
     let stdout = out_reader.and_then(|h| h.join().ok()).unwrap_or_default();
     let stderr = err_reader.and_then(|h| h.join().ok()).unwrap_or_default();
@@ -135,6 +180,8 @@ pub fn run_with_timeout(mut cmd: Command, timeout: Duration) -> Result<ProcessOu
         stdout: String::from_utf8_lossy(&stdout).into_owned(),
         stderr: String::from_utf8_lossy(&stderr).into_owned(),
         timed_out,
+        cancelled,
+        overflowed: over.load(Ordering::SeqCst),
         elapsed: start.elapsed(),
     })
 }

@@ -1,0 +1,270 @@
+//! `lark certify`: ask a proof agent for each Lean obligation of a kernel, check every proof with
+//! Lean, and write a certificate only when Lean accepted them all. `lark recheck`: check a
+//! certificate again with Lean alone, no agent.
+
+use agent::certificate::{self, Entry, KeyInputs, Manifest};
+use agent::prove::{Budget, Checker, Outcome};
+use agent::{Agent, BuiltIn, CommandAgent, EndpointAgent};
+use clap::Args;
+use ide::{AnalysisHost, SourceFile};
+use lean::audit::{sha256_hex, Pinned, Policy};
+use lean::library::LibraryIndex;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Duration;
+
+#[derive(Args)]
+pub struct CertifyArgs {
+    /// The .ptx, .cu or .cuh file.
+    #[arg(value_name = "FILE")]
+    file: PathBuf,
+    /// The kernel (PTX name, or source name for C++ kernels); default: every kernel of the file.
+    #[arg(long, value_name = "NAME")]
+    kernel: Option<String>,
+    /// An external agent: a command run with `sh -c`, the request as JSON on stdin, the response
+    /// `{"proof": "…"}` on stdout. Default: the built-in prover.
+    #[arg(long, value_name = "CMD", conflicts_with = "endpoint")]
+    agent: Option<String>,
+    /// An OpenAI-compatible chat-completions endpoint (`http://host:port/v1`).
+    #[arg(long, value_name = "URL", requires = "model")]
+    endpoint: Option<String>,
+    /// The endpoint's model.
+    #[arg(long, value_name = "NAME")]
+    model: Option<String>,
+    /// The environment variable holding the endpoint's API key (never printed or stored).
+    #[arg(long, value_name = "VAR")]
+    key_env: Option<String>,
+    /// Attempts per obligation.
+    #[arg(long, value_name = "N", default_value_t = 6, value_parser = clap::value_parser!(u32).range(1..=100))]
+    attempts: u32,
+    /// Seconds per agent call.
+    #[arg(long, value_name = "S", default_value_t = 120, value_parser = clap::value_parser!(u64).range(1..))]
+    agent_timeout: u64,
+    /// Seconds for all the attempts on one obligation.
+    #[arg(long, value_name = "S", default_value_t = 600, value_parser = clap::value_parser!(u64).range(1..))]
+    budget: u64,
+    /// Where certificates are written (default: `.lark/certificates` in the current directory).
+    #[arg(long, value_name = "DIR")]
+    store: Option<PathBuf>,
+    /// An interface file, merged over the nearest lark.toml (as for `lark check`).
+    #[arg(long, value_name = "FILE")]
+    interface: Option<PathBuf>,
+    /// The CUDA compiler for .cu files.
+    #[arg(long, value_name = "PATH")]
+    compiler: Option<String>,
+}
+
+#[derive(Args)]
+pub struct RecheckArgs {
+    /// A certificate directory (as `lark certify` wrote it).
+    #[arg(value_name = "DIR")]
+    dir: PathBuf,
+}
+
+fn library() -> Option<LibraryIndex> {
+    LibraryIndex::load(&lean::library_dir()).ok()
+}
+
+/// SHA-256 of the text of every `.lean` file of the library, in path order.
+fn library_hash(lib: Option<&LibraryIndex>) -> String {
+    let Some(lib) = lib else { return "unknown".into() };
+    let mut text = String::new();
+    for f in lib.files() {
+        text.push_str(&f.path.display().to_string());
+        text.push_str(&std::fs::read_to_string(lean::library_dir().join(&f.path)).unwrap_or_default());
+    }
+    sha256_hex(&text)
+}
+
+fn file_hash(path: Option<&Path>) -> String {
+    path.and_then(|p| std::fs::read(p).ok()).map_or_else(|| "none".into(), |b| sha256_hex(&String::from_utf8_lossy(&b)))
+}
+
+pub fn certify(args: CertifyArgs) -> ExitCode {
+    let fail = |why: String| {
+        eprintln!("lark: {}: {why}", args.file.display());
+        ExitCode::from(2)
+    };
+    let settings = ide::Settings {
+        compiler: ide::CompilerSettings { path: args.compiler.clone(), ..ide::CompilerSettings::default() },
+        interface_file: args.interface.clone(),
+        interface_file_kind: ide::SourceKind::InterfaceFile,
+        workspace_root: std::env::current_dir().ok(),
+        only_kernel: args.kernel.clone(),
+        ..ide::Settings::default()
+    };
+    let mut host = AnalysisHost::new(settings);
+    let file = match SourceFile::read(&args.file) {
+        Ok(f) => f,
+        Err(e) => return fail(e),
+    };
+    let key = file.key.clone();
+    host.set_file(file);
+    let snapshot = host.snapshot();
+    let Ok(fa) = snapshot.analyse(&key) else { return fail("the analysis was cancelled".into()) };
+    if let Some(e) = fa.interface_errors.first() {
+        return fail(format!("interface error at {e}"));
+    }
+    if fa.kernels.is_empty() {
+        return fail(fa.status.clone().or_else(|| fa.problems.first().map(|p| p.message.clone())).unwrap_or_else(|| "no kernels".into()));
+    }
+    let lib = library();
+    let policy = lib.as_ref().map_or_else(Policy::default, Policy::for_library);
+    // Lean first: without it nothing can become a certificate, and the agent is told so.
+    let checker: Option<agent::checker::LeanChecker> = match lean::toolchain::detect(&lean::library_dir()) {
+        Ok(tc) => {
+            eprintln!("building the Lean library with {} …", tc.lean_version);
+            match agent::checker::LeanChecker::start(tc, policy.clone(), Duration::from_secs(3600)) {
+                Ok(c) => Some(c),
+                Err(e) => return fail(e),
+            }
+        }
+        Err(e) => {
+            eprintln!("warning: {e}; proofs are audited but cannot be checked, so no certificate can be written");
+            None
+        }
+    };
+    let mut agent: Box<dyn Agent> = match (&args.agent, &args.endpoint) {
+        (Some(cmd), _) => Box::new(CommandAgent::new(cmd.clone())),
+        (None, Some(url)) => Box::new(EndpointAgent { base_url: url.clone(), model: args.model.clone().unwrap_or_default(), key_env: args.key_env.clone() }),
+        (None, None) => Box::new(BuiltIn::new()),
+    };
+    let budget = Budget {
+        attempts: args.attempts,
+        total: Duration::from_secs(args.budget),
+        per_call: agent::Limits { timeout: Duration::from_secs(args.agent_timeout), ..agent::Limits::default() },
+        ..Budget::default()
+    };
+    let store = args.store.clone().unwrap_or_else(|| PathBuf::from(".lark/certificates"));
+    let mut all_certified = true;
+    for k in &fa.kernels {
+        if k.report.verdict != check::Verdict::Verified {
+            eprintln!("{}: not certified: the kernel is {}, not verified by the engine", k.source_name, k.report.verdict.as_str());
+            all_certified = false;
+            continue;
+        }
+        let g = match snapshot.lean_module(&fa, Some(&k.name)) {
+            Ok(g) => g,
+            Err(e) => {
+                eprintln!("{}: not certified: {e}", k.source_name);
+                all_certified = false;
+                continue;
+            }
+        };
+        let open: Vec<_> = g.open_obligations().collect();
+        if open.is_empty() {
+            eprintln!("{}: not certified: no obligation is stated ({})", k.source_name, g.notes.join("; "));
+            all_certified = false;
+            continue;
+        }
+        let facts = vec![format!("LARK's engine verified `{}` for this launch and shape ({} ms)", k.source_name, k.report.stats.millis.round())];
+        let mut entries = Vec::new();
+        let mut files = vec![("Module.lean".to_string(), g.text.clone())];
+        let mut proved = true;
+        for (i, o) in open.iter().enumerate() {
+            let req = agent::task::request(&g, o, lib.as_ref(), facts.clone());
+            eprintln!("[{}/{}] {}: {} (agent: {})", i + 1, open.len(), o.name, o.summary, agent.name());
+            let outcome = agent::prove(&req, agent.as_mut(), checker.as_ref().map(|c| c as &dyn Checker), &policy, &budget);
+            for (n, a) in outcome.attempts().iter().enumerate() {
+                let why = a.errors.first().map_or("passed the audit".to_string(), |e| e.message.lines().next().unwrap_or("").to_string());
+                eprintln!("      attempt {}: {why}", n + 1);
+            }
+            match outcome {
+                Outcome::Proved { file, axioms, .. } => {
+                    eprintln!("      proved; Lean accepted it (axioms: {})", if axioms.is_empty() { "none".into() } else { axioms.join(", ") });
+                    let name = format!("{}.lean", o.name);
+                    entries.push(Entry {
+                        obligation: o.name.clone(),
+                        theorem: req.theorem.clone(),
+                        statement_sha256: req.statement_sha256.clone(),
+                        file: name.clone(),
+                        axioms,
+                    });
+                    files.push((name, file));
+                }
+                Outcome::NotProved { reason, .. } => {
+                    eprintln!("      not proved: {reason}");
+                    proved = false;
+                }
+            }
+        }
+        if !proved {
+            all_certified = false;
+            eprintln!("{}: not certified: {} of {} obligations have no proof Lean accepted", k.source_name, open.len() - entries.len(), open.len());
+            continue;
+        }
+        // Every obligation passed Lean: the certificate is written, atomically.
+        let Some(checker) = &checker else { continue };
+        let inputs = KeyInputs {
+            ptx_sha256: sha256_hex(&fa.ptx),
+            interface_sha256: file_hash(fa.interface_path.as_deref()),
+            reference_sha256: file_hash(k.spec.as_ref().and_then(|s| s.reference.as_ref()).map(|r| r.file.as_path())),
+            library_sha256: library_hash(lib.as_ref()),
+        };
+        let manifest = Manifest::new(k.name.clone(), g.module.clone(), inputs, checker.toolchain.lean_version.clone(), agent.name(), entries);
+        match certificate::write(&store, &manifest, &files) {
+            Ok(dir) => println!("{}: certified (Lean {}): {}", k.source_name, checker.toolchain.lean_version, dir.display()),
+            Err(e) => return fail(e.to_string()),
+        }
+    }
+    if all_certified {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
+}
+
+/// The pinned statement of a certificate file: everything up to its theorem's `:=` line.
+fn pinned_of(text: &str, e: &Entry) -> Option<Pinned> {
+    let header = format!("theorem {} : ", e.theorem);
+    let at = text.find(&header)?;
+    let end = at + text[at..].find(":=\n")? + 3;
+    Pinned::with_hash(text[..end].to_string(), &e.statement_sha256).ok()
+}
+
+pub fn recheck(args: RecheckArgs) -> ExitCode {
+    let dir = &args.dir;
+    let (manifest, files) = match certificate::read(dir) {
+        Ok(m) => m,
+        Err(e) => {
+            eprintln!("lark: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let tc = match lean::toolchain::detect(&lean::library_dir()) {
+        Ok(tc) => tc,
+        Err(e) => {
+            eprintln!("lark: {}: cannot recheck without Lean: {e}", dir.display());
+            return ExitCode::from(1);
+        }
+    };
+    let lib = library();
+    let policy = lib.as_ref().map_or_else(Policy::default, Policy::for_library);
+    let checker = match agent::checker::LeanChecker::start(tc, policy, Duration::from_secs(3600)) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("lark: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    let mut ok = true;
+    for (e, (_, text)) in manifest.entries.iter().zip(&files) {
+        let verdict = match pinned_of(text, e) {
+            None => Err("the file does not start with the statement its manifest pins".to_string()),
+            Some(p) => checker.check(&p, text, &e.theorem, Duration::from_secs(600)).map_err(|err| err.to_string()),
+        };
+        match verdict {
+            Ok(_) => eprintln!("{}: accepted", e.obligation),
+            Err(why) => {
+                eprintln!("{}: rejected: {why}", e.obligation);
+                ok = false;
+            }
+        }
+    }
+    if ok {
+        println!("{}: certified (Lean {})", manifest.kernel, checker.toolchain.lean_version);
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
+}
