@@ -57,7 +57,29 @@ impl<'a> Query<'a> {
         if bind.whole_warps {
             q.asserts.push(format!("(= (bvurem (bvmul ntid_x (bvmul ntid_y ntid_z)) {}) {})", bv(32, 32), bv(0, 32)));
         }
+        if threads == 2 {
+            q.global_index_lemmas(bind);
+        }
         q
+    }
+
+    /// The global index `ctaid * ntid + tid` along a dimension is injective: two threads with
+    /// the same index have the same block and thread ids. True of the integers because
+    /// `tid < ntid`, and of 32-bit words when `ctaid * ntid + tid` cannot wrap, that is when
+    /// `nctaid * ntid <= 2^32` for every launch the query allows. Solvers cannot find this
+    /// themselves once the block size is unknown (the product is nonlinear): with it, the most
+    /// common access pattern of all, `a[blockIdx.x * blockDim.x + threadIdx.x]`, is decided in
+    /// milliseconds instead of timing out. Stated as an implication over the very terms the
+    /// kernel computes (solvers normalise the order of `bvadd`/`bvmul` operands).
+    fn global_index_lemmas(&mut self, bind: &Binding) {
+        for (d, dim) in DIMS.iter().enumerate() {
+            let (grid, block) = (bind.grid[d].hi as u128, bind.block[d].hi as u128);
+            if block <= 1 || grid * block > 1u128 << 32 {
+                continue;
+            }
+            let index = |t: u8| format!("(bvadd (bvmul ctaid_{dim}_{t} ntid_{dim}) tid_{dim}_{t})");
+            self.asserts.push(format!("(=> (= {} {}) (and (= ctaid_{dim}_1 ctaid_{dim}_2) (= tid_{dim}_1 tid_{dim}_2)))", index(1), index(2)));
+        }
     }
 
     /// Declares the launch's ids and sizes and the interface's scalar parameters with the bits

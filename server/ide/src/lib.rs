@@ -373,6 +373,8 @@ impl Analysis {
                 out.push(Lens { range: k.header.clone(), title, command: LensCommand::ShowLean, kernel: k.name.clone() });
             }
         }
+        // Each kernel's lenses together, in the order of the file.
+        out.sort_by_key(|l| l.range.start);
         out
     }
 }
