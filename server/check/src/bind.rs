@@ -26,6 +26,9 @@ pub struct Binding {
     /// The block is not declared (by the interface or `.reqntid`): its thread count is a
     /// multiple of 32, as real launches are (see [`Binding::assume_unread_dimensions`]).
     pub whole_warps: bool,
+    /// The most threads a block has: 1024, or the kernel's `.maxntid` (`__launch_bounds__`)
+    /// when the interface does not declare the block.
+    pub max_threads: u64,
 }
 
 /// The most blocks along x an undeclared grid has: 2²¹ blocks of at most 1024 threads number
@@ -82,7 +85,7 @@ impl Binding {
             }
         }
         let fixed = params.iter().map(|p| p.as_ref().and_then(fixed_bytes)).collect();
-        Binding { block, grid, names, params, dynamic_shared_bytes, unmatched, fixed, whole_warps: false }
+        Binding { block, grid, names, params, dynamic_shared_bytes, unmatched, fixed, whole_warps: false, max_threads: 1024 }
     }
 
     /// Documented defaults for a launch the interface leaves open (README "Launches without a
@@ -135,6 +138,14 @@ impl Binding {
         let ones: Vec<String> = std::mem::take(&mut assumed);
         if !ones.is_empty() {
             assumed.push(format!("{} = 1 (never read)", ones.join(", ")));
+        }
+        // `__launch_bounds__(N)` (`.maxntid`) promises at most N threads per block.
+        if let (true, Some(n)) = (block_open && !block_from_ptx, k.max_threads.filter(|n| (1..1024).contains(n))) {
+            self.max_threads = n;
+            for d in &mut self.block {
+                d.hi = d.hi.min(n);
+            }
+            assumed.push(format!("at most {n} threads per block (`__launch_bounds__`)"));
         }
         if block_open && !block_from_ptx {
             self.whole_warps = true;

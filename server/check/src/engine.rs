@@ -285,6 +285,7 @@ impl Explain<'_> {
             launch: self.launch(&w),
             witness: w,
             replayed: true,
+            assumed_launch: None,
         });
     }
 
@@ -371,6 +372,7 @@ impl Explain<'_> {
             launch: self.launch(&w),
             witness: w,
             replayed: true,
+            assumed_launch: None,
         });
     }
 
@@ -428,6 +430,7 @@ impl Explain<'_> {
             launch: self.launch(&w),
             witness: w,
             replayed: true,
+            assumed_launch: None,
         });
     }
 }

@@ -15,6 +15,7 @@ mod engine;
 mod enumerate;
 mod fixed;
 mod incomplete;
+mod launch_confirm;
 mod query;
 mod races;
 pub mod render;

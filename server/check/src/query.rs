@@ -52,8 +52,8 @@ impl<'a> Query<'a> {
                 q.wanted.push(ctaid);
             }
         }
-        // At most 1024 threads per block.
-        q.asserts.push(format!("(bvule (bvmul ntid_x (bvmul ntid_y ntid_z)) {})", bv(1024, 32)));
+        // At most 1024 threads per block (fewer under `__launch_bounds__`).
+        q.asserts.push(format!("(bvule (bvmul ntid_x (bvmul ntid_y ntid_z)) {})", bv(bind.max_threads.min(1024), 32)));
         if bind.whole_warps {
             q.asserts.push(format!("(= (bvurem (bvmul ntid_x (bvmul ntid_y ntid_z)) {}) {})", bv(32, 32), bv(0, 32)));
         }

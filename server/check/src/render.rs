@@ -6,11 +6,15 @@ use crate::report::*;
 
 /// One sentence with the counterexample in it.
 pub fn finding_message(f: &Finding) -> String {
-    match f.kind {
+    let message = match f.kind {
         FindingKind::Race => race_message(f),
         FindingKind::BarrierDivergence => divergence_message(f),
         FindingKind::OutOfBounds => out_of_bounds_message(f),
         FindingKind::Mismatch => mismatch_message(f),
+    };
+    match &f.assumed_launch {
+        Some(why) => format!("{message} (only under an assumed launch: {why})"),
+        None => message,
     }
 }
 

@@ -146,6 +146,11 @@ pub struct Finding {
     pub witness: Witness,
     /// Whether the reference interpreter reproduced it.
     pub replayed: bool,
+    /// Set when the finding needs a launch nobody declared and does not occur at the common
+    /// block sizes (see `check::launch_confirm`): what was tried. Such a finding is a warning,
+    /// and does not name the verdict.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub assumed_launch: Option<String>,
 }
 
 /// A kernel output element that differs from the reference, on concrete inputs (replayed in the
@@ -437,10 +442,12 @@ impl KernelReport {
     /// Sets the verdict from the findings and uncertified regions: the most severe finding,
     /// else `uncertified` if anything is, else `verified`.
     pub fn settle_verdict(&mut self) {
-        // The finding that names the verdict comes first (the order is otherwise kept).
-        self.findings.sort_by_key(|f| f.kind.precedence());
-        self.verdict =
-            self.findings.first().map(|f| f.kind.verdict()).unwrap_or(if self.uncertified.is_empty() { Verdict::Verified } else { Verdict::Uncertified });
+        // The finding that names the verdict comes first (the order is otherwise kept). A finding
+        // that needs an undeclared launch does not name it: the kernel is then uncertified.
+        self.findings.sort_by_key(|f| (f.assumed_launch.is_some(), f.kind.precedence()));
+        let definite = self.findings.iter().find(|f| f.assumed_launch.is_none());
+        let open = !self.uncertified.is_empty() || self.findings.iter().any(|f| f.assumed_launch.is_some());
+        self.verdict = definite.map(|f| f.kind.verdict()).unwrap_or(if open { Verdict::Uncertified } else { Verdict::Verified });
     }
 
     /// Like [`KernelReport::settle_verdict`], but an `error` stays an error.

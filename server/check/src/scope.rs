@@ -18,7 +18,11 @@ pub fn listed_shapes(spec: Option<&KernelSpec>) -> Option<&[std::collections::BT
 
 /// `check_kernel_guarded` over the kernel's scope: its listed shapes, or its whole interface.
 pub fn check_kernel_scoped(k: &Kernel, spec: Option<&KernelSpec>, src: &Sources, opts: &Options, solver: &mut Solver) -> KernelReport {
-    let Some(shapes) = listed_shapes(spec) else { return check_kernel_guarded(k, spec, src, opts, solver) };
+    let Some(shapes) = listed_shapes(spec) else {
+        let mut report = check_kernel_guarded(k, spec, src, opts, solver);
+        crate::launch_confirm::confirm(k, spec, src, opts, solver, &mut report);
+        return report;
+    };
     let spec = spec.expect("listed shapes come from a spec");
     let mut merged: Option<KernelReport> = None;
     let mut names = Vec::new();

@@ -21,7 +21,8 @@ pub fn text(r: &FileReport) -> String {
         for f in &k.findings {
             let at = f.accesses.first().map(|a| &a.location).or(f.barrier.as_ref());
             let where_ = at.map_or_else(|| r.file.clone(), |l| place(&r.file, l));
-            let _ = writeln!(out, "  {where_}: error[{}]: {}", kind_word(f), render::finding_message(f));
+            let level = if f.assumed_launch.is_some() { "warning" } else { "error" };
+            let _ = writeln!(out, "  {where_}: {level}[{}]: {}", kind_word(f), render::finding_message(f));
             if f.accesses.len() > 1 {
                 for a in &f.accesses {
                     let iters = if a.iterations.is_empty() {

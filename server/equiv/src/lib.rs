@@ -674,6 +674,7 @@ impl ShapeCheck<'_, '_> {
             launch: LaunchReport { grid: self.plan.grid, block: self.plan.block, params },
             witness,
             replayed: true,
+            assumed_launch: None,
         }
     }
 }

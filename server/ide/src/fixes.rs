@@ -428,8 +428,14 @@ fn stub_fix(fa: &FileAnalysis, kr: &KernelResult) -> Option<Fix> {
     new_text.push_str(&stub);
     let end = original.len();
     let file = path.file_name().map_or_else(|| "lark.toml".into(), |n| n.to_string_lossy().into_owned());
+    // With a finding that needs an undeclared launch, the stub is the way to declare it.
+    let title = if kr.report.findings.iter().any(|f| f.assumed_launch.is_some()) {
+        format!("Declare the launch of `{}` in {file} (the warning needs a launch nobody declared)", kr.source_name)
+    } else {
+        format!("Add an interface stub for `{}` to {file}", kr.source_name)
+    };
     Some(Fix {
-        title: format!("Add an interface stub for `{}` to {file}", kr.source_name),
+        title,
         edits: vec![FileEdit { key: None, path: Some(path), create, original, edits: vec![TextEdit { range: end..end, new_text }] }],
         resolves: None,
         preferred: false,

@@ -11,9 +11,10 @@
 //! //^ race with line 15
 //! ```
 //!
-//! `//^ CODE` says the line above has a diagnostic with that code (`race`, `barrier_divergence`,
-//! `out_of_bounds`, `mismatch`); `with line N` says its related information (the other access
-//! of a race) is on line N. Findings and annotations must match exactly, both ways, and every
+//! `//^ CODE` says the line above has an error with that code (`race`, `barrier_divergence`,
+//! `out_of_bounds`, `mismatch`); `//^ warning CODE` says it is a warning (a finding that needs
+//! an undeclared launch or undeclared index values); `with line N` says its related information
+//! (the other access of a race) is on line N. Findings and annotations must match exactly, both ways, and every
 //! finding must have been replayed by the interpreter.
 
 use ide::{AnalysisHost, FileKind, Settings, SourceFile};
@@ -47,7 +48,8 @@ fn parse_fixture(text: &str) -> Fixture {
                 Some((c, l)) => (c.trim(), Some(l.trim().parse::<u32>().expect("a line number after `with line`"))),
                 None => (a.trim(), None),
             };
-            assert!(FINDING_CODES.contains(&code), "line {n}: unknown code `{code}`");
+            let bare = code.strip_prefix("warning ").unwrap_or(code);
+            assert!(FINDING_CODES.contains(&bare), "line {n}: unknown code `{code}`");
             expected.insert((code.to_string(), last_code_line, related));
             continue;
         }
@@ -103,7 +105,8 @@ fn every_fixture_gets_exactly_its_annotated_findings() {
         for d in ide::diagnostics(&fa).iter().filter(|d| FINDING_CODES.contains(&d.code)) {
             let line = fa.line_of(d.range.start) + 1;
             let related = d.related.first().map(|r| fa.line_of(r.range.start) + 1);
-            got.insert((d.code.to_string(), line, related));
+            let code = if d.severity == ide::Severity::Warning { format!("warning {}", d.code) } else { d.code.to_string() };
+            got.insert((code, line, related));
             if d.data.as_ref().and_then(|v| v["replayed"].as_bool()) != Some(true) {
                 failures.push(format!("{name}:{line}: a {} that was not replayed", d.code));
             }

@@ -33,6 +33,8 @@ pub struct Kernel {
     pub cfg: Cfg,
     /// `.reqntid`, if the kernel fixes its block shape.
     pub reqntid: Option<[u64; 3]>,
+    /// `.maxntid` (from `__launch_bounds__`) as the most threads per block, if declared.
+    pub max_threads: Option<u64>,
     /// The `.file` index of the kernel's own source.
     pub main_file: Option<u32>,
     pub span: Span,
@@ -54,7 +56,10 @@ impl Kernel {
         let d = decode::decode(module, func);
         let cfg = Cfg::build(&d.items).map_err(|e| LowerError { message: e.message, span: e.span })?;
         let reqntid = func.reqntid().map(|v| [v.first().copied().unwrap_or(1), v.get(1).copied().unwrap_or(1), v.get(2).copied().unwrap_or(1)]);
-        Ok(Kernel { name: func.name.clone(), regs: d.regs, vars: d.vars, params: d.params, cfg, reqntid, main_file: d.main_file, span: func.span })
+        // `.maxntid 256, 1, 1` bounds the product of the block's extents (a block of 16×16 may
+        // run a kernel declared `__launch_bounds__(256)`).
+        let max_threads = func.maxntid().filter(|v| !v.is_empty()).map(|v| v.iter().fold(1u64, |p, d| p.saturating_mul((*d).max(1))));
+        Ok(Kernel { name: func.name.clone(), regs: d.regs, vars: d.vars, params: d.params, cfg, reqntid, max_threads, main_file: d.main_file, span: func.span })
     }
 
     /// Every instruction with its block, in block order.

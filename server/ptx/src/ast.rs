@@ -70,6 +70,12 @@ impl Function {
     pub fn reqntid(&self) -> Option<&[u64]> {
         self.directives.iter().find(|d| d.name == ".reqntid").map(|d| d.values.as_slice())
     }
+
+    /// The launch bound of `.maxntid` (`__launch_bounds__`): the most threads per block, as the
+    /// extents whose product bounds the block's thread count.
+    pub fn maxntid(&self) -> Option<&[u64]> {
+        self.directives.iter().find(|d| d.name == ".maxntid").map(|d| d.values.as_slice())
+    }
 }
 
 #[derive(Clone, Debug, PartialEq)]
