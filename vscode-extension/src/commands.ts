@@ -1,6 +1,8 @@
-// Palette commands. The server's own commands (`lark.recheck`, `lark.showModel`, `lark.showLean`)
-// are registered by vscode-languageclient from the server's executeCommandProvider; these wrap them
-// for the active editor (or the document a code lens names) and must use other ids.
+// Palette commands. The server's own commands (`lark.recheck`, `lark.showModel`, `lark.showLean`,
+// `lark.certify`, `lark.cancelCertify`) are registered by vscode-languageclient from the server's
+// executeCommandProvider; these wrap some of them for the active editor (or the document a code
+// lens names) and must use other ids. `lark.certify` needs no wrapper: the server's "Certify"
+// code action invokes it with its arguments.
 
 import * as path from 'node:path';
 import * as vscode from 'vscode';

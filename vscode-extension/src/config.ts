@@ -23,6 +23,19 @@ export interface LarkSettings {
   interfaceFile: string;
   logLevel: LogLevel;
   trace: { server: TraceLevel };
+  agent: AgentSettings;
+}
+
+/**
+ * The proof agent "Certify" uses: a command (run with `sh -c`), else an OpenAI-compatible
+ * endpoint with its model and the NAME of the server environment variable holding its key (never
+ * the key itself); all empty: the built-in prover. The server picks; the extension only passes them.
+ */
+export interface AgentSettings {
+  command: string;
+  endpoint: string;
+  model: string;
+  keyEnv: string;
 }
 
 /** Defaults; they must equal the `default`s in package.json (a unit test checks). */
@@ -33,6 +46,7 @@ export const DEFAULT_SETTINGS: LarkSettings = {
   interfaceFile: '',
   logLevel: 'info',
   trace: { server: 'off' },
+  agent: { command: '', endpoint: '', model: '', keyEnv: '' },
 };
 
 const LOG_LEVELS: readonly LogLevel[] = ['error', 'warn', 'info', 'debug'];
@@ -71,6 +85,10 @@ export const smtTimeoutMs = (cfg: ConfigSource) => positiveInt(cfg, 'smt.timeout
 export const interfaceFile = (cfg: ConfigSource) => str(cfg, 'interfaceFile', DEFAULT_SETTINGS.interfaceFile);
 export const logLevel = (cfg: ConfigSource) => oneOf(cfg, 'logLevel', LOG_LEVELS, DEFAULT_SETTINGS.logLevel);
 export const traceServer = (cfg: ConfigSource) => oneOf(cfg, 'trace.server', TRACE_LEVELS, DEFAULT_SETTINGS.trace.server);
+export const agentCommand = (cfg: ConfigSource) => str(cfg, 'agent.command', DEFAULT_SETTINGS.agent.command);
+export const agentEndpoint = (cfg: ConfigSource) => str(cfg, 'agent.endpoint', DEFAULT_SETTINGS.agent.endpoint);
+export const agentModel = (cfg: ConfigSource) => str(cfg, 'agent.model', DEFAULT_SETTINGS.agent.model);
+export const agentKeyEnv = (cfg: ConfigSource) => str(cfg, 'agent.keyEnv', DEFAULT_SETTINGS.agent.keyEnv);
 
 /** Reads all settings; wrong types fall back to the default instead of reaching the server. */
 export function readSettings(cfg: ConfigSource): LarkSettings {
@@ -86,6 +104,12 @@ export function readSettings(cfg: ConfigSource): LarkSettings {
     interfaceFile: interfaceFile(cfg),
     logLevel: logLevel(cfg),
     trace: { server: traceServer(cfg) },
+    agent: {
+      command: agentCommand(cfg),
+      endpoint: agentEndpoint(cfg),
+      model: agentModel(cfg),
+      keyEnv: agentKeyEnv(cfg),
+    },
   };
 }
 
@@ -100,6 +124,7 @@ export interface ServerSettings {
   smt: { timeoutMs: number };
   interfaceFile: string;
   logLevel: LogLevel;
+  agent: AgentSettings;
 }
 
 export function toServerSettings(s: LarkSettings): ServerSettings {
@@ -114,6 +139,7 @@ export function toServerSettings(s: LarkSettings): ServerSettings {
     smt: { timeoutMs: s.smt.timeoutMs },
     interfaceFile: s.interfaceFile,
     logLevel: s.logLevel,
+    agent: { command: s.agent.command, endpoint: s.agent.endpoint, model: s.agent.model, keyEnv: s.agent.keyEnv },
   };
 }
 
@@ -122,7 +148,10 @@ export function didChangeConfigurationParams(s: LarkSettings): { settings: { lar
   return { settings: { lark: toServerSettings(s) } };
 }
 
-/** Settings whose change needs a new server process (the rest are sent to the running one). */
+/**
+ * Settings whose change needs a new server process (the rest are sent to the running one; the
+ * agent settings take effect at the next certification).
+ */
 export function needsRestart(before: LarkSettings, after: LarkSettings): boolean {
   return before.server.path !== after.server.path;
 }

@@ -28,6 +28,14 @@ export const ServerCommands = {
   showModel: 'lark.showModel',
   /** `[documentUri, kernel?]` → `null` or `{ uri, text, kernel }`: a kernel's generated Lean module. */
   showLean: 'lark.showLean',
+  /**
+   * `[documentUri, kernel]` → `{ started: true }`: certifies a kernel with Lean in the background
+   * (work-done progress with a cancel button; the outcome shows in its uncertified-region
+   * diagnostics). Invoked by the server's "Certify `k` with Lean (…)" code action.
+   */
+  certify: 'lark.certify',
+  /** `[documentUri, kernel]` → `boolean`: stops a running certification (false when none runs). */
+  cancelCertify: 'lark.cancelCertify',
 } as const;
 
 /** Custom server → client notification sent after each analysis of a file. */

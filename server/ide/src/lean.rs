@@ -90,10 +90,12 @@ fn segments_at(fa: &FileAnalysis, k: &KernelResult, segments: &[Segment], line0:
 
 /// Information-level "uncertified region" diagnostics: one per segment of each kernel the engine
 /// verified, since none has a Lean certificate yet. Kernels with findings get none (the findings
-/// say more), nor do kernels that are not verified.
-pub fn region_diagnostics(fa: &FileAnalysis) -> Vec<Diagnostic> {
+/// say more), nor do kernels that are not verified. `reason(kernel)` says why a certification
+/// that ran (or runs) produced none.
+pub fn region_diagnostics(fa: &FileAnalysis, reason: &dyn Fn(&str) -> Option<String>) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     for k in fa.kernels.iter().filter(|k| k.report.verdict == check::Verdict::Verified) {
+        let why = reason(&k.name).map_or_else(|| "yet".to_string(), |r| format!("({r})"));
         for s in segments(k) {
             let Some(range) = segment_range(fa, k, &s) else { continue };
             out.push(Diagnostic {
@@ -101,7 +103,7 @@ pub fn region_diagnostics(fa: &FileAnalysis) -> Vec<Diagnostic> {
                 severity: Severity::Information,
                 code: "uncertified-region",
                 message: format!(
-                    "uncertified region: segment `{}` ({}) of `{}` is verified by LARK's engine but has no Lean certificate yet",
+                    "uncertified region: segment `{}` ({}) of `{}` is verified by LARK's engine but has no Lean certificate {why}",
                     s.name, s.title, k.source_name
                 ),
                 related: vec![],

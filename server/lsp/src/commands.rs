@@ -10,7 +10,13 @@ pub const SHOW_MODEL: &str = "lark.showModel";
 /// kernel of the file without a name), to show as a read-only `lark-lean:` document.
 pub const SHOW_LEAN: &str = "lark.showLean";
 
-pub const ALL: [&str; 3] = [RECHECK, SHOW_MODEL, SHOW_LEAN];
+/// `[uri, kernel]`: prove the kernel's Lean obligations in the background (work-done progress,
+/// cancellable); the outcome shows in the uncertified regions.
+pub const CERTIFY: &str = "lark.certify";
+/// `[uri, kernel]`: stop a running certification.
+pub const CANCEL_CERTIFY: &str = "lark.cancelCertify";
+
+pub const ALL: [&str; 5] = [RECHECK, SHOW_MODEL, SHOW_LEAN, CERTIFY, CANCEL_CERTIFY];
 
 /// The VS Code extension's own "show model" command: it opens the returned text in a read-only
 /// document. Code lenses name it so that clicking one shows the model (vscode-languageclient

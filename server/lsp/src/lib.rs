@@ -11,6 +11,7 @@
 
 #![deny(clippy::print_stdout)]
 
+mod certify;
 mod commands;
 mod fix_search;
 mod from_proto;
@@ -95,6 +96,16 @@ impl Server {
         guard::request("lark/stats", async { stats::handle(&self.state) }).await
     }
 
+    /// `window/workDoneProgress/cancel`: the user pressed the cancel button of a progress
+    /// (certifications are the cancellable ones).
+    async fn progress_cancel(&self, p: tower_lsp_server::lsp_types::WorkDoneProgressCancelParams) {
+        let token = match p.token {
+            tower_lsp_server::lsp_types::NumberOrString::String(s) => s,
+            tower_lsp_server::lsp_types::NumberOrString::Number(n) => n.to_string(),
+        };
+        self.state.certifications.cancel_token(&token);
+    }
+
     /// `lark/debugPanic`, only when `LARK_DEBUG_PANIC=1`: panics inside a request, so tests can
     /// see that the server survives it.
     async fn debug_panic(&self) -> Result<Value> {
@@ -125,6 +136,7 @@ where
     let (service, socket) = LspService::build(|client| Server { state: Arc::new(State::new(client)) })
         .custom_method("lark/stats", Server::stats)
         .custom_method("lark/debugPanic", Server::debug_panic)
+        .custom_method("window/workDoneProgress/cancel", Server::progress_cancel)
         .finish();
     let state = service.inner().state.clone();
     transport::serve(input, output, service, socket, limit).await;

@@ -1,7 +1,10 @@
 //! The settings the VS Code extension sends, as `initializationOptions` and as
 //! `workspace/didChangeConfiguration` `{settings: {lark: {...}}}`:
 //! `{server: {path}, compiler: {path, arch, includePaths, defines}, smt: {timeoutMs},
-//! interfaceFile, logLevel}`. Read leniently: unknown keys are ignored, missing or ill-typed ones
+//! interfaceFile, logLevel, agent: {command, endpoint, model, keyEnv}}`. The agent settings say
+//! which proof agent "Certify" uses (the built-in prover when none is set); they come from the
+//! user's settings, and the extension marks them restricted so an untrusted workspace cannot set
+//! them. Read leniently: unknown keys are ignored, missing or ill-typed ones
 //! take their defaults.
 
 use serde_json::Value;
@@ -16,6 +19,13 @@ pub struct ClientSettings {
     pub timeout_ms: u64,
     pub interface_file: String,
     pub log_level: String,
+    /// A command run as the proof agent (empty: none).
+    pub agent_command: String,
+    /// A chat-completions endpoint (`http://host:port/v1`; empty: none), its model, and the
+    /// environment variable holding its key.
+    pub agent_endpoint: String,
+    pub agent_model: String,
+    pub agent_key_env: String,
 }
 
 impl Default for ClientSettings {
@@ -28,6 +38,10 @@ impl Default for ClientSettings {
             timeout_ms: 2000,
             interface_file: String::new(),
             log_level: "info".into(),
+            agent_command: String::new(),
+            agent_endpoint: String::new(),
+            agent_model: String::new(),
+            agent_key_env: String::new(),
         }
     }
 }
@@ -44,7 +58,7 @@ fn strings(v: &Value, path: &[&str]) -> Option<Vec<String>> {
     at(v, path).and_then(Value::as_array).map(|a| a.iter().filter_map(Value::as_str).map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect())
 }
 
-const KNOWN: [&str; 5] = ["server", "compiler", "smt", "interfaceFile", "logLevel"];
+const KNOWN: [&str; 6] = ["server", "compiler", "smt", "interfaceFile", "logLevel", "agent"];
 
 /// Finds the `lark` settings object in what a client sent: the object itself, `{lark: ...}` or
 /// `{settings: {lark: ...}}`.
@@ -68,6 +82,23 @@ impl ClientSettings {
             timeout_ms: at(v, &["smt", "timeoutMs"]).and_then(Value::as_f64).filter(|t| t.is_finite() && *t >= 1.0).map_or(d.timeout_ms, |t| t.round() as u64),
             interface_file: string(v, &["interfaceFile"]).unwrap_or(d.interface_file),
             log_level: string(v, &["logLevel"]).unwrap_or(d.log_level),
+            agent_command: string(v, &["agent", "command"]).unwrap_or(d.agent_command),
+            agent_endpoint: string(v, &["agent", "endpoint"]).unwrap_or(d.agent_endpoint),
+            agent_model: string(v, &["agent", "model"]).unwrap_or(d.agent_model),
+            agent_key_env: string(v, &["agent", "keyEnv"]).unwrap_or(d.agent_key_env),
+        }
+    }
+
+    /// The proof agent these settings name: a command, else an endpoint, else the built-in
+    /// prover.
+    pub fn agent(&self) -> Box<dyn agent::Agent> {
+        if !self.agent_command.is_empty() {
+            Box::new(agent::CommandAgent::new(self.agent_command.clone()))
+        } else if !self.agent_endpoint.is_empty() {
+            let key_env = (!self.agent_key_env.is_empty()).then(|| self.agent_key_env.clone());
+            Box::new(agent::EndpointAgent { base_url: self.agent_endpoint.clone(), model: self.agent_model.clone(), key_env })
+        } else {
+            Box::new(agent::BuiltIn::new())
         }
     }
 

@@ -76,6 +76,8 @@ pub struct State {
     pub workspace_root: Mutex<Option<PathBuf>>,
     pub shutdown: AtomicBool,
     warned: AtomicBool,
+    /// "Certify kernel" runs and their outcomes.
+    pub certifications: crate::certify::Certifications,
 }
 
 /// Locks a mutex; a panic while it was held does not make the server unusable.
@@ -98,6 +100,7 @@ impl State {
             workspace_root: Mutex::default(),
             shutdown: AtomicBool::new(false),
             warned: AtomicBool::new(false),
+            certifications: Default::default(),
         }
     }
 
@@ -270,6 +273,15 @@ impl State {
         progress.finish().await;
     }
 
+    /// Publishes the latest analysis of a document again (after a certification changed what its
+    /// uncertified regions say).
+    pub async fn republish(self: &Arc<Self>, uri: &Uri) {
+        let latest = lock(&self.docs).get(&uri.to_string()).and_then(|d| d.latest.borrow().clone());
+        if let Some((version, fa)) = latest {
+            self.publish(uri, version, fa).await;
+        }
+    }
+
     /// Publishes an analysis unless its document changed meanwhile.
     async fn publish(self: &Arc<Self>, uri: &Uri, version: i32, fa: Option<Arc<FileAnalysis>>) {
         let _order = self.publish.lock().await;
@@ -282,7 +294,9 @@ impl State {
             doc.latest.send_replace(Some((version, fa.clone())));
         }
         let Some(fa) = fa else { return };
-        let diagnostics = ide::diagnostics(&fa).iter().chain(&ide::region_diagnostics(&fa)).map(|d| to_proto::diagnostic(&fa, uri, d)).collect();
+        let reason = |kernel: &str| self.certifications.reason(uri.as_str(), kernel);
+        let regions = ide::region_diagnostics(&fa, &reason);
+        let diagnostics = ide::diagnostics(&fa).iter().chain(&regions).map(|d| to_proto::diagnostic(&fa, uri, d)).collect();
         self.client.publish_diagnostics(uri.clone(), diagnostics, Some(version)).await;
         self.client.send_notification::<FileStatus>(to_proto::file_status(uri, Some(&fa))).await;
         if let Some(s) = &fa.status {

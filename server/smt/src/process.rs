@@ -50,7 +50,20 @@ pub(crate) struct Process {
 
 impl Process {
     pub fn spawn(program: &Path, args: &[String]) -> io::Result<Process> {
-        let mut child = Command::new(program).args(args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn()?;
+        // ETXTBSY: the program file was just written and another thread's fork still holds it
+        // open for writing (a solver being installed, or a test's script); it passes quickly.
+        let start = || Command::new(program).args(args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn();
+        let mut attempt = start();
+        for _ in 0..20 {
+            match &attempt {
+                Err(e) if e.raw_os_error() == Some(26) => {
+                    std::thread::sleep(std::time::Duration::from_millis(25));
+                    attempt = start();
+                }
+                _ => break,
+            }
+        }
+        let mut child = attempt?;
         let (Some(mut stdin), Some(stdout), Some(mut stderr)) = (child.stdin.take(), child.stdout.take(), child.stderr.take()) else {
             let _ = child.kill();
             let _ = child.wait();

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
 import {
+  agentCommand,
   DEFAULT_SETTINGS,
   didChangeConfigurationParams,
   needsRestart,
@@ -23,6 +24,7 @@ test('settings map to the server initializationOptions, nested and camelCase', (
     interfaceFile: 'specs/lark.toml',
     logLevel: 'debug',
     trace: { server: 'verbose' },
+    agent: { command: 'prover --json', endpoint: 'http://127.0.0.1:8000/v1', model: 'm', keyEnv: 'LARK_KEY' },
   });
   assert.deepEqual(toServerSettings(readSettings(cfg)), {
     server: { path: '/opt/lark/bin/lark' },
@@ -30,6 +32,7 @@ test('settings map to the server initializationOptions, nested and camelCase', (
     smt: { timeoutMs: 5000 },
     interfaceFile: 'specs/lark.toml',
     logLevel: 'debug',
+    agent: { command: 'prover --json', endpoint: 'http://127.0.0.1:8000/v1', model: 'm', keyEnv: 'LARK_KEY' },
   });
 });
 
@@ -78,4 +81,38 @@ test('only a change of the server path needs a restart', () => {
   assert.equal(needsRestart(a, readSettings(objectConfigSource({ smt: { timeoutMs: 1 } }))), false);
   assert.equal(needsRestart(a, readSettings(objectConfigSource({ logLevel: 'debug' }))), false);
   assert.equal(needsRestart(a, readSettings(objectConfigSource({ server: { path: '/x/lark' } }))), true);
+});
+
+test('the agent object is always sent, empty by default (the built-in prover)', () => {
+  const empty = { command: '', endpoint: '', model: '', keyEnv: '' };
+  assert.deepEqual(DEFAULT_SETTINGS.agent, empty);
+  const s = readSettings(objectConfigSource({}));
+  assert.deepEqual(toServerSettings(s).agent, empty);
+  assert.deepEqual(didChangeConfigurationParams(s).settings.lark.agent, empty);
+});
+
+test('agent settings are trimmed strings; other types fall back to empty', () => {
+  const cfg = objectConfigSource({
+    agent: { command: '  python3 prove.py \n', endpoint: ' http://127.0.0.1:8000/v1 ', model: '\tqwen ', keyEnv: ' LARK_API_KEY ' },
+  });
+  assert.deepEqual(agentCommand(cfg), 'python3 prove.py');
+  const sent = didChangeConfigurationParams(readSettings(cfg)).settings.lark.agent;
+  assert.deepEqual(sent, { command: 'python3 prove.py', endpoint: 'http://127.0.0.1:8000/v1', model: 'qwen', keyEnv: 'LARK_API_KEY' });
+  assert.deepEqual(toServerSettings(readSettings(cfg)).agent, sent);
+  const bad = readSettings(objectConfigSource({ agent: { command: ['sh'], endpoint: 8000, model: null, keyEnv: { name: 'K' } } }));
+  assert.deepEqual(bad.agent, { command: '', endpoint: '', model: '', keyEnv: '' });
+  assert.deepEqual(readSettings(objectConfigSource({ agent: 'x' })).agent, { command: '', endpoint: '', model: '', keyEnv: '' });
+});
+
+test('changing the agent does not restart the server (it is sent to the running one)', () => {
+  const a = readSettings(objectConfigSource({}));
+  const b = readSettings(objectConfigSource({ agent: { endpoint: 'http://127.0.0.1:8000/v1' } }));
+  assert.equal(needsRestart(a, b), false);
+  assert.equal(didChangeConfigurationParams(b).settings.lark.agent.endpoint, 'http://127.0.0.1:8000/v1');
+});
+
+test('server settings do not alias the agent object', () => {
+  const s = readSettings(objectConfigSource({ agent: { model: 'a' } }));
+  toServerSettings(s).agent.model = 'b';
+  assert.equal(s.agent.model, 'a');
 });

@@ -88,8 +88,58 @@ test('one runtime dependency: vscode-languageclient 9', () => {
   assert.ok(pkg.repository?.url);
 });
 
-test('untrusted workspaces cannot choose the programs LARK runs', () => {
+const AGENT_SETTINGS = ['lark.agent.command', 'lark.agent.endpoint', 'lark.agent.model', 'lark.agent.keyEnv'];
+
+test('untrusted workspaces cannot choose the programs LARK runs nor where it sends a kernel', () => {
   const u = pkg.capabilities.untrustedWorkspaces;
   assert.equal(u.supported, 'limited');
-  assert.deepEqual([...u.restrictedConfigurations].sort(), ['lark.compiler.path', 'lark.server.path']);
+  assert.ok(typeof u.description === 'string' && u.description.includes('lark.agent'), u.description);
+  assert.deepEqual(
+    [...u.restrictedConfigurations].sort(),
+    ['lark.compiler.path', 'lark.server.path', ...AGENT_SETTINGS].sort(),
+  );
+  const props = pkg.contributes.configuration.properties as Record<string, unknown>;
+  for (const key of u.restrictedConfigurations as string[]) assert.ok(key in props, `${key} is restricted but not declared`);
+});
+
+test('agent settings: declared as strings, empty by default, never settable by a workspace file', () => {
+  const props = pkg.contributes.configuration.properties as Record<
+    string,
+    { type: string; default: unknown; scope?: string; markdownDescription?: string }
+  >;
+  for (const key of AGENT_SETTINGS) {
+    assert.equal(props[key]?.type, 'string', key);
+    assert.equal(props[key].default, '', key);
+    assert.ok(props[key].markdownDescription, key);
+  }
+  // `machine`: user or remote settings only, even in a trusted workspace.
+  for (const key of ['lark.agent.command', 'lark.agent.endpoint', 'lark.agent.keyEnv']) {
+    assert.equal(props[key].scope, 'machine', key);
+  }
+  assert.match(props['lark.agent.command'].markdownDescription!, /sh -c/);
+  assert.match(props['lark.agent.command'].markdownDescription!, /runs code/);
+  assert.match(props['lark.agent.endpoint'].markdownDescription!, /sent to this service/);
+  assert.match(props['lark.agent.keyEnv'].markdownDescription!, /never the key itself/);
+});
+
+test('certify commands are server-advertised: not contributed, not activation events', () => {
+  assert.equal(ServerCommands.certify, 'lark.certify');
+  assert.equal(ServerCommands.cancelCertify, 'lark.cancelCertify');
+  const contributed = (pkg.contributes.commands as { command: string }[]).map((c) => c.command);
+  const palette = (pkg.contributes.menus.commandPalette as { command: string }[]).map((m) => m.command);
+  for (const id of [ServerCommands.certify, ServerCommands.cancelCertify]) {
+    assert.ok(!contributed.includes(id), id);
+    assert.ok(!palette.includes(id), id);
+    assert.ok(!(pkg.activationEvents as string[]).includes(`onCommand:${id}`), id);
+    assert.ok(!(Object.values(Commands) as string[]).includes(id), id);
+  }
+});
+
+test('the extension registers none of the server-advertised ids itself', () => {
+  const srcDir = path.join(root, 'src');
+  for (const file of fs.readdirSync(srcDir).filter((f) => f.endsWith('.ts'))) {
+    const text = fs.readFileSync(path.join(srcDir, file), 'utf8');
+    assert.ok(!/registerCommand\(\s*ServerCommands\./.test(text), file);
+    for (const id of Object.values(ServerCommands)) assert.ok(!text.includes(`registerCommand('${id}'`), `${file}: ${id}`);
+  }
 });

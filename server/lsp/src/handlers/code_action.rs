@@ -3,7 +3,7 @@ use crate::{from_proto, to_proto};
 use std::sync::Arc;
 use std::time::Duration;
 use tower_lsp_server::jsonrpc::Result;
-use tower_lsp_server::lsp_types::{CodeActionKind, CodeActionOrCommand, CodeActionParams, CodeActionResponse};
+use tower_lsp_server::lsp_types::{self as lsp, CodeActionKind, CodeActionOrCommand, CodeActionParams, CodeActionResponse};
 
 /// How long a code action request waits for its fix search (after up to [`REQUEST_WAIT`] for
 /// the analysis); a search that takes longer goes on in the background for the next request.
@@ -22,14 +22,26 @@ pub async fn handle(state: &Arc<State>, p: CodeActionParams) -> Result<Option<Co
         return Ok(Some(vec![]));
     }
     let range = from_proto::range(&fa, p.range);
-    let mut done = state.fix_searches.start(&uri.to_string(), &state.host, &state.requests, &fa, range);
+    let mut done = state.fix_searches.start(&uri.to_string(), &state.host, &state.requests, &fa, range.clone());
     let fixes = match tokio::time::timeout(FIX_WAIT, done.wait_for(Option::is_some)).await {
         Ok(Ok(found)) => found.clone().unwrap_or_default(),
         // Still searching (or the search was superseded): nothing to offer yet.
         _ => return Ok(Some(vec![])),
     };
     let caps = lock(&state.caps).edit;
-    let actions: Vec<CodeActionOrCommand> =
+    let mut actions: Vec<CodeActionOrCommand> =
         fixes.iter().filter_map(|f| to_proto::code_action(&fa, &uri, f, caps)).map(CodeActionOrCommand::CodeAction).collect();
+    // "Certify": for each kernel the engine verified that the range touches.
+    let agent = lock(&state.settings).agent().name();
+    for k in fa.kernels.iter().filter(|k| k.report.verdict == check::Verdict::Verified) {
+        if k.extent.start <= range.end && range.start <= k.extent.end.max(k.header.end) {
+            let args = vec![serde_json::Value::String(uri.to_string()), serde_json::Value::String(k.name.clone())];
+            actions.push(CodeActionOrCommand::CodeAction(lsp::CodeAction {
+                title: format!("Certify `{}` with Lean ({agent})", k.source_name),
+                command: Some(lsp::Command { title: "Certify kernel".into(), command: crate::commands::CERTIFY.into(), arguments: Some(args) }),
+                ..Default::default()
+            }));
+        }
+    }
     Ok(Some(actions))
 }

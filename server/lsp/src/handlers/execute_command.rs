@@ -47,6 +47,16 @@ pub async fn handle(state: &Arc<State>, p: ExecuteCommandParams) -> Result<Optio
                 "kernel": kernel,
             })))
         }
+        commands::CERTIFY | commands::CANCEL_CERTIFY => {
+            let uri = uri_arg(&p)?;
+            let kernel =
+                p.arguments.get(1).and_then(Value::as_str).ok_or_else(|| Error::invalid_params(format!("{} expects [uri, kernel]", p.command)))?.to_string();
+            if p.command == commands::CANCEL_CERTIFY {
+                return Ok(Some(Value::Bool(state.certifications.cancel(uri.as_str(), &kernel))));
+            }
+            state.start_certify(uri, kernel).map_err(Error::invalid_params)?;
+            Ok(Some(serde_json::json!({ "started": true })))
+        }
         other => Err(Error::invalid_params(format!("unknown command `{other}`"))),
     }
 }
