@@ -169,3 +169,87 @@ pub fn find(root: &Path, kernel: &str, inputs: &KeyInputs) -> Option<PathBuf> {
     let (m, _) = read(&dir).ok()?;
     (m.inputs == *inputs && m.kernel == kernel).then_some(dir)
 }
+
+/// The manifest entry and the file of an obligation Lean accepted, `request` being what the
+/// agent was asked.
+pub fn entry(request: &crate::ProveRequest, file: String, axioms: Vec<String>) -> (Entry, (String, String)) {
+    let name = format!("{}.lean", request.obligation);
+    let entry = Entry {
+        obligation: request.obligation.clone(),
+        theorem: request.theorem.clone(),
+        statement_sha256: request.statement_sha256.clone(),
+        file: name.clone(),
+        axioms,
+    };
+    (entry, (name, file))
+}
+
+/// The files of a certificate: the generated module, then one file per obligation.
+pub const MODULE_FILE: &str = "Module.lean";
+
+/// Where a workspace keeps its certificates.
+pub fn store_dir(workspace_root: &Path) -> PathBuf {
+    workspace_root.join(".lark").join("certificates")
+}
+
+/// SHA-256 of the Lean library (`lean/`): every `.lean` file's path and text, in path order.
+/// Computed once per process (the library does not change under a running LARK).
+pub fn library_sha256() -> String {
+    static HASH: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    HASH.get_or_init(|| {
+        let dir = lean::library_dir();
+        let Ok(lib) = lean::library::LibraryIndex::load(&dir) else { return "unknown".into() };
+        let mut text = String::new();
+        for f in lib.files() {
+            text.push_str(&f.path.display().to_string());
+            text.push_str(&std::fs::read_to_string(dir.join(&f.path)).unwrap_or_default());
+        }
+        sha256_hex(&text)
+    })
+    .clone()
+}
+
+fn file_sha256(path: Option<&Path>) -> String {
+    path.and_then(|p| std::fs::read(p).ok()).map_or_else(|| "none".into(), |b| sha256_hex(&String::from_utf8_lossy(&b)))
+}
+
+/// The key inputs of a kernel's certificate: the PTX it was lifted from, the interface file, the
+/// reference file and the library.
+pub fn inputs(ptx: &str, interface: Option<&Path>, reference: Option<&Path>) -> KeyInputs {
+    KeyInputs {
+        ptx_sha256: sha256_hex(ptx),
+        interface_sha256: file_sha256(interface),
+        reference_sha256: file_sha256(reference),
+        library_sha256: library_sha256(),
+    }
+}
+
+/// The pinned statement of a certificate file: everything up to its theorem's `:=` line, checked
+/// against the hash its manifest entry records.
+fn pinned_of(text: &str, e: &Entry) -> Option<lean::audit::Pinned> {
+    let header = format!("theorem {} : ", e.theorem);
+    let at = text.find(&header)?;
+    let end = at + text[at..].find(":=\n")? + 3;
+    lean::audit::Pinned::with_hash(text[..end].to_string(), &e.statement_sha256).ok()
+}
+
+/// Checks every file of a certificate again with Lean (no agent): `Ok` with the manifest when
+/// Lean accepted each, else why not, obligation by obligation.
+pub fn recheck(dir: &Path, checker: &dyn crate::prove::Checker) -> Result<Manifest, String> {
+    let (manifest, files) = read(dir).map_err(|e| e.to_string())?;
+    let mut rejected = Vec::new();
+    for (e, (_, text)) in manifest.entries.iter().zip(&files) {
+        let verdict = match pinned_of(text, e) {
+            None => Err("the file does not start with the statement its manifest pins".to_string()),
+            Some(p) => checker.check(&p, text, &e.theorem, std::time::Duration::from_secs(600)).map_err(|err| err.to_string()),
+        };
+        if let Err(why) = verdict {
+            rejected.push(format!("{}: {why}", e.obligation));
+        }
+    }
+    if rejected.is_empty() {
+        Ok(manifest)
+    } else {
+        Err(rejected.join("; "))
+    }
+}

@@ -2,12 +2,12 @@
 //! Lean, and write a certificate only when Lean accepted them all. `lark recheck`: check a
 //! certificate again with Lean alone, no agent.
 
-use agent::certificate::{self, Entry, KeyInputs, Manifest};
+use agent::certificate::{self, Manifest};
 use agent::prove::{Budget, Checker, Outcome};
 use agent::{Agent, BuiltIn, CommandAgent, EndpointAgent};
 use clap::Args;
 use ide::{AnalysisHost, SourceFile};
-use lean::audit::{sha256_hex, Pinned, Policy};
+use lean::audit::Policy;
 use lean::library::LibraryIndex;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -65,21 +65,6 @@ fn library() -> Option<LibraryIndex> {
     LibraryIndex::load(&lean::library_dir()).ok()
 }
 
-/// SHA-256 of the text of every `.lean` file of the library, in path order.
-fn library_hash(lib: Option<&LibraryIndex>) -> String {
-    let Some(lib) = lib else { return "unknown".into() };
-    let mut text = String::new();
-    for f in lib.files() {
-        text.push_str(&f.path.display().to_string());
-        text.push_str(&std::fs::read_to_string(lean::library_dir().join(&f.path)).unwrap_or_default());
-    }
-    sha256_hex(&text)
-}
-
-fn file_hash(path: Option<&Path>) -> String {
-    path.and_then(|p| std::fs::read(p).ok()).map_or_else(|| "none".into(), |b| sha256_hex(&String::from_utf8_lossy(&b)))
-}
-
 pub fn certify(args: CertifyArgs) -> ExitCode {
     let fail = |why: String| {
         eprintln!("lark: {}: {why}", args.file.display());
@@ -135,7 +120,7 @@ pub fn certify(args: CertifyArgs) -> ExitCode {
         per_call: agent::Limits { timeout: Duration::from_secs(args.agent_timeout), ..agent::Limits::default() },
         ..Budget::default()
     };
-    let store = args.store.clone().unwrap_or_else(|| PathBuf::from(".lark/certificates"));
+    let store = args.store.clone().unwrap_or_else(|| certificate::store_dir(Path::new(".")));
     let mut all_certified = true;
     for k in &fa.kernels {
         if k.report.verdict != check::Verdict::Verified {
@@ -159,7 +144,7 @@ pub fn certify(args: CertifyArgs) -> ExitCode {
         }
         let facts = vec![format!("LARK's engine verified `{}` for this launch and shape ({} ms)", k.source_name, k.report.stats.millis.round())];
         let mut entries = Vec::new();
-        let mut files = vec![("Module.lean".to_string(), g.text.clone())];
+        let mut files = vec![(certificate::MODULE_FILE.to_string(), g.text.clone())];
         let mut proved = true;
         for (i, o) in open.iter().enumerate() {
             let req = agent::task::request(&g, o, lib.as_ref(), facts.clone());
@@ -172,15 +157,9 @@ pub fn certify(args: CertifyArgs) -> ExitCode {
             match outcome {
                 Outcome::Proved { file, axioms, .. } => {
                     eprintln!("      proved; Lean accepted it (axioms: {})", if axioms.is_empty() { "none".into() } else { axioms.join(", ") });
-                    let name = format!("{}.lean", o.name);
-                    entries.push(Entry {
-                        obligation: o.name.clone(),
-                        theorem: req.theorem.clone(),
-                        statement_sha256: req.statement_sha256.clone(),
-                        file: name.clone(),
-                        axioms,
-                    });
-                    files.push((name, file));
+                    let (entry, file) = certificate::entry(&req, file, axioms);
+                    entries.push(entry);
+                    files.push(file);
                 }
                 Outcome::NotProved { reason, .. } => {
                     eprintln!("      not proved: {reason}");
@@ -195,12 +174,7 @@ pub fn certify(args: CertifyArgs) -> ExitCode {
         }
         // Every obligation passed Lean: the certificate is written, atomically.
         let Some(checker) = &checker else { continue };
-        let inputs = KeyInputs {
-            ptx_sha256: sha256_hex(&fa.ptx),
-            interface_sha256: file_hash(fa.interface_path.as_deref()),
-            reference_sha256: file_hash(k.spec.as_ref().and_then(|s| s.reference.as_ref()).map(|r| r.file.as_path())),
-            library_sha256: library_hash(lib.as_ref()),
-        };
+        let inputs = certificate::inputs(&fa.ptx, fa.interface_path.as_deref(), k.spec.as_ref().and_then(|s| s.reference.as_ref()).map(|r| r.file.as_path()));
         let manifest = Manifest::new(k.name.clone(), g.module.clone(), inputs, checker.toolchain.lean_version.clone(), agent.name(), entries);
         match certificate::write(&store, &manifest, &files) {
             Ok(dir) => println!("{}: certified (Lean {}): {}", k.source_name, checker.toolchain.lean_version, dir.display()),
@@ -214,23 +188,13 @@ pub fn certify(args: CertifyArgs) -> ExitCode {
     }
 }
 
-/// The pinned statement of a certificate file: everything up to its theorem's `:=` line.
-fn pinned_of(text: &str, e: &Entry) -> Option<Pinned> {
-    let header = format!("theorem {} : ", e.theorem);
-    let at = text.find(&header)?;
-    let end = at + text[at..].find(":=\n")? + 3;
-    Pinned::with_hash(text[..end].to_string(), &e.statement_sha256).ok()
-}
-
 pub fn recheck(args: RecheckArgs) -> ExitCode {
     let dir = &args.dir;
-    let (manifest, files) = match certificate::read(dir) {
-        Ok(m) => m,
-        Err(e) => {
-            eprintln!("lark: {e}");
-            return ExitCode::from(2);
-        }
-    };
+    // Unreadable or malformed: exit 2 before looking for Lean.
+    if let Err(e) = certificate::read(dir) {
+        eprintln!("lark: {e}");
+        return ExitCode::from(2);
+    }
     let tc = match lean::toolchain::detect(&lean::library_dir()) {
         Ok(tc) => tc,
         Err(e) => {
@@ -247,24 +211,14 @@ pub fn recheck(args: RecheckArgs) -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    let mut ok = true;
-    for (e, (_, text)) in manifest.entries.iter().zip(&files) {
-        let verdict = match pinned_of(text, e) {
-            None => Err("the file does not start with the statement its manifest pins".to_string()),
-            Some(p) => checker.check(&p, text, &e.theorem, Duration::from_secs(600)).map_err(|err| err.to_string()),
-        };
-        match verdict {
-            Ok(_) => eprintln!("{}: accepted", e.obligation),
-            Err(why) => {
-                eprintln!("{}: rejected: {why}", e.obligation);
-                ok = false;
-            }
+    match certificate::recheck(dir, &checker) {
+        Ok(m) => {
+            println!("{}: certified (Lean {})", m.kernel, checker.toolchain.lean_version);
+            ExitCode::SUCCESS
         }
-    }
-    if ok {
-        println!("{}: certified (Lean {})", manifest.kernel, checker.toolchain.lean_version);
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(1)
+        Err(why) => {
+            eprintln!("lark: {}: rejected: {why}", dir.display());
+            ExitCode::from(1)
+        }
     }
 }

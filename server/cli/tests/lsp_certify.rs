@@ -108,3 +108,63 @@ fn the_cancel_button_stops_a_hanging_agent_and_the_server_keeps_serving() {
     assert!(hover["contents"]["value"].as_str().unwrap_or_default().contains("softmax_rows"), "{hover}");
     let _ = c.shutdown(Duration::from_secs(10));
 }
+
+#[test]
+fn a_certificate_on_disk_is_shown_only_through_a_recheck() {
+    // A workspace with the softmax PTX, its interface and reference, and a certificate keyed by
+    // exactly these inputs whose file proves nothing: the lens may say the certificate is there,
+    // and what a recheck found, but never "certified" without Lean accepting it.
+    let dir = std::env::temp_dir().join(format!("lark-lsp-cert-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("references")).unwrap();
+    for f in ["softmax_rows.ptx", "softmax_rows.cu", "lark.toml", "references/softmax.py"] {
+        std::fs::copy(lean_dir().join(f), dir.join(f)).unwrap();
+    }
+    let ptx = std::fs::read_to_string(dir.join("softmax_rows.ptx")).unwrap();
+    let inputs = agent::certificate::inputs(&ptx, Some(&dir.join("lark.toml")), Some(&dir.join("references/softmax.py")));
+    let entry = agent::certificate::Entry {
+        obligation: "race_free".into(),
+        theorem: "LarkGen.softmax_rows.cert_race_free".into(),
+        statement_sha256: "0".repeat(64),
+        file: "race_free.lean".into(),
+        axioms: vec![],
+    };
+    let manifest = agent::certificate::Manifest::new("softmax_rows".into(), "LarkGen.softmax_rows".into(), inputs, "4.24.0".into(), "test".into(), vec![entry]);
+    agent::certificate::write(&agent::certificate::store_dir(&dir), &manifest, &[("race_free.lean".into(), "-- not a proof\n".into())]).unwrap();
+
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_lark"));
+    cmd.arg("serve");
+    let mut c = StdioClient::spawn(cmd).expect("lark serve starts");
+    c.initialize(&uri(&dir), json!({})).expect("initialize answers");
+    let path = dir.join("softmax_rows.ptx");
+    let u = uri(&path);
+    c.notify("textDocument/didOpen", json!({ "textDocument": { "uri": u, "languageId": "ptx", "version": 1, "text": ptx } }));
+    c.wait_for(LONG, |m| m["method"] == "textDocument/publishDiagnostics" && m["params"]["uri"] == u.as_str()).expect("diagnostics");
+    let lean_title = |c: &mut StdioClient| -> String {
+        let lenses = c.request("textDocument/codeLens", json!({ "textDocument": { "uri": u } }), LONG).unwrap();
+        lenses
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|l| l["command"]["command"] == "lark.showLeanForFile")
+            .map(|l| l["command"]["title"].as_str().unwrap().to_string())
+            .unwrap_or_default()
+    };
+    let first = lean_title(&mut c);
+    assert!(first.starts_with("Lean certificate on disk"), "{first}");
+    // The recheck finishes in the background (without Lean: at once).
+    let deadline = std::time::Instant::now() + LONG;
+    let mut title = first;
+    while title.ends_with("rechecking…") && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(100));
+        title = lean_title(&mut c);
+    }
+    assert!(!title.contains("certified ("), "a certificate Lean did not accept is shown as certified: {title}");
+    if lean::toolchain::detect(&lean::library_dir()).is_ok() {
+        assert!(title.starts_with("Lean certificate rejected"), "{title}");
+    } else {
+        assert_eq!(title, "Lean certificate on disk, not rechecked: Lean toolchain not found");
+    }
+    let _ = c.shutdown(Duration::from_secs(10));
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -143,8 +143,26 @@ pub fn hover_section(an: &Analysis, fa: &FileAnalysis, offset: usize) -> Option<
     Some(md)
 }
 
-/// The code lens title: how many obligations have a Lean certificate.
-pub fn lens_title(an: &Analysis, fa: &FileAnalysis, k: &KernelResult) -> Option<String> {
+/// The certificate on disk (under the workspace's `.lark/certificates`) for exactly this
+/// kernel's PTX, interface, reference and library, if there is one.
+pub fn certificate_on_disk(an: &Analysis, fa: &FileAnalysis, k: &KernelResult) -> Option<std::path::PathBuf> {
+    let root = an.settings().workspace_root.clone().or_else(|| fa.path.as_ref()?.parent().map(std::path::Path::to_path_buf))?;
+    let store = agent::certificate::store_dir(&root);
+    if !store.is_dir() {
+        return None;
+    }
+    let reference = k.spec.as_ref().and_then(|s| s.reference.as_ref()).map(|r| r.file.clone());
+    let inputs = agent::certificate::inputs(&fa.ptx, fa.interface_path.as_deref(), reference.as_deref());
+    agent::certificate::find(&store, &k.name, &inputs)
+}
+
+/// The code lens title: how many obligations have a Lean certificate, or what became of the
+/// certificate on disk. `recheck(dir)` says what a recheck of it found (`None`: not yet); a
+/// certificate is shown as certified only through it, never because a directory exists.
+pub fn lens_title(an: &Analysis, fa: &FileAnalysis, k: &KernelResult, recheck: &dyn Fn(&std::path::Path) -> Option<String>) -> Option<String> {
+    if let Some(dir) = certificate_on_disk(an, fa, k) {
+        return Some(recheck(&dir).unwrap_or_else(|| "Lean certificate on disk: not rechecked yet".into()));
+    }
     let g = module(an, fa, k).ok()?;
     let total = g.open_obligations().count();
     (total > 0).then(|| format!("0/{total} Lean obligations proved"))

@@ -367,9 +367,14 @@ impl Analysis {
 
     /// Code lenses, with each kernel's count of proved Lean obligations.
     pub fn lenses(&self, fa: &FileAnalysis) -> Vec<Lens> {
+        self.lenses_with(fa, &|_| None)
+    }
+
+    /// Code lenses; `recheck(dir)` is what a recheck of a certificate on disk found, if one ran.
+    pub fn lenses_with(&self, fa: &FileAnalysis, recheck: &dyn Fn(&std::path::Path) -> Option<String>) -> Vec<Lens> {
         let mut out = lens::lenses(fa);
         for k in fa.kernels.iter().filter(|k| k.report.verdict != check::Verdict::Error) {
-            if let Some(title) = lean::lens_title(self, fa, k) {
+            if let Some(title) = lean::lens_title(self, fa, k, recheck) {
                 out.push(Lens { range: k.header.clone(), title, command: LensCommand::ShowLean, kernel: k.name.clone() });
             }
         }

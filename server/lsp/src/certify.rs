@@ -27,10 +27,13 @@ struct Run {
     status: Status,
 }
 
-/// The certifications of this session, by document and kernel.
+/// The certifications of this session, by document and kernel, and what rechecking the
+/// certificates found on disk gave.
 #[derive(Default)]
 pub struct Certifications {
     runs: Mutex<HashMap<(String, String), Run>>,
+    /// By certificate directory: the lens title once a recheck finished, `None` while it runs.
+    rechecks: Mutex<HashMap<std::path::PathBuf, Option<String>>>,
 }
 
 impl Certifications {
@@ -61,7 +64,59 @@ impl Certifications {
     }
 }
 
+impl Certifications {
+    /// What the lens says about a certificate on disk; starts its recheck the first time one is
+    /// asked about (the directories to recheck are returned through `start`).
+    pub fn recheck_title(&self, dir: &std::path::Path, start: &Mutex<Vec<std::path::PathBuf>>) -> Option<String> {
+        let mut rechecks = lock(&self.rechecks);
+        match rechecks.get(dir) {
+            Some(Some(title)) => Some(title.clone()),
+            Some(None) => Some("Lean certificate on disk: rechecking…".into()),
+            None => {
+                rechecks.insert(dir.to_path_buf(), None);
+                lock(start).push(dir.to_path_buf());
+                Some("Lean certificate on disk: rechecking…".into())
+            }
+        }
+    }
+}
+
+/// Rechecks a certificate with Lean alone; the lens title for the outcome. `certified` only when
+/// Lean accepted every file of it in this run.
+pub fn recheck_title(dir: &std::path::Path) -> String {
+    let tc = match lean::toolchain::detect(&lean::library_dir()) {
+        Ok(tc) => tc,
+        Err(_) => return "Lean certificate on disk, not rechecked: Lean toolchain not found".into(),
+    };
+    let policy = lean::library::LibraryIndex::load(&lean::library_dir()).map_or_else(|_| Policy::default(), |l| Policy::for_library(&l));
+    let checker = match agent::checker::LeanChecker::start(tc, policy, std::time::Duration::from_secs(3600)) {
+        Ok(c) => c,
+        Err(e) => return format!("Lean certificate on disk, not rechecked: {e}"),
+    };
+    match agent::certificate::recheck(dir, &checker) {
+        Ok(_) => format!("certified (Lean {})", checker.toolchain.lean_version),
+        Err(why) => format!("Lean certificate rejected: {}", why.lines().next().unwrap_or("")),
+    }
+}
+
 impl State {
+    /// Rechecks certificates found on disk in the background, then asks the client to refresh
+    /// its lenses.
+    pub fn start_rechecks(self: &Arc<Self>, dirs: Vec<std::path::PathBuf>) {
+        for dir in dirs {
+            let state = self.clone();
+            tokio::spawn(async move {
+                let d = dir.clone();
+                let title =
+                    tokio::task::spawn_blocking(move || recheck_title(&d)).await.unwrap_or_else(|e| format!("Lean certificate on disk, not rechecked: {e}"));
+                lock(&state.certifications.rechecks).insert(dir, Some(title));
+                if lock(&state.caps).code_lens_refresh {
+                    let _ = state.client.send_request::<lsp::request::CodeLensRefresh>(()).await;
+                }
+            });
+        }
+    }
+
     /// Starts certifying `kernel` of `uri` in the background; `Err` when it cannot start.
     pub fn start_certify(self: &Arc<Self>, uri: Uri, kernel: String) -> Result<(), String> {
         let key = (uri.to_string(), kernel.clone());
@@ -120,7 +175,10 @@ impl State {
             }
         };
         let mut agent = lock(&self.settings).agent();
+        let agent_name = agent.name();
         let mut failures = Vec::new();
+        let mut entries = Vec::new();
+        let mut files = vec![(agent::certificate::MODULE_FILE.to_string(), g.text.clone())];
         for (i, o) in open.iter().enumerate() {
             if cancel.is_cancelled() {
                 progress.finish("cancelled").await;
@@ -130,6 +188,7 @@ impl State {
             let req = agent::task::request(&g, o, lib.as_ref(), vec![format!("LARK's engine verified `{kernel}` at this launch")]);
             let budget = Budget { per_call: agent::Limits { cancel: cancel.clone(), ..agent::Limits::default() }, ..Budget::default() };
             let (policy, checker) = (policy.clone(), checker.clone());
+            let asked = req.clone();
             let (outcome, back) = tokio::task::spawn_blocking(move || {
                 let checker = checker.as_deref().map(|c| c as &dyn Checker);
                 let outcome = agent::prove(&req, agent.as_mut(), checker, &policy, &budget);
@@ -138,17 +197,59 @@ impl State {
             .await
             .unwrap_or_else(|e| (Outcome::NotProved { reason: format!("the prove loop failed: {e}"), attempts: vec![] }, lock(&self.settings).agent()));
             agent = back;
-            if let Outcome::NotProved { reason, .. } = outcome {
-                if reason == "cancelled" {
+            match outcome {
+                Outcome::Proved { file, axioms, .. } => {
+                    let (entry, file) = agent::certificate::entry(&asked, file, axioms);
+                    entries.push(entry);
+                    files.push(file);
+                }
+                Outcome::NotProved { reason, .. } if reason == "cancelled" => {
                     progress.finish("cancelled").await;
                     return Some("cancelled".into());
                 }
-                failures.push(format!("{}: {reason}", o.name));
+                Outcome::NotProved { reason, .. } => failures.push(format!("{}: {reason}", o.name)),
             }
         }
-        let summary = if failures.is_empty() { None } else { Some(failures.join("; ")) };
-        progress.finish(summary.as_deref().unwrap_or("every obligation accepted by Lean")).await;
-        summary
+        if !failures.is_empty() {
+            let summary = failures.join("; ");
+            progress.finish(&summary).await;
+            return Some(summary);
+        }
+        // Lean accepted every obligation: the certificate is written (atomically) where the
+        // lens finds it, and the lens says so.
+        let Some(checker) = checker else { return Some("Lean toolchain not found".into()) };
+        let written = self.write_certificate(uri, kernel, &g, &checker, agent_name, entries, files).await;
+        progress.finish(written.as_deref().unwrap_or("certified")).await;
+        written
+    }
+
+    /// Writes the certificate of a kernel whose every obligation Lean accepted; `Some(why)` when
+    /// it could not be written.
+    #[allow(clippy::too_many_arguments)]
+    async fn write_certificate(
+        &self,
+        uri: &Uri,
+        kernel: &str,
+        g: &lean::obligations::Generated,
+        checker: &agent::checker::LeanChecker,
+        agent_name: String,
+        entries: Vec<agent::certificate::Entry>,
+        files: Vec<(String, String)>,
+    ) -> Option<String> {
+        let fa = self.fresh_within(uri, COMMAND_WAIT).await?;
+        let k = fa.kernels.iter().find(|k| k.name == kernel)?;
+        let root = lock(&self.workspace_root).clone().or_else(|| fa.path.as_ref()?.parent().map(std::path::Path::to_path_buf))?;
+        let reference = k.spec.as_ref().and_then(|s| s.reference.as_ref()).map(|r| r.file.clone());
+        let inputs = agent::certificate::inputs(&fa.ptx, fa.interface_path.as_deref(), reference.as_deref());
+        let version = checker.toolchain.lean_version.clone();
+        let manifest = agent::certificate::Manifest::new(kernel.to_string(), g.module.clone(), inputs, version.clone(), agent_name, entries);
+        match agent::certificate::write(&agent::certificate::store_dir(&root), &manifest, &files) {
+            Ok(dir) => {
+                lock(&self.certifications.rechecks).insert(dir, Some(format!("certified (Lean {version})")));
+                None
+            }
+            Err(e) => Some(format!("the certificate could not be written: {e}")),
+        }
     }
 
     /// Work-done progress with a cancel button, when the client supports it.
