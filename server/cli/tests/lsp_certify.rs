@@ -168,3 +168,24 @@ fn a_certificate_on_disk_is_shown_only_through_a_recheck() {
     let _ = c.shutdown(Duration::from_secs(10));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_segment_with_its_own_obligation_can_be_certified_alone() {
+    let (mut c, u) = open_softmax(&double("learns.sh"));
+    // Line 31 stores the outputs: the store loop's segment has an obligation of its own.
+    let actions = c.request("textDocument/codeAction", json!({ "textDocument": { "uri": u }, "range": { "start": { "line": 30, "character": 4 }, "end": { "line": 30, "character": 4 } }, "context": { "diagnostics": [] } }), LONG).unwrap();
+    let titles: Vec<&str> = actions.as_array().unwrap().iter().filter_map(|a| a["title"].as_str()).collect();
+    let segment = actions
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["title"].as_str().is_some_and(|t| t.starts_with("Certify segment `s11_store_loop` of `softmax_rows`")))
+        .unwrap_or_else(|| panic!("{titles:?}"));
+    assert_eq!(segment["command"]["arguments"][2], "s11_store_loop");
+    c.request("workspace/executeCommand", json!({ "command": "lark.certify", "arguments": segment["command"]["arguments"] }), LONG).unwrap();
+    progress(&mut c, "begin");
+    let end = progress(&mut c, "end");
+    let message = end["params"]["value"]["message"].as_str().unwrap().to_string();
+    assert!(message.starts_with("s11_store_loop_agrees: ") && !message.contains("race_free"), "only the segment's obligation: {message}");
+    let _ = c.shutdown(Duration::from_secs(10));
+}

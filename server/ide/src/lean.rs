@@ -80,7 +80,7 @@ pub fn segment_range(fa: &FileAnalysis, k: &KernelResult, s: &Segment) -> Option
 }
 
 /// The segments with instructions on zero-based line `line0`, in order.
-fn segments_at(fa: &FileAnalysis, k: &KernelResult, segments: &[Segment], line0: u32) -> Vec<usize> {
+pub fn segments_at(fa: &FileAnalysis, k: &KernelResult, segments: &[Segment], line0: u32) -> Vec<usize> {
     let Some(kernel) = k.model() else { return vec![] };
     let mut out: Vec<usize> =
         kernel.insts().enumerate().filter(|(_, (_, _, i))| inst_line(fa, i) == Some(line0 + 1)).filter_map(|(n, _)| segment::segment_of(segments, n)).collect();

@@ -10,8 +10,8 @@ pub const SHOW_MODEL: &str = "lark.showModel";
 /// kernel of the file without a name), to show as a read-only `lark-lean:` document.
 pub const SHOW_LEAN: &str = "lark.showLean";
 
-/// `[uri, kernel]`: prove the kernel's Lean obligations in the background (work-done progress,
-/// cancellable); the outcome shows in the uncertified regions.
+/// `[uri, kernel, segment?]`: prove the kernel's Lean obligations (or only the segment's) in the
+/// background (work-done progress, cancellable); the outcome shows in the uncertified regions.
 pub const CERTIFY: &str = "lark.certify";
 /// `[uri, kernel]`: stop a running certification.
 pub const CANCEL_CERTIFY: &str = "lark.cancelCertify";

@@ -31,14 +31,41 @@ pub async fn handle(state: &Arc<State>, p: CodeActionParams) -> Result<Option<Co
     let caps = lock(&state.caps).edit;
     let mut actions: Vec<CodeActionOrCommand> =
         fixes.iter().filter_map(|f| to_proto::code_action(&fa, &uri, f, caps)).map(CodeActionOrCommand::CodeAction).collect();
-    // "Certify": for each kernel the engine verified that the range touches.
+    // "Certify": for each kernel the engine verified that the range touches, and for the
+    // segments on the range's line that have an obligation of their own.
     let agent = lock(&state.settings).agent().name();
-    for k in fa.kernels.iter().filter(|k| k.report.verdict == check::Verdict::Verified) {
-        if k.extent.start <= range.end && range.start <= k.extent.end.max(k.header.end) {
-            let args = vec![serde_json::Value::String(uri.to_string()), serde_json::Value::String(k.name.clone())];
+    let verified: Vec<&ide::KernelResult> = fa
+        .kernels
+        .iter()
+        .filter(|k| k.report.verdict == check::Verdict::Verified && k.extent.start <= range.end && range.start <= k.extent.end.max(k.header.end))
+        .collect();
+    let line0 = fa.line_of(range.start);
+    let segments: Vec<(String, Vec<String>)> = {
+        let snapshot = lock(&state.host).snapshot();
+        let (fa2, names) = (fa.clone(), verified.iter().map(|k| k.name.clone()).collect::<Vec<_>>());
+        tokio::task::spawn_blocking(move || names.into_iter().map(|n| (n.clone(), snapshot.certifiable_segments_at(&fa2, &n, line0))).collect())
+            .await
+            .unwrap_or_default()
+    };
+    for k in verified {
+        let arg = |s: &str| serde_json::Value::String(s.to_string());
+        actions.push(CodeActionOrCommand::CodeAction(lsp::CodeAction {
+            title: format!("Certify `{}` with Lean ({agent})", k.source_name),
+            command: Some(lsp::Command {
+                title: "Certify kernel".into(),
+                command: crate::commands::CERTIFY.into(),
+                arguments: Some(vec![arg(uri.as_str()), arg(&k.name)]),
+            }),
+            ..Default::default()
+        }));
+        for seg in segments.iter().filter(|(n, _)| *n == k.name).flat_map(|(_, s)| s) {
             actions.push(CodeActionOrCommand::CodeAction(lsp::CodeAction {
-                title: format!("Certify `{}` with Lean ({agent})", k.source_name),
-                command: Some(lsp::Command { title: "Certify kernel".into(), command: crate::commands::CERTIFY.into(), arguments: Some(args) }),
+                title: format!("Certify segment `{seg}` of `{}` with Lean ({agent})", k.source_name),
+                command: Some(lsp::Command {
+                    title: "Certify this segment".into(),
+                    command: crate::commands::CERTIFY.into(),
+                    arguments: Some(vec![arg(uri.as_str()), arg(&k.name), arg(seg)]),
+                }),
                 ..Default::default()
             }));
         }

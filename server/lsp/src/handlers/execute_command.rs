@@ -54,7 +54,8 @@ pub async fn handle(state: &Arc<State>, p: ExecuteCommandParams) -> Result<Optio
             if p.command == commands::CANCEL_CERTIFY {
                 return Ok(Some(Value::Bool(state.certifications.cancel(uri.as_str(), &kernel))));
             }
-            state.start_certify(uri, kernel).map_err(Error::invalid_params)?;
+            let segment = p.arguments.get(2).and_then(Value::as_str).map(str::to_string);
+            state.start_certify(uri, kernel, segment).map_err(Error::invalid_params)?;
             Ok(Some(serde_json::json!({ "started": true })))
         }
         other => Err(Error::invalid_params(format!("unknown command `{other}`"))),
