@@ -206,3 +206,87 @@ fn a_kernel_without_a_fixed_launch_gets_its_segments_and_a_note() {
     assert!(g.text.contains("theorem segments_cover"));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Every kernel of the race corpus and of the equivalence corpus (with their interfaces and
+/// references): a module is generated, it names only declared things, and its obligations are
+/// consistent with its segments.
+#[test]
+fn every_corpus_kernel_gets_a_module_naming_only_declared_things() {
+    let lib = library();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests");
+    let mut checked = 0;
+    let mut failures = Vec::new();
+    // The equivalence corpus (references of every kind), and race-corpus kernels with shared
+    // arrays, atomics, dynamic shared memory and warp collectives (the whole race corpus takes
+    // minutes to analyse; these cover what the module states about memory).
+    let race_corpus = [
+        "histogram_shared.ptx",
+        "matmul_tiled.ptx",
+        "dot_atomic.ptx",
+        "block_max.ptx",
+        "count_positive_atomic.ptx",
+        "warp_reduce_shfl.ptx",
+        "named_barrier_count.ptx",
+    ];
+    for corpus in ["corpus", "equiv"] {
+        let dir = root.join(corpus);
+        let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|x| x == "ptx"))
+            .filter(|p| {
+                let name = p.file_name().unwrap().to_str().unwrap();
+                // The benchmark-sized kernels only take time: their modules are like the others'.
+                if corpus == "equiv" {
+                    !name.starts_with("bench_") && !name.starts_with("layernorm")
+                } else {
+                    race_corpus.contains(&name)
+                }
+            })
+            .collect();
+        files.sort();
+        // The verdicts do not matter here, only the modules: short solver queries keep it quick.
+        let mut host = AnalysisHost::new(Settings { timeout_ms: 50, ..Settings::default() });
+        let keys: Vec<(PathBuf, String)> = files
+            .iter()
+            .map(|p| {
+                let text = std::fs::read_to_string(p).unwrap();
+                let key = format!("file://{}", p.display());
+                host.set_file(SourceFile::new(key.clone(), Some(p.clone()), FileKind::Ptx, text.as_str().into(), 1));
+                (p.clone(), key)
+            })
+            .collect();
+        let snapshot = host.snapshot();
+        for (path, key) in keys {
+            let fa = snapshot.analyse(&key).unwrap();
+            for k in fa.kernels.iter().filter(|k| k.report.verdict != check::Verdict::Error) {
+                let name = format!("{}:{}", path.file_name().unwrap().to_string_lossy(), k.name);
+                let g = match snapshot.lean_module(&fa, Some(&k.name)) {
+                    Ok(g) => g,
+                    Err(e) => {
+                        failures.push(format!("{name}: {e}"));
+                        continue;
+                    }
+                };
+                checked += 1;
+                let unknown = lean::library::unresolved_names(&g.text, &lib, &generated_local);
+                if !unknown.is_empty() {
+                    failures.push(format!("{name}: undeclared names {unknown:?}"));
+                }
+                if g.segments.first().map(|s| s.start) != Some(0) || g.segments.windows(2).any(|w| w[0].stop != w[1].start) {
+                    failures.push(format!("{name}: segments not contiguous"));
+                }
+                for o in &g.obligations {
+                    if o.segment.is_some_and(|s| s >= g.segments.len()) {
+                        failures.push(format!("{name}: {} names a segment that does not exist", o.name));
+                    }
+                    if !g.text.contains(&o.statement) {
+                        failures.push(format!("{name}: {} is not in the module as pinned", o.name));
+                    }
+                }
+            }
+        }
+    }
+    assert!(checked >= 45, "{checked} kernels");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
