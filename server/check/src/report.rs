@@ -442,6 +442,16 @@ impl KernelReport {
     /// Sets the verdict from the findings and uncertified regions: the most severe finding,
     /// else `uncertified` if anything is, else `verified`.
     pub fn settle_verdict(&mut self) {
+        // The same reason found by two checks (a shape neither the race check nor the
+        // equivalence check could use) is said once.
+        let mut seen: Vec<Uncertified> = Vec::new();
+        self.uncertified.retain(|u| {
+            let new = !seen.contains(u);
+            if new {
+                seen.push(u.clone());
+            }
+            new
+        });
         // The finding that names the verdict comes first (the order is otherwise kept). A finding
         // that needs an undeclared launch does not name it: the kernel is then uncertified.
         self.findings.sort_by_key(|f| (f.assumed_launch.is_some(), f.kind.precedence()));
