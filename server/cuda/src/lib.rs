@@ -23,6 +23,10 @@ use std::process::Command;
 use std::time::Duration;
 use workdir::{PathMap, TempDir, PRELUDE_NAME};
 
+/// SDK headers kernels include whose declarations the prelude provides: with clang they are
+/// empty stand-ins (no CUDA SDK is needed).
+const SDK_HEADERS: [&str; 6] = ["cuda_runtime.h", "cuda_runtime_api.h", "cuda.h", "device_launch_parameters.h", "cuda_device_runtime_api.h", "driver_types.h"];
+
 /// The prelude for `clang --cuda-device-only -nocudainc`.
 pub const PRELUDE: &str = include_str!("cuda_prelude.h");
 
@@ -103,6 +107,15 @@ pub fn compile(path: &Path, text: &str, opts: &CompileOptions) -> Result<String,
                 cmd.arg("-I").arg(i);
             }
             cmd.arg("-I").arg(&source_dir);
+            // `#include <cuda_runtime.h>` and the SDK's other headers: what they would declare
+            // is in the prelude, so empty stand-ins end the search after every real directory
+            // (an SDK given with -I still wins).
+            let stubs = dir.path().join("lark_sdk_stubs");
+            std::fs::create_dir_all(&stubs).map_err(|e| io("writing the SDK stand-ins", e))?;
+            for h in SDK_HEADERS {
+                std::fs::write(stubs.join(h), "// LARK: declared in the prelude\n").map_err(|e| io("writing the SDK stand-ins", e))?;
+            }
+            cmd.arg("-idirafter").arg(&stubs);
         }
         CompilerKind::Nvcc => {
             cmd.args(["-ptx", "-lineinfo", "-O2", &format!("-arch={arch}")]);
