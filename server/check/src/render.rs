@@ -199,6 +199,9 @@ pub fn note_message(n: &Note) -> String {
         Note::AssumedLaunch { facts } => {
             format!("assumed for the launch the interface leaves open: {}; declare the launch in lark.toml if it is launched otherwise", facts.join("; "))
         }
+        Note::InferredLaunch { site, facts } => {
+            format!("launch read from its launch site at {site}: {}; declare the launch in lark.toml to check others", facts.join(", "))
+        }
         Note::UnmatchedParameter { name } => format!("the interface names `{name}`, which is not a parameter of this kernel"),
         Note::CheckedShapes { shapes } => format!(
             "checked for the shapes the reference binding lists ({}): races, divergence, bounds and equivalence at each; other values within the declared ranges are not covered",

@@ -408,6 +408,8 @@ pub enum Note {
     /// Documented defaults for a launch the interface leaves open: dimensions the kernel never
     /// reads are 1; a dimension's threads fit a signed 32-bit index.
     AssumedLaunch { facts: Vec<String> },
+    /// The launch facts read from the kernel's launch site in its own `.cu` file.
+    InferredLaunch { site: String, facts: Vec<String> },
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]

@@ -340,8 +340,12 @@ fn compile_path(file: &SourceFile) -> PathBuf {
 
 pub(crate) fn analyse_file(an: &Analysis, file: &SourceFile, cancel: &CancelToken, progress: &dyn Fn(usize, usize)) -> Result<FileAnalysis, Cancelled> {
     let index = ptx::LineIndex::new(&file.text);
-    let iface = an.db.inputs.interface_for(an.settings(), file.path.as_deref());
     let path = compile_path(file);
+    let mut iface = an.db.inputs.interface_for(an.settings(), file.path.as_deref());
+    // A `.cu` that launches its kernels says with which block (the lowest-precedence facts).
+    if file.kind == FileKind::Cu {
+        iface = iface.with_launch_sites(&path, &file.text);
+    }
     let mut fa = FileAnalysis {
         key: file.key.clone(),
         version: file.version,

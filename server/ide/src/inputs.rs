@@ -112,9 +112,19 @@ impl InterfaceInput {
         KernelInterface { spec, notes, errors }
     }
 
-    /// Whether any source has an entry for the kernel.
+    /// Whether any interface file or input has an entry for the kernel (facts inferred from the
+    /// sources are not an entry the user wrote).
     pub fn has_kernel(&self, ptx_name: &str) -> bool {
-        self.layers.iter().any(|l| l.interface.kernel(ptx_name).is_some())
+        self.layers.iter().filter(|l| l.kind != SourceKind::Inferred).any(|l| l.interface.kernel(ptx_name).is_some())
+    }
+
+    /// Adds the facts inferred from a `.cu` file's launch sites, at the lowest precedence.
+    pub fn with_launch_sites(mut self, path: &Path, text: &str) -> InterfaceInput {
+        let inferred = spec::inferred_interface(text, &path.display().to_string());
+        if !inferred.kernels.is_empty() {
+            self.layers.push(Layer { kind: SourceKind::Inferred, path: path.to_path_buf(), interface: Arc::new(inferred) });
+        }
+        self
     }
 
     /// Every source merged, kernel by kernel, under the names each source wrote.
