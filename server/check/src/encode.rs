@@ -110,6 +110,13 @@ impl<'a> Encoder<'a> {
         self.narrow.insert(name.to_string(), narrow);
     }
 
+    /// The expressions encoded so far, with the thread copy each was encoded for (0: shared).
+    pub fn encoded(&self) -> Vec<(ExprId, u8)> {
+        let mut v: Vec<(ExprId, u8)> = self.defined.keys().copied().collect();
+        v.sort_unstable();
+        v
+    }
+
     /// The constants declared narrow: they are defined terms, so a model reports them only
     /// when asked.
     pub fn narrowed(&self) -> &[String] {

@@ -151,6 +151,45 @@ impl<'a> Query<'a> {
         }
     }
 
+    /// Grid-stride loops: `i = G + k * S` with `G = ctaid*ntid + tid` and `S = ntid*nctaid` (the
+    /// grid's thread count). Two threads (or iterations) with the same `i` have the same `G` and
+    /// the same `k`: division by `S` is unique because `0 <= G < S`. The lemma is stated under
+    /// the lifter's own no-overflow facts of both copies (`sext(i) == sext(G) + zext(k)*sext(S)`,
+    /// in 64 bits where nothing wraps: `zext(k) < 2^32`, `S <= 2^31`), so it adds no assumption;
+    /// `G < S` holds when the grid's thread count fits 31 bits. Solvers cannot find it (the
+    /// products are nonlinear): with it a grid-stride loop without a lark.toml is decided instead
+    /// of timing out. Call after every term of the query is encoded.
+    pub fn add_stride_lemmas(&mut self, x: &Exprs, bind: &Binding) {
+        for (e, _) in self.enc.encoded().into_iter().filter(|(_, t)| *t == 1) {
+            // The lifter's no-overflow fact of the induction variable, `sext(i) == sext(G) +
+            // zext(k)*sext(S)`: under it the 32-bit `i` is the integer `G + k*S` too.
+            let fact = match x.node(e) {
+                model::expr::Node::Cmp { op: model::ops::CmpOp::Eq, a, b } => {
+                    let (a, b) = (*a, *b);
+                    let narrow = |v: ExprId| match x.node(v) {
+                        model::expr::Node::Ext { a, from: 32, to: 64, signed: true } => Some(*a),
+                        _ => None,
+                    };
+                    match (grid_stride(x, a), narrow(b), grid_stride(x, b), narrow(a)) {
+                        (Some(s), Some(i), _, _) | (_, _, Some(s), Some(i)) => Some((s, i)),
+                        _ => None,
+                    }
+                }
+                _ => None,
+            };
+            let Some(((g, k, d), i)) = fact else { continue };
+            let (grid, block) = (bind.grid[d as usize].hi as u128, bind.block[d as usize].hi as u128);
+            if grid * block > 1u128 << 31 {
+                continue;
+            }
+            let (f1, f2) = (self.enc.term(e, 1), self.enc.term(e, 2));
+            let (i1, i2) = (self.enc.term(i, 1), self.enc.term(i, 2));
+            let (g1, g2) = (self.enc.term(g, 1), self.enc.term(g, 2));
+            let (k1, k2) = (self.enc.term(k, 1), self.enc.term(k, 2));
+            self.asserts.push(format!("(=> (and (= {i1} {i2}) {f1} {f2}) (and (= {g1} {g2}) (= {k1} {k2})))"));
+        }
+    }
+
     /// `(bvugt end size)`-style term for a buffer's size in bytes (64-bit).
     pub fn size_term(&mut self, x: &Exprs, size: &ByteSize) -> String {
         match size {
@@ -208,6 +247,62 @@ impl<'a> Query<'a> {
     pub fn to_smt(&self) -> Result<::smt::Query, String> {
         crate::smt::read_query(&self.script())
     }
+}
+
+/// Whether `e` is a special register of dimension `d`.
+fn special(x: &Exprs, e: ExprId, want: fn(u8) -> Special) -> Option<u8> {
+    match x.node(e) {
+        model::expr::Node::Var { sym: Sym::Special(s), bits: 32 } => (0..3u8).find(|d| *s == want(*d)),
+        _ => None,
+    }
+}
+
+/// The operands of a commutative binary node `op` of width `bits`.
+fn operands(x: &Exprs, e: ExprId, op: model::ops::BinOp, bits: u32) -> Option<(ExprId, ExprId)> {
+    match x.node(e) {
+        model::expr::Node::Bin { op: o, a, b, bits: w } if *o == op && *w == bits => Some((*a, *b)),
+        _ => None,
+    }
+}
+
+/// `ctaid*ntid + tid` along dimension `d` (operands in any order).
+fn global_index(x: &Exprs, e: ExprId) -> Option<u8> {
+    use model::ops::BinOp::{Add, Mul};
+    let (a, b) = operands(x, e, Add, 32)?;
+    let (prod, tid) = if operands(x, a, Mul, 32).is_some() { (a, b) } else { (b, a) };
+    let (m, n) = operands(x, prod, Mul, 32)?;
+    let d = special(x, tid, Special::Tid)?;
+    let ok = |c: ExprId, s: ExprId| special(x, c, Special::Ctaid) == Some(d) && special(x, s, Special::Ntid) == Some(d);
+    (ok(m, n) || ok(n, m)).then_some(d)
+}
+
+/// `ntid*nctaid` along dimension `d`.
+fn grid_size(x: &Exprs, e: ExprId, d: u8) -> bool {
+    let Some((a, b)) = operands(x, e, model::ops::BinOp::Mul, 32) else { return false };
+    let is = |n: ExprId, c: ExprId| special(x, n, Special::Ntid) == Some(d) && special(x, c, Special::Nctaid) == Some(d);
+    is(a, b) || is(b, a)
+}
+
+/// `sext(G) + zext(k) * sext(S)` in 64 bits: `(G, k, d)`.
+fn grid_stride(x: &Exprs, e: ExprId) -> Option<(ExprId, ExprId, u8)> {
+    use model::expr::Node::Ext;
+    use model::ops::BinOp::{Add, Mul};
+    let (a, b) = operands(x, e, Add, 64)?;
+    let ext = |v: ExprId, signed: bool| match x.node(v) {
+        Ext { a, from: 32, to: 64, signed: s } if *s == signed => Some(*a),
+        _ => None,
+    };
+    let try_order = |base: ExprId, step: ExprId| -> Option<(ExprId, ExprId, u8)> {
+        let g = ext(base, true)?;
+        let d = global_index(x, g)?;
+        let (m, n) = operands(x, step, Mul, 64)?;
+        let (k, s) = match (ext(m, false), ext(n, true)) {
+            (Some(k), Some(s)) if grid_size(x, s, d) => (k, s),
+            _ => (ext(n, false)?, ext(m, true)?),
+        };
+        grid_size(x, s, d).then_some((g, k, d))
+    };
+    try_order(a, b).or_else(|| try_order(b, a))
 }
 
 /// Linear thread id of thread copy `t` as an SMT term.

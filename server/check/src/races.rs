@@ -281,6 +281,7 @@ pub fn check_pair(ctx: &mut Ctx, i: usize, j: usize) -> Option<RaceOutcome> {
     roots.extend(ctx.assert_facts(&mut q, b.block, &with([b.pc, o2]), 2));
     ctx.add_load_facts(&mut q, &roots, 2);
     q.add_param_facts(x, ctx.bind, &roots);
+    q.add_stride_lemmas(x, ctx.bind);
     for (t, acc) in [(1u8, a), (2u8, b)] {
         for &lp in &acc.loops {
             let k = q.enc.sym(Sym::Counter(lp), model::symbolic::COUNTER_BITS, t);
