@@ -308,6 +308,7 @@ impl Solver {
     /// One query in one scope; any `Err` leaves the process in an unknown state. The solver's
     /// own limit is `clock_ms`; `timeout_ms` is what a timeout is reported as; `cpu_limit`,
     /// when set, is the CPU time the query may use.
+    #[allow(clippy::too_many_arguments)]
     fn run(
         &mut self,
         query: &Query,
