@@ -79,7 +79,9 @@ fn lean_errors_are_fed_back_with_their_positions_until_the_attempts_run_out() {
 
 #[test]
 fn a_hanging_agent_is_killed_with_its_children_and_the_budget_holds() {
-    let mut a = CommandAgent::new(double("hang.sh"));
+    // A sleep length no other test uses, to find exactly this test's processes afterwards.
+    let marker = 1000 + std::process::id() % 1000;
+    let mut a = CommandAgent::new(format!("{} {marker}", double("hang.sh")));
     let started = Instant::now();
     let out = prove(&request(), &mut a, None, &Policy::default(), &budget(10, Duration::from_millis(700), Duration::from_secs(2)));
     let elapsed = started.elapsed();
@@ -87,13 +89,13 @@ fn a_hanging_agent_is_killed_with_its_children_and_the_budget_holds() {
     assert!(elapsed < Duration::from_secs(5), "the 2 s budget took {elapsed:?}");
     assert!(reason.contains("budget exhausted") || reason.contains("no proof accepted"), "{reason}");
     assert!(attempts.iter().all(|a| a.errors[0].message.contains("did not answer")), "{attempts:#?}");
-    // No `sleep 1000` of the double survives.
+    // Neither the script nor its background `sleep` survives.
     std::thread::sleep(Duration::from_millis(200));
     let survivors = std::fs::read_dir("/proc")
         .unwrap()
         .flatten()
         .filter_map(|e| std::fs::read_to_string(e.path().join("cmdline")).ok())
-        .filter(|c| c.contains("hang.sh"))
+        .filter(|c| c.split('\0').any(|arg| arg == marker.to_string()))
         .count();
     assert_eq!(survivors, 0, "a hanging agent's process outlived its timeout");
 }
