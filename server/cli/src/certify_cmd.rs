@@ -6,7 +6,6 @@ use agent::certificate::{self, Manifest};
 use agent::prove::{Budget, Checker, Outcome};
 use agent::{Agent, BuiltIn, CommandAgent, EndpointAgent};
 use clap::Args;
-use ide::{AnalysisHost, SourceFile};
 use lean::audit::Policy;
 use lean::library::LibraryIndex;
 use std::path::{Path, PathBuf};
@@ -78,21 +77,10 @@ pub fn certify(args: CertifyArgs) -> ExitCode {
         only_kernel: args.kernel.clone(),
         ..ide::Settings::default()
     };
-    let mut host = AnalysisHost::new(settings);
-    let file = match SourceFile::read(&args.file) {
-        Ok(f) => f,
-        Err(e) => return fail(e),
+    let (snapshot, fa) = match crate::lean_cmd::analyse_one(settings, &args.file) {
+        Ok(r) => r,
+        Err(why) => return fail(why),
     };
-    let key = file.key.clone();
-    host.set_file(file);
-    let snapshot = host.snapshot();
-    let Ok(fa) = snapshot.analyse(&key) else { return fail("the analysis was cancelled".into()) };
-    if let Some(e) = fa.interface_errors.first() {
-        return fail(format!("interface error at {e}"));
-    }
-    if fa.kernels.is_empty() {
-        return fail(fa.status.clone().or_else(|| fa.problems.first().map(|p| p.message.clone())).unwrap_or_else(|| "no kernels".into()));
-    }
     let lib = library();
     let policy = lib.as_ref().map_or_else(Policy::default, Policy::for_library);
     // Lean first: without it nothing can become a certificate, and the agent is told so.

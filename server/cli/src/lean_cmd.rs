@@ -76,21 +76,10 @@ fn emit(args: EmitArgs) -> ExitCode {
         },
         None => None,
     };
-    let mut host = AnalysisHost::new(settings);
-    let file = match SourceFile::read(&args.file) {
-        Ok(f) => f,
-        Err(e) => return fail(e),
+    let (snapshot, fa) = match analyse_one(settings, &args.file) {
+        Ok(r) => r,
+        Err(why) => return fail(why),
     };
-    let key = file.key.clone();
-    host.set_file(file);
-    let snapshot = host.snapshot();
-    let Ok(fa) = snapshot.analyse(&key) else { return fail("the analysis was cancelled".into()) };
-    if let Some(e) = fa.interface_errors.first() {
-        return fail(format!("interface error at {e}"));
-    }
-    if fa.kernels.is_empty() {
-        return fail(fa.status.clone().or_else(|| fa.problems.first().map(|p| p.message.clone())).unwrap_or_else(|| "no kernels".into()));
-    }
     if let Some(dir) = &args.out {
         if let Err(e) = std::fs::create_dir_all(dir) {
             return fail(format!("{}: {e}", dir.display()));
@@ -131,4 +120,22 @@ fn emit(args: EmitArgs) -> ExitCode {
         }
     }
     status
+}
+
+/// Analyses one file for the Lean commands: the snapshot and its analysis, or why the file has
+/// no kernel to state (unreadable, an interface error, nothing that compiles).
+pub fn analyse_one(settings: ide::Settings, path: &std::path::Path) -> Result<(ide::Analysis, std::sync::Arc<ide::FileAnalysis>), String> {
+    let mut host = AnalysisHost::new(settings);
+    let file = SourceFile::read(path)?;
+    let key = file.key.clone();
+    host.set_file(file);
+    let snapshot = host.snapshot();
+    let fa = snapshot.analyse(&key).map_err(|_| "the analysis was cancelled".to_string())?;
+    if let Some(e) = fa.interface_errors.first() {
+        return Err(format!("interface error at {e}"));
+    }
+    if fa.kernels.is_empty() {
+        return Err(fa.status.clone().or_else(|| fa.problems.first().map(|p| p.message.clone())).unwrap_or_else(|| "no kernels".into()));
+    }
+    Ok((snapshot, fa))
 }

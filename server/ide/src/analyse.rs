@@ -100,6 +100,16 @@ impl KernelResult {
         self.model.get_or_init(|| model::Kernel::lower(&self.parse.module, &self.parse.module.functions[self.func]).ok().map(Arc::new)).as_deref()
     }
 
+    /// Runs `f` on the lowered kernel without keeping it when it was not lowered already: for
+    /// what every publish computes for every kernel, which must not hold every model in memory.
+    pub fn with_model<T>(&self, f: impl FnOnce(&model::Kernel) -> T) -> Option<T> {
+        if let Some(k) = self.model.get() {
+            return k.as_deref().map(f);
+        }
+        let k = model::Kernel::lower(&self.parse.module, &self.parse.module.functions[self.func]).ok()?;
+        Some(f(&k))
+    }
+
     /// The lifted model and phases, computed on first use.
     pub fn lifted(&self) -> Option<&model::Analysis> {
         let k = self.model()?;

@@ -64,14 +64,8 @@ fn generate(an: &Analysis, fa: &FileAnalysis, k: &KernelResult, segments: Option
     Ok(obligations::generate(&subject))
 }
 
-/// The segments of a kernel (LARK's own cuts; cheap, no reference needed).
-pub fn segments(k: &KernelResult) -> Vec<Segment> {
-    k.model().map(segment::propose).unwrap_or_default()
-}
-
 /// The byte range in `fa.text` a segment spans: the lines of its instructions in this file.
-pub fn segment_range(fa: &FileAnalysis, k: &KernelResult, s: &Segment) -> Option<Range<usize>> {
-    let kernel = k.model()?;
+fn segment_range(fa: &FileAnalysis, kernel: &model::Kernel, s: &Segment) -> Option<Range<usize>> {
     let lines: Vec<u32> = kernel.insts().skip(s.start).take(s.stop - s.start).filter_map(|(_, _, i)| inst_line(fa, i)).collect();
     let (lo, hi) = (*lines.iter().min()?, *lines.iter().max()?);
     let first = fa.line_range(lo.checked_sub(1)?);
@@ -96,8 +90,11 @@ pub fn region_diagnostics(fa: &FileAnalysis, reason: &dyn Fn(&str) -> Option<Str
     let mut out = Vec::new();
     for k in fa.kernels.iter().filter(|k| k.report.verdict == check::Verdict::Verified) {
         let why = reason(&k.name).map_or_else(|| "yet".to_string(), |r| format!("({r})"));
-        for s in segments(k) {
-            let Some(range) = segment_range(fa, k, &s) else { continue };
+        // Every publish computes this for every verified kernel: the model is lowered for the
+        // moment and dropped, not kept by each analysis (that doubled the server's memory).
+        let ranges: Vec<(Segment, Range<usize>)> =
+            k.with_model(|m| segment::propose(m).into_iter().filter_map(|s| segment_range(fa, m, &s).map(|r| (s, r))).collect()).unwrap_or_default();
+        for (s, range) in ranges {
             out.push(Diagnostic {
                 range,
                 severity: Severity::Information,

@@ -25,23 +25,30 @@ fn the_library_and_its_conformance_examples_build() {
     }
 }
 
-#[test]
-fn the_golden_kernel_modules_check() {
-    let Some(tc) = toolchain() else { return };
-    let root = std::env::temp_dir().join(format!("lark-golden-{}", std::process::id()));
+/// Checks every module of `dir` (relative to this crate) in a fresh scratch workspace with the
+/// library built; returns how many there were.
+fn check_every_module(tc: &lean::Toolchain, dir: &str) -> usize {
+    let root = std::env::temp_dir().join(format!("lark-golden-{}-{}", std::process::id(), dir.replace('/', "_")));
     let ws = Workspace::create(&root, &lean::library_dir()).unwrap();
-    let built = ws.build_library(&tc, Duration::from_secs(3600)).unwrap();
+    let built = ws.build_library(tc, Duration::from_secs(3600)).unwrap();
     assert!(built.accepted(), "{:#?}", built.messages);
-    let golden = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden");
+    let golden = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(dir);
     let mut names: Vec<String> = std::fs::read_dir(&golden).unwrap().filter_map(|e| e.ok()).map(|e| e.file_name().to_string_lossy().into_owned()).collect();
     names.sort();
-    for name in names {
-        let text = std::fs::read_to_string(golden.join(&name)).unwrap();
-        let file = ws.write_file(&name, &text).unwrap();
-        let r = ws.check_file(&tc, &file, Duration::from_secs(600)).unwrap();
+    for name in &names {
+        let text = std::fs::read_to_string(golden.join(name)).unwrap();
+        let file = ws.write_file(name, &text).unwrap();
+        let r = ws.check_file(tc, &file, Duration::from_secs(600)).unwrap();
         assert!(r.accepted(), "{name}: {:#?}", r.messages);
     }
     ws.remove().unwrap();
+    names.len()
+}
+
+#[test]
+fn the_golden_kernel_modules_check() {
+    let Some(tc) = toolchain() else { return };
+    check_every_module(&tc, "tests/golden");
 }
 
 /// The golden obligation modules (`tests/lean/golden`, generated through the analysis by
@@ -50,19 +57,6 @@ fn the_golden_kernel_modules_check() {
 #[test]
 fn the_golden_obligation_modules_check() {
     let Some(tc) = toolchain() else { return };
-    let root = std::env::temp_dir().join(format!("lark-obligations-{}", std::process::id()));
-    let ws = Workspace::create(&root, &lean::library_dir()).unwrap();
-    let built = ws.build_library(&tc, Duration::from_secs(3600)).unwrap();
-    assert!(built.accepted(), "{:#?}", built.messages);
-    let golden = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/lean/golden");
-    let mut names: Vec<String> = std::fs::read_dir(&golden).unwrap().filter_map(|e| e.ok()).map(|e| e.file_name().to_string_lossy().into_owned()).collect();
-    names.sort();
-    assert!(names.len() >= 4, "{names:?}");
-    for name in names {
-        let text = std::fs::read_to_string(golden.join(&name)).unwrap();
-        let file = ws.write_file(&name, &text).unwrap();
-        let r = ws.check_file(&tc, &file, Duration::from_secs(600)).unwrap();
-        assert!(r.accepted(), "{name}: {:#?}", r.messages);
-    }
-    ws.remove().unwrap();
+    let n = check_every_module(&tc, "../../tests/lean/golden");
+    assert!(n >= 4, "{n} modules");
 }

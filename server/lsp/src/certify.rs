@@ -159,7 +159,7 @@ impl State {
         if open.is_empty() {
             return Some(format!("no obligation is stated ({})", g.notes.join("; ")));
         }
-        let progress = self.progress_for(uri, kernel, &cancel).await;
+        let progress = self.progress_for(uri, kernel).await;
         let lib = lean::library::LibraryIndex::load(&lean::library_dir()).ok();
         let policy = lib.as_ref().map_or_else(Policy::default, Policy::for_library);
         // Lean: without it nothing can be accepted, and the loop says so at the first audited proof.
@@ -264,7 +264,7 @@ impl State {
     }
 
     /// Work-done progress with a cancel button, when the client supports it.
-    async fn progress_for(&self, uri: &Uri, kernel: &str, cancel: &CancelToken) -> Progress {
+    async fn progress_for(&self, uri: &Uri, kernel: &str) -> Progress {
         if !lock(&self.caps).work_done_progress {
             return Progress(None);
         }
@@ -277,7 +277,6 @@ impl State {
         if let Some(r) = lock(&self.certifications.runs).get_mut(&(uri.to_string(), kernel.to_string())) {
             r.token = Some(token);
         }
-        let _ = cancel;
         let p = self.client.progress(number, format!("LARK: certifying {kernel}")).with_percentage(0).with_cancel_button().begin().await;
         Progress(Some(p))
     }
