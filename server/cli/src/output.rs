@@ -53,6 +53,10 @@ pub fn text(r: &FileReport) -> String {
         for n in &k.notes {
             let _ = writeln!(out, "  note: {}", render::note_message(n));
         }
+        // What a `verified` equivalence rests on besides the rewriting rules.
+        for a in k.equivalence.iter().flat_map(|e| &e.assumptions) {
+            let _ = writeln!(out, "  assumed: {a}");
+        }
     }
     if r.kernels.is_empty() && r.diagnostics.is_empty() {
         let _ = writeln!(out, "{}: no kernels", r.file);

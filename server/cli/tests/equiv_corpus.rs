@@ -8,18 +8,21 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// Correct kernels the normal forms do not prove equal yet, with why; the note of the session
-/// that lists them says what would close each gap.
-const KNOWN_UNDECIDED: &[(&str, &str)] = &[(
-    "layernorm_var",
-    "var = E[x²] - mean² against the reference's mean((x - mean)²): equal only once (x - mean)² is expanded, which grouping avoids for long rows",
-)];
+/// Correct kernels the engine does not decide yet, with why; the note of the session that lists
+/// them says what would close each gap. (None today: `layernorm_var`, which was here, is now
+/// decided by random interpretation.)
+const KNOWN_UNDECIDED: &[(&str, &str)] = &[];
 
 /// Correct kernels whose proof takes a large part of the 20 s kernel budget on a 2-core machine
 /// (long rows whose centred values are expanded element by element): on a loaded machine they
 /// may run out of it, which is an honest `uncertified` (the reason must say so), never a pass or
 /// a mismatch.
-const SLOW: &[&str] = &["layernorm_mean"];
+const SLOW: &[&str] = &["layernorm_mean", "layernorm_var"];
+
+/// Correct kernels whose forms the rewriting rules leave apart (a product of two long sums kept
+/// grouped on one side only): when verified, the report must say that random interpretation
+/// decided them.
+const BY_RANDOM_INTERPRETATION: &[&str] = &["layernorm_var"];
 
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap()
@@ -81,7 +84,14 @@ fn every_equivalence_verdict_is_the_expected_one() {
                     wrong.push(format!("{name}: the wrong element is written at line {line}, expected one of {:?}", e.lines));
                 }
             }
-            ("verified", "verified") if !known => verified += 1,
+            ("verified", "verified") if !known => {
+                verified += 1;
+                let assumptions = k["equivalence"]["assumptions"].as_array().cloned().unwrap_or_default();
+                let named = assumptions.iter().any(|a| a.as_str().is_some_and(|a| a.contains("random interpretation")));
+                if BY_RANDOM_INTERPRETATION.contains(&name) && !named {
+                    wrong.push(format!("{name}: verified, but the report does not say random interpretation decided it: {assumptions:?}"));
+                }
+            }
             ("verified", "verified") => wrong.push(format!("{name}: now verified; take it off KNOWN_UNDECIDED")),
             ("verified", "uncertified") if known => undecided += 1,
             ("verified", "uncertified") if SLOW.contains(&name) && mentions_budget(k) => {

@@ -14,7 +14,10 @@
 //!    ([`nf`]) and compares them: equal forms are **verified**;
 //! 4. for differing forms, searches for inputs where the two differ numerically ([`numeric`])
 //!    and confirms the difference by running the kernel and the reference again: a confirmed
-//!    difference is a **mismatch**, anything else stays **uncertified** with both expressions.
+//!    difference is a **mismatch**;
+//! 5. forms still apart are evaluated modulo a prime at random points ([`fingerprint`]): forms
+//!    that agree are **verified**, with the method named in the report's assumptions; anything
+//!    else stays **uncertified** with both expressions.
 //!
 //! Input-dependent control flow or addressing, and operations the shadow does not follow, are
 //! reported as uncertified, never verified.
@@ -23,6 +26,7 @@ pub mod classes;
 pub mod constants;
 pub mod convert;
 pub mod facts;
+pub mod fingerprint;
 pub mod nf;
 pub mod numeric;
 pub mod render;
@@ -47,7 +51,7 @@ use reference::NodeId;
 use setup::{BufferRole, Draw, Plan, Run};
 use shadow::Shadow;
 use spec::KernelSpec;
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::time::Instant;
 
 /// What the caller knows: the kernel, its interface (with the reference binding), the
@@ -96,10 +100,20 @@ pub fn check(req: &Request) -> Outcome {
             return out;
         }
     };
-    for scalars in shapes {
+    // Smallest shapes first: a bug shows at the smallest shape as often as at a large one, so
+    // the first counterexample comes sooner and is smaller (a verified kernel checks them all).
+    let mut planned: Vec<(BTreeMap<String, i128>, Result<Plan, setup::SetupError>)> = shapes
+        .into_iter()
+        .map(|s| {
+            let p = setup::plan(req.kernel, req.spec, req.source_names, &s);
+            (s, p)
+        })
+        .collect();
+    planned.sort_by_key(|(_, p)| p.as_ref().map_or(0, plan_size));
+    for (scalars, plan) in planned {
         let started = Instant::now();
         let shape_name = check::render::shape(&scalars);
-        let plan = match setup::plan(req.kernel, req.spec, req.source_names, &scalars) {
+        let plan = match plan {
             Ok(p) => p,
             Err(why) => {
                 out.uncertified.push(Uncertified { reason: Reason::ShapeNotChecked { shape: shape_name, why }, location: None, related: vec![] });
@@ -146,6 +160,16 @@ pub fn check(req: &Request) -> Outcome {
     }
     out.summary = Some(summary);
     out
+}
+
+/// The time the formulas of a mismatch report may take (the counterexample is found and
+/// replayed before; on long rows the formulas alone took a second).
+const REPORT_TIME: std::time::Duration = std::time::Duration::from_millis(100);
+
+/// A shape's rough cost: threads launched plus buffer elements.
+fn plan_size(p: &Plan) -> u64 {
+    let threads: u64 = p.grid.iter().chain(&p.block).map(|&d| d as u64).product();
+    threads + p.buffers.iter().map(|b| b.len).sum::<u64>()
 }
 
 fn reference_error(req: &Request, e: &reference::RefError) -> Uncertified {
@@ -272,6 +296,7 @@ impl ShapeCheck<'_, '_> {
             }
         };
         let run = &run2;
+        let report_budget = if diff.is_some() { self.req.budget.within(REPORT_TIME) } else { self.req.budget.clone() };
         let mut nf = Nf::default();
         let consts = self.constants(&mut nf);
         // Normal forms of every output element, both sides.
@@ -358,14 +383,19 @@ impl ShapeCheck<'_, '_> {
                 return (kernel_vals[i].clone(), ref_vals[i].clone());
             }
             let k = match (kernel_terms[i], &concrete_outputs[i]) {
-                (Some(t), _) => convert::kernel_vals(nf, &consts, &shadow.terms, &[t], &self.req.budget).pop().unwrap_or_else(in_class),
+                (Some(t), _) => convert::kernel_vals(nf, &consts, &shadow.terms, &[t], &report_budget).pop().unwrap_or_else(in_class),
                 (None, Some(FloatVal::Finite(r))) => Ok(Nf::constant(r.clone())),
                 (None, _) => Err(nf::NfError::Unsupported("an output the kernel leaves as a non-finite constant".into())),
             };
-            let r = convert::reference_vals(nf, &self.lowered.graph, &[ref_roots[i]], &input_atom, &self.req.budget).pop();
+            let r = convert::reference_vals(nf, &self.lowered.graph, &[ref_roots[i]], &input_atom, &report_budget).pop();
             (k, r.unwrap_or_else(in_class))
         };
-        self.record_stores(&mut nf, &consts, &shadow, &trace);
+        // With a mismatch, only the store that wrote the wrong element gets its formula (the
+        // others' can take a second on long rows, and the diagnostic sits on that one), and the
+        // formulas of the report get [`REPORT_TIME`]: the counterexample's values are exact
+        // without them.
+        let wrong_store = diff.as_ref().map(|d| self.store_of(&shadow, run, d));
+        self.record_stores(&mut nf, &consts, &shadow, &trace, wrong_store, &report_budget);
         let names = self.names();
 
         if let Some(d) = diff {
@@ -428,6 +458,21 @@ impl ShapeCheck<'_, '_> {
                 out.findings.push(m);
                 return Verdict::Mismatch;
             }
+            // 5. Forms the rules left apart and no draw tells apart: random interpretation.
+            let before = differing.len();
+            let mut points = fingerprint::Points::new(&nf, seed_of(&self.shape_name));
+            let mut out_of_time = false;
+            differing.retain(|&(o, flat)| {
+                out_of_time = out_of_time || self.req.budget.check().is_err();
+                let i = self.index_of(o, flat);
+                match (&kernel_vals[i], &ref_vals[i]) {
+                    (Ok(a), Ok(b)) if !out_of_time => !points.agree(a, b),
+                    _ => true,
+                }
+            });
+            if differing.len() < before {
+                self.note_random_interpretation(before - differing.len());
+            }
             unproved = differing.first().copied();
         }
         let mut verdict = if out.uncertified.iter().any(|u| matches!(&u.reason, Reason::EquivalenceUnsupported { shape, .. } if *shape == self.shape_name)) {
@@ -455,6 +500,20 @@ impl ShapeCheck<'_, '_> {
             verdict = Verdict::Uncertified;
         }
         verdict
+    }
+
+    /// Says in the report's assumptions that some elements were shown equal by random
+    /// interpretation rather than by the rewriting rules.
+    fn note_random_interpretation(&mut self, classes: usize) {
+        let note = format!(
+            "for {}, {classes} output formula{} the rewriting rules left in different forms {} shown equal by random interpretation: both sides evaluated modulo the prime 2^61-1 at {} independent random points, functions other than + · / as random oracles (two formulas that differ as polynomials of degree d agree at all points with probability at most (d/2^61)^{})",
+            self.shape_name,
+            if classes == 1 { "" } else { "s" },
+            if classes == 1 { "was" } else { "were" },
+            fingerprint::TRIALS,
+            fingerprint::TRIALS,
+        );
+        self.summary.assumptions.push(note);
     }
 
     /// Whether the reference's output node `root` is element `elem` of the input that kernel
@@ -553,13 +612,14 @@ impl ShapeCheck<'_, '_> {
     }
 
     /// The value formula of each store instruction, in the first thread that executes it.
-    fn record_stores(&mut self, nf: &mut Nf, consts: &Constants, shadow: &Shadow, trace: &interp::Trace) {
+    /// Only the store at `only` when it is `Some` (`Some(None)`: no store at all).
+    fn record_stores(&mut self, nf: &mut Nf, consts: &Constants, shadow: &Shadow, trace: &interp::Trace, only: Option<Option<InstRef>>, budget: &Budget) {
         let names = self.names();
-        let mut samples: Vec<_> = shadow.samples.iter().collect();
+        let mut samples: Vec<_> = shadow.samples.iter().filter(|(pc, _)| only.is_none_or(|o| o == Some(**pc))).collect();
         samples.sort_by_key(|(pc, _)| **pc);
         for (pc, s) in samples {
             let Some(t) = s.term else { continue };
-            let Some(v) = convert::kernel_vals(nf, consts, &shadow.terms, &[t], &self.req.budget).pop().and_then(Result::ok) else { continue };
+            let Some(v) = convert::kernel_vals(nf, consts, &shadow.terms, &[t], budget).pop().and_then(Result::ok) else { continue };
             let Some(location) = self.location(*pc) else { continue };
             let target = match s.place {
                 interp::observe::Place::Shared { slot, offset } => {
@@ -586,6 +646,17 @@ impl ShapeCheck<'_, '_> {
         }
     }
 
+    fn element_bytes(&self, param: u32) -> u64 {
+        self.plan.buffers.iter().find(|b| b.param == param).map_or(4, |b| b.dtype.bytes())
+    }
+
+    /// The store instruction that wrote the differing element last, if any did.
+    fn store_of(&self, shadow: &Shadow, run: &Run, d: &Difference) -> Option<InstRef> {
+        let p = &self.plan.outputs[d.output];
+        let id = run.ids.get(&p.param)?;
+        shadow.stores.get(&(*id, p.element(d.flat) * self.element_bytes(p.param))).map(|s| s.pc)
+    }
+
     #[allow(clippy::too_many_arguments)]
     fn mismatch(
         &self,
@@ -600,12 +671,14 @@ impl ShapeCheck<'_, '_> {
     ) -> Finding {
         let p = &self.plan.outputs[d.output];
         let elem = p.element(d.flat);
-        let b = self.plan.buffers.iter().find(|b| b.param == p.param);
-        let bytes = b.map_or(4, |b| b.dtype.bytes());
+        let bytes = self.element_bytes(p.param);
         let id = run.ids.get(&p.param).copied();
         let store = id.and_then(|id| shadow.stores.get(&(id, elem * bytes)));
         let show = |v: Option<&Result<Val, nf::NfError>>| match v {
             Some(Ok(v)) => render::val(nf, names, v),
+            Some(Err(nf::NfError::Budget)) if self.req.budget.check().is_ok() => {
+                format!("(a formula too long to derive within the {} ms a report gets; the values are exact without it)", REPORT_TIME.as_millis())
+            }
             Some(Err(e)) => format!("(not expressible: {e})"),
             None => "?".into(),
         };
@@ -677,6 +750,15 @@ impl ShapeCheck<'_, '_> {
             assumed_launch: None,
         }
     }
+}
+
+/// The seed of a shape's random points: fresh per run (the process's hash keys), so no formula
+/// can be written to collide at points known in advance.
+fn seed_of(shape: &str) -> u64 {
+    use std::hash::{BuildHasher, Hash, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    shape.hash(&mut h);
+    h.finish()
 }
 
 fn shadow_buffer(sc: &ShapeCheck, param: u32) -> Option<model::interp::BufferId> {

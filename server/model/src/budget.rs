@@ -105,6 +105,17 @@ impl Budget {
         Budget { deadline: Instant::now().checked_add(timeout), cancel }
     }
 
+    /// This budget, with its deadline brought forward to at most `limit` from now (the same
+    /// cancellation): a part of a check that must not take the whole budget.
+    pub fn within(&self, limit: Duration) -> Budget {
+        let soon = Instant::now().checked_add(limit);
+        let deadline = match (self.deadline, soon) {
+            (Some(d), Some(s)) => Some(d.min(s)),
+            (d, s) => d.or(s),
+        };
+        Budget { deadline, cancel: self.cancel.clone() }
+    }
+
     /// Why to stop now, if at all.
     pub fn check(&self) -> Result<(), Stop> {
         if self.cancel.is_cancelled() {
