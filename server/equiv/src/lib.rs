@@ -755,10 +755,8 @@ impl ShapeCheck<'_, '_> {
 /// The seed of a shape's random points: fresh per run (the process's hash keys), so no formula
 /// can be written to collide at points known in advance.
 fn seed_of(shape: &str) -> u64 {
-    use std::hash::{BuildHasher, Hash, Hasher};
-    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-    shape.hash(&mut h);
-    h.finish()
+    use std::hash::BuildHasher;
+    std::collections::hash_map::RandomState::new().hash_one(shape)
 }
 
 fn shadow_buffer(sc: &ShapeCheck, param: u32) -> Option<model::interp::BufferId> {
