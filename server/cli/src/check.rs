@@ -115,8 +115,12 @@ pub fn run(args: CheckArgs) -> ExitCode {
         .collect();
     // Nothing changes the host while the files are checked, so no analysis is cancelled.
     let snapshot = host.snapshot();
+    // Text is printed kernel by kernel as each finishes (a file of many kernels shows its
+    // first verdicts at once); JSON and SARIF are one document, and `--dump-model` prints the
+    // models before the reports, so those wait for the end.
+    let stream = args.format == Format::Text && !args.dump_model;
     let checked = in_parallel(parallel_files, args.files.len(), |n| match &keys[n] {
-        Ok(key) => check_file(&snapshot, key, &args.files[n], &args),
+        Ok(key) => check_file(&snapshot, key, &args.files[n], &args, stream),
         Err(e) => Err(Unusable(e.clone(), None)),
     });
     let mut reports = Vec::new();
@@ -137,7 +141,9 @@ pub fn run(args: CheckArgs) -> ExitCode {
     match args.format {
         Format::Json => println!("{}", output::json(&reports)),
         Format::Sarif => println!("{}", output::sarif(&reports)),
-        Format::Text => reports.iter().for_each(|r| print!("{}", output::text(r))),
+        // What was not streamed: the files' own diagnostics, and the kernels of files that
+        // were not streamed.
+        Format::Text => reports.iter().for_each(|r| print!("{}", output::text_rest(r, stream))),
     }
     // Notes (which source of the interface won a conflict, ...) change nothing.
     let findings = reports
@@ -175,8 +181,17 @@ fn in_parallel<T: Send>(threads: usize, count: usize, f: impl Fn(usize) -> T + S
 }
 
 /// Checks one file; with `--dump-model`, also the text of its models.
-fn check_file(snapshot: &Analysis, key: &str, path: &Path, args: &CheckArgs) -> Result<(FileReport, Option<String>), Unusable> {
-    let fa = snapshot.analyse(key).map_err(|_| Unusable("the analysis was cancelled".into(), None))?;
+fn check_file(snapshot: &Analysis, key: &str, path: &Path, args: &CheckArgs, stream: bool) -> Result<(FileReport, Option<String>), Unusable> {
+    let print_kernel = |k: &check::KernelReport| {
+        if stream {
+            let mut one = FileReport { file: path.display().to_string(), kernels: vec![k.clone()], diagnostics: vec![] };
+            resolve_sources(&mut one, path);
+            // One write per kernel, so files checked side by side do not interleave lines.
+            let _ = std::io::Write::write_all(&mut std::io::stdout().lock(), output::text(&one).as_bytes());
+        }
+    };
+    let observer = ide::Observer { checked: &print_kernel, ..ide::Observer::default() };
+    let fa = snapshot.analyse_observed(key, &observer).map_err(|_| Unusable("the analysis was cancelled".into(), None))?;
     if !fa.interface_errors.is_empty() {
         // A typo in the interface weakens the check it was meant to make: nothing is reported as
         // checked until the interface says what it means.

@@ -11,6 +11,19 @@ fn place(file: &str, l: &Location) -> String {
     }
 }
 
+/// The text of a report whose kernels were already printed one by one (`streamed`): its
+/// diagnostics only; otherwise the whole text.
+pub fn text_rest(r: &FileReport, streamed: bool) -> String {
+    if !streamed || r.kernels.is_empty() {
+        return text(r);
+    }
+    let rest = FileReport { file: r.file.clone(), kernels: vec![], diagnostics: r.diagnostics.clone() };
+    if rest.diagnostics.is_empty() {
+        return String::new();
+    }
+    text(&rest)
+}
+
 pub fn text(r: &FileReport) -> String {
     let mut out = String::new();
     for d in &r.diagnostics {

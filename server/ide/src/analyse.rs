@@ -10,7 +10,7 @@
 
 use crate::db::{lock, FileKeys};
 use crate::inputs::InterfaceInput;
-use crate::{cu, Analysis, Cancelled, FileKind, Severity, SourceFile};
+use crate::{cu, Analysis, Cancelled, FileKind, Observer, Severity, SourceFile};
 use check::{KernelReport, Location, Sources};
 use model::budget::CancelToken;
 use std::collections::hash_map::DefaultHasher;
@@ -348,7 +348,7 @@ fn compile_path(file: &SourceFile) -> PathBuf {
     file.path.clone().unwrap_or_else(|| PathBuf::from(if file.kind == FileKind::Cu { "kernel.cu" } else { "kernel.ptx" }))
 }
 
-pub(crate) fn analyse_file(an: &Analysis, file: &SourceFile, cancel: &CancelToken, progress: &dyn Fn(usize, usize)) -> Result<FileAnalysis, Cancelled> {
+pub(crate) fn analyse_file(an: &Analysis, file: &SourceFile, cancel: &CancelToken, observer: &Observer) -> Result<FileAnalysis, Cancelled> {
     let index = ptx::LineIndex::new(&file.text);
     let path = compile_path(file);
     let mut iface = an.db.inputs.interface_for(an.settings(), file.path.as_deref());
@@ -435,7 +435,7 @@ pub(crate) fn analyse_file(an: &Analysis, file: &SourceFile, cancel: &CancelToke
     };
     fa.ptx_index = if file.kind == FileKind::Ptx { fa.index.clone() } else { ptx::LineIndex::new(&fa.ptx) };
     let only = an.settings().only_kernel.clone();
-    check_module(an, &mut fa, &iface, cu_text.as_deref(), only.as_deref(), cancel, progress, &mut keys)?;
+    check_module(an, &mut fa, &iface, cu_text.as_deref(), only.as_deref(), cancel, observer, &mut keys)?;
     an.db.record_file(&file.key, keys);
     Ok(fa)
 }
@@ -472,7 +472,7 @@ pub(crate) fn check_module(
     cu_text: Option<&str>,
     only: Option<&str>,
     cancel: &CancelToken,
-    progress: &dyn Fn(usize, usize),
+    observer: &Observer,
     keys: &mut FileKeys,
 ) -> Result<(), Cancelled> {
     let ptx_text = fa.ptx.clone();
@@ -498,31 +498,38 @@ pub(crate) fn check_module(
     // `--kernel` names a kernel by its PTX name, or a C++ kernel by its qualified or plain name.
     let wanted =
         |f: &ptx::Function| f.kind == ptx::FunctionKind::Entry && f.body.is_some() && only.is_none_or(|o| spec::kernel_aliases(&f.name).iter().any(|n| n == o));
-    let total = parsed.module.functions.iter().filter(|f| wanted(f)).count();
     let kernel_names: Vec<&str> = parsed.module.functions.iter().filter(|f| f.kind == ptx::FunctionKind::Entry).map(|f| f.name.as_str()).collect();
     for e in iface.unknown_entries(&kernel_names) {
         fa.problems.push(interface_problem(fa.line_range(0), &e));
         fa.interface_errors.push(e);
     }
-    for (done, (fi, func)) in parsed.module.functions.iter().enumerate().filter(|(_, f)| wanted(f)).enumerate() {
-        let name = func.name.to_string();
-        let source_name = spec::unmangled_name(&name).unwrap_or_else(|| name.clone());
+    // Every kernel's interface first: an error in any of them means nothing of the file is
+    // reported as checked, so it must be known before the first report is passed on.
+    let setups: Vec<KernelSetup> = parsed
+        .module
+        .functions
+        .iter()
+        .enumerate()
+        .filter(|(_, f)| wanted(f))
+        .map(|(fi, func)| kernel_setup(fa, iface, cu_text, masked.as_ref(), fi, func))
+        .collect();
+    // A section that names no kernel anywhere is a typo that matters here when a kernel of this
+    // file has no entry: it may be the entry that was meant for it.
+    if setups.iter().any(|k| !iface.has_kernel(&k.name)) {
+        for e in an.db.inputs.unmatched_sections(iface) {
+            fa.problems.push(interface_problem(fa.line_range(0), &e));
+            fa.interface_errors.push(e);
+        }
+    }
+    let clean_interface = fa.interface_errors.is_empty() && setups.iter().all(|k| k.ki.errors.is_empty());
+    let total = setups.len();
+    for (done, setup) in setups.into_iter().enumerate() {
+        let KernelSetup { fi, name, source_name, header, extent, param_names, ki } = setup;
+        let func = &parsed.module.functions[fi];
         if cancel.is_cancelled() {
             return Err(Cancelled);
         }
-        progress(done, total);
-        let (header, extent) = match (&masked, fa.kind) {
-            (Some(m), FileKind::Cu) => cu::kernel_extent(&fa.text, m, &source_name).unwrap_or((fa.line_range(0), 0..0)),
-            _ => {
-                let line = fa.index.line_col(func.name_span.start).0;
-                (fa.line_range(line), func.span.range())
-            }
-        };
-        let cu_params = cu_text.and_then(|cu| spec::cu_params(cu, &source_name));
-        let param_names = cu_params.as_ref().map(|ps| ps.iter().map(|p| p.name.clone()).collect::<Vec<_>>());
-        let declared = |names: &[&str]| iface.layers.iter().find_map(|l| l.interface.kernel(&name)?.param(names)).map(spec::ParamSpec::is_buffer);
-        let params = crate::inputs::param_names(func, cu_params.as_deref(), &declared);
-        let ki = iface.kernel(&name, &params);
+        (observer.progress)(done, total);
         for e in &ki.errors {
             fa.problems.push(interface_problem(header.clone(), e));
         }
@@ -586,6 +593,9 @@ pub(crate) fn check_module(
                 }
             },
         };
+        if clean_interface {
+            (observer.checked)(&report);
+        }
         fa.kernels.push(KernelResult {
             name,
             source_name,
@@ -604,17 +614,38 @@ pub(crate) fn check_module(
             func_span: func.span,
         });
     }
-    // A section that names no kernel anywhere is a typo that matters here when a kernel of this
-    // file has no entry: it may be the entry that was meant for it.
-    if fa.kernels.iter().any(|k| !iface.has_kernel(&k.name)) {
-        for e in an.db.inputs.unmatched_sections(iface) {
-            fa.problems.push(interface_problem(fa.line_range(0), &e));
-            fa.interface_errors.push(e);
-        }
-    }
     fa.timings.push(("kernels", ms(t)));
     fa.timings.push(("engine", engine));
     Ok(())
+}
+
+/// What a kernel's check needs from its file and interface, known before any kernel is checked.
+struct KernelSetup {
+    fi: usize,
+    name: String,
+    source_name: String,
+    header: Range<usize>,
+    extent: Range<usize>,
+    param_names: Option<Vec<String>>,
+    ki: crate::inputs::KernelInterface,
+}
+
+fn kernel_setup(fa: &FileAnalysis, iface: &InterfaceInput, cu_text: Option<&str>, masked: Option<&String>, fi: usize, func: &ptx::Function) -> KernelSetup {
+    let name = func.name.to_string();
+    let source_name = spec::unmangled_name(&name).unwrap_or_else(|| name.clone());
+    let (header, extent) = match (masked, fa.kind) {
+        (Some(m), FileKind::Cu) => cu::kernel_extent(&fa.text, m, &source_name).unwrap_or((fa.line_range(0), 0..0)),
+        _ => {
+            let line = fa.index.line_col(func.name_span.start).0;
+            (fa.line_range(line), func.span.range())
+        }
+    };
+    let cu_params = cu_text.and_then(|cu| spec::cu_params(cu, &source_name));
+    let param_names = cu_params.as_ref().map(|ps| ps.iter().map(|p| p.name.clone()).collect::<Vec<_>>());
+    let declared = |names: &[&str]| iface.layers.iter().find_map(|l| l.interface.kernel(&name)?.param(names)).map(spec::ParamSpec::is_buffer);
+    let params = crate::inputs::param_names(func, cu_params.as_deref(), &declared);
+    let ki = iface.kernel(&name, &params);
+    KernelSetup { fi, name, source_name, header, extent, param_names, ki }
 }
 
 /// The least time an equivalence check is given, however long the race check took: enough for
@@ -745,6 +776,6 @@ pub(crate) fn recheck(an: &Analysis, fa: &FileAnalysis, text: Arc<str>, iface: &
         FileKind::Ptx => fa.path.as_deref().and_then(|p| companion_cu_text(an, p, &text)),
     };
     efa.ptx_index = ptx::LineIndex::new(&efa.ptx);
-    check_module(an, &mut efa, iface, cu_text.as_deref(), Some(only), cancel, &|_, _| {}, &mut FileKeys::default()).ok()?;
+    check_module(an, &mut efa, iface, cu_text.as_deref(), Some(only), cancel, &Observer::default(), &mut FileKeys::default()).ok()?;
     Some(efa)
 }

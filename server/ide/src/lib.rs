@@ -184,6 +184,22 @@ pub struct Stats {
     pub cached_kernels: usize,
 }
 
+/// What an analysis tells its caller while it runs (`lark check` prints each kernel as it
+/// finishes; the language server shows progress).
+pub struct Observer<'a> {
+    /// `(done, total)` before each kernel.
+    pub progress: &'a dyn Fn(usize, usize),
+    /// Each kernel's final report, as soon as it is known. Not called for a file whose
+    /// interface has an error: nothing of such a file is reported as checked.
+    pub checked: &'a dyn Fn(&check::KernelReport),
+}
+
+impl Default for Observer<'_> {
+    fn default() -> Self {
+        Observer { progress: &|_, _| {}, checked: &|_| {} }
+    }
+}
+
 /// The mutable side: files and settings. Cheap to snapshot.
 ///
 /// The host owns cancellation: each file has a token that is cancelled when the file changes or
@@ -308,14 +324,19 @@ impl Analysis {
     /// Compiles (for `.cu`), parses and checks the file. Kernels whose inputs are unchanged come
     /// from the cache. Returns [`Cancelled`] when the file or the settings changed meanwhile.
     pub fn analyse(&self, key: &str) -> Result<Arc<FileAnalysis>, Cancelled> {
-        self.analyse_with_progress(key, &|_, _| {})
+        self.analyse_observed(key, &Observer::default())
     }
 
     /// Like [`Analysis::analyse`], calling `progress(done, total)` before each kernel.
     pub fn analyse_with_progress(&self, key: &str, progress: &dyn Fn(usize, usize)) -> Result<Arc<FileAnalysis>, Cancelled> {
+        self.analyse_observed(key, &Observer { progress, ..Observer::default() })
+    }
+
+    /// Like [`Analysis::analyse`], telling `observer` of each kernel as the analysis goes.
+    pub fn analyse_observed(&self, key: &str, observer: &Observer) -> Result<Arc<FileAnalysis>, Cancelled> {
         let file = self.files.get(key).ok_or(Cancelled)?;
         let cancel = self.cancel_token(key);
-        analyse::analyse_file(self, file, &cancel, progress).map(Arc::new)
+        analyse::analyse_file(self, file, &cancel, observer).map(Arc::new)
     }
 
     /// Code actions for a byte range of an analysed file: interface stubs for kernels without an
