@@ -279,6 +279,7 @@ impl ShapeCheck<'_, '_> {
         // 1. One run, concrete with a symbolic shadow: the concrete outputs are the fast path
         //    to a mismatch, the shadow names the store and the expressions.
         let first = Draw::Integers(1);
+        let roundings = interp::wide_roundings();
         let mut run2 = setup::prepare(self.req.kernel, self.plan, first, &self.req.budget);
         let initial = self.initial_outputs(&run2);
         let roles = setup::roles(self.plan, &run2);
@@ -296,6 +297,16 @@ impl ShapeCheck<'_, '_> {
             }
         };
         let run = &run2;
+        let rounded = interp::wide_roundings() - roundings;
+        if rounded > 0 {
+            self.summary.assumptions.push(format!(
+                "for {}, the concrete run rounded {rounded} value{} whose exact form grew past {} bits to {}-bit mantissas (iterations that double a value's size each step): it was exact to about 300 digits, not exactly",
+                self.shape_name,
+                if rounded == 1 { "" } else { "s" },
+                interp::MAX_EXACT_BITS,
+                interp::WIDE_MANTISSA_BITS
+            ));
+        }
         let report_budget = if diff.is_some() { self.req.budget.within(REPORT_TIME) } else { self.req.budget.clone() };
         let mut nf = Nf::default();
         let consts = self.constants(&mut nf);

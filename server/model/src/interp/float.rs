@@ -123,6 +123,17 @@ pub const MAX_EXACT_BITS: u64 = 4096;
 /// The mantissa they are rounded to.
 pub const WIDE_MANTISSA_BITS: u32 = 1024;
 
+thread_local! {
+    static WIDE_ROUNDINGS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// How many values this thread has rounded to [`WIDE_MANTISSA_BITS`] bits so far: a caller
+/// compares it before and after a run to say that the run was not exact (a run stays on its
+/// thread, so other checks running meanwhile do not count).
+pub fn wide_roundings() -> u64 {
+    WIDE_ROUNDINGS.with(|n| n.get())
+}
+
 /// `r` rounded (nearest even) to a mantissa of `bits` bits, with any exponent.
 fn round_mantissa(r: &BigRational, bits: u32) -> BigRational {
     if r.is_zero() {
@@ -354,6 +365,7 @@ impl FloatVal {
             }
         }
         if p + q > MAX_EXACT_BITS {
+            WIDE_ROUNDINGS.with(|n| n.set(n.get() + 1));
             return FloatVal::Finite(round_mantissa(r, WIDE_MANTISSA_BITS));
         }
         self

@@ -52,7 +52,7 @@ mod memory;
 pub mod observe;
 mod race;
 
-pub use float::{FloatFormat, FloatVal, Rounding, MAX_EXACT_BITS, WIDE_MANTISSA_BITS};
+pub use float::{wide_roundings, FloatFormat, FloatVal, Rounding, MAX_EXACT_BITS, WIDE_MANTISSA_BITS};
 pub use memory::{BufferId, Memory, Value, BUFFER_STRIDE, GLOBAL_BASE, LOCAL_BASE, SHARED_BASE, SLOT, WINDOW};
 pub use race::Race;
 
