@@ -16,8 +16,10 @@
 //!    and confirms the difference by running the kernel and the reference again: a confirmed
 //!    difference is a **mismatch**;
 //! 5. forms still apart are evaluated modulo a prime at random points ([`fingerprint`]): forms
-//!    that agree are **verified**, with the method named in the report's assumptions; anything
-//!    else stays **uncertified** with both expressions.
+//!    that agree are **verified**, with the method named in the report's assumptions;
+//! 6. a few small forms still apart go to an SMT solver over the reals ([`solve`]), which
+//!    decides what order decides (`max`, `abs`, `sqrt`); anything else stays **uncertified**
+//!    with both expressions.
 //!
 //! Input-dependent control flow or addressing, and operations the shadow does not follow, are
 //! reported as uncertified, never verified.
@@ -32,6 +34,7 @@ pub mod numeric;
 pub mod render;
 pub mod setup;
 pub mod shadow;
+pub mod solve;
 pub mod term;
 
 use check::report::{
@@ -66,6 +69,8 @@ pub struct Request<'a> {
     pub reference_text: &'a str,
     pub sources: &'a check::Sources<'a>,
     pub budget: Budget,
+    /// The SMT solver for forms nothing else decides (none: they stay uncertified).
+    pub solver: Option<smt::SolverKind>,
 }
 
 /// The equivalence check's contribution to a kernel report.
@@ -161,6 +166,12 @@ pub fn check(req: &Request) -> Outcome {
     out.summary = Some(summary);
     out
 }
+
+/// Representatives sent to the solver per shape, and the time each may take: the solver is for
+/// the odd formula the rules miss, not for a whole output (a class that needs it usually needs
+/// it for one representative per formula).
+const SOLVER_PAIRS: usize = 8;
+const SOLVER_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// The time the formulas of a mismatch report may take (the counterexample is found and
 /// replayed before; on long rows the formulas alone took a second).
@@ -483,6 +494,33 @@ impl ShapeCheck<'_, '_> {
             });
             if differing.len() < before {
                 self.note_random_interpretation(before - differing.len());
+            }
+            // 6. What order decides (max, min, abs, sqrt): the solver, for a few small forms.
+            if let Some(kind) = self.req.solver {
+                let stop = || self.req.budget.check().is_err();
+                let mut asked = 0;
+                let mut by_solver = 0;
+                differing.retain(|&(o, flat)| {
+                    let i = self.index_of(o, flat);
+                    let (Ok(a), Ok(b)) = (&kernel_vals[i], &ref_vals[i]) else { return true };
+                    if asked >= SOLVER_PAIRS || stop() {
+                        return true;
+                    }
+                    asked += 1;
+                    let timeout = self.req.budget.remaining().unwrap_or(SOLVER_TIMEOUT).min(SOLVER_TIMEOUT);
+                    let equal = solve::equal(&nf, a, b, kind, timeout, &stop) == solve::Answer::Equal;
+                    by_solver += equal as usize;
+                    !equal
+                });
+                if by_solver > 0 {
+                    self.summary.assumptions.push(format!(
+                        "for {}, {by_solver} output formula{} the rewriting rules left in different forms {} proved equal by {} over the reals (QF_UFNRA), assuming every divisor nonzero and every square root's argument non-negative, as the normal forms do",
+                        self.shape_name,
+                        if by_solver == 1 { "" } else { "s" },
+                        if by_solver == 1 { "was" } else { "were" },
+                        kind.name()
+                    ));
+                }
             }
             unproved = differing.first().copied();
         }

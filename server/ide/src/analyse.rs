@@ -677,7 +677,16 @@ fn equivalence(an: &Analysis, kernel: &model::Kernel, spec: &spec::KernelSpec, s
     // One budget per kernel: the equivalence check has what the race check left of it.
     let left = opts.budget_ms.saturating_sub(report.stats.millis as u64).max(MIN_EQUIVALENCE_MS);
     let budget = model::budget::Budget::with_timeout(std::time::Duration::from_millis(left), opts.cancel.clone());
-    let request = equiv::Request { kernel, spec, source_names: src.param_names.as_deref(), reference_file: &file, reference_text: &text, sources: src, budget };
+    let request = equiv::Request {
+        kernel,
+        spec,
+        source_names: src.param_names.as_deref(),
+        reference_file: &file,
+        reference_text: &text,
+        sources: src,
+        budget,
+        solver: Some(opts.solver),
+    };
     let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| equiv::check(&request))).unwrap_or_else(|p| {
         let message = p.downcast_ref::<String>().cloned().or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string())).unwrap_or_default();
         equiv::Outcome {

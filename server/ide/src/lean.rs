@@ -49,7 +49,8 @@ fn generate(an: &Analysis, fa: &FileAnalysis, k: &KernelResult, segments: Option
                 let sources = check::Sources { ptx: &fa.ptx, index: &fa.ptx_index, cu_file: None, param_names: k.param_names.clone() };
                 let file = reference.file.display().to_string();
                 let budget = model::budget::Budget::with_timeout(FACTS_BUDGET, an.cancel_token(&fa.key));
-                let req = equiv::Request { kernel, spec, source_names: names, reference_file: &file, reference_text: &text, sources: &sources, budget };
+                let req =
+                    equiv::Request { kernel, spec, source_names: names, reference_file: &file, reference_text: &text, sources: &sources, budget, solver: None };
                 match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| equiv::facts::shape_facts(&req))) {
                     Ok(Ok(f)) => (Some(f), None),
                     Ok(Err(e)) => (None, Some(e)),
