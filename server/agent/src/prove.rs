@@ -1,11 +1,16 @@
 //! The prove loop for one obligation: ask the agent, audit the answer, check it with Lean, and
 //! feed every error back, until Lean accepts a proof or the budget is spent.
 //!
+//! When Lean rejects a tactic proof, [`crate::repair`] first tries to mend it — keep what Lean
+//! did not object to, prove the goals left open one by one — before the agent is asked for a
+//! new proof; both spend the same budget.
+//!
 //! Without a Lean toolchain the loop stops at the first proof that passes the audit: it cannot
 //! be checked, so it is not a certificate, and asking for more would only spend the agent's
 //! budget.
 
 use crate::protocol::{Attempt, ProofError, ProveRequest};
+use crate::repair::{self, Repair};
 use crate::transport::{Agent, AgentError, Limits};
 use lean::audit::{Pinned, Policy};
 use lean::certify::CertifyError;
@@ -21,11 +26,59 @@ pub struct Budget {
     pub per_call: Limits,
     /// For one Lean run.
     pub lean_timeout: Duration,
+    /// How many times proof repair may cut a rejected proof down and splice it together again
+    /// (0: no repair).
+    pub repair_rounds: u32,
+    /// The most agent calls on one sub-goal (each also counts as one of `attempts`).
+    pub subgoal_attempts: u32,
 }
 
 impl Default for Budget {
     fn default() -> Budget {
-        Budget { attempts: 6, total: Duration::from_secs(600), per_call: Limits::default(), lean_timeout: Duration::from_secs(300) }
+        Budget {
+            attempts: 6,
+            total: Duration::from_secs(600),
+            per_call: Limits::default(),
+            lean_timeout: Duration::from_secs(300),
+            repair_rounds: 2,
+            subgoal_attempts: 2,
+        }
+    }
+}
+
+/// What has been spent of a [`Budget`]: the loop and proof repair draw on the same.
+pub(crate) struct Spend<'b> {
+    pub budget: &'b Budget,
+    started: Instant,
+    /// Agent calls made so far; each is an attempt.
+    pub calls: u32,
+}
+
+impl<'b> Spend<'b> {
+    fn new(budget: &'b Budget) -> Spend<'b> {
+        Spend { budget, started: Instant::now(), calls: 0 }
+    }
+
+    pub fn time_left(&self) -> Duration {
+        self.budget.total.saturating_sub(self.started.elapsed())
+    }
+
+    pub fn calls_left(&self) -> u32 {
+        self.budget.attempts.saturating_sub(self.calls)
+    }
+
+    pub fn cancelled(&self) -> bool {
+        self.budget.per_call.cancel.is_cancelled()
+    }
+
+    /// The limits of the next agent call: its own, or what is left of the whole if less.
+    pub fn call_limits(&self) -> Limits {
+        Limits { timeout: self.budget.per_call.timeout.min(self.time_left()), ..self.budget.per_call.clone() }
+    }
+
+    /// The timeout of the next Lean run.
+    pub fn lean_timeout(&self) -> Duration {
+        self.budget.lean_timeout.min(self.time_left().max(Duration::from_secs(1)))
     }
 }
 
@@ -59,15 +112,19 @@ pub fn prove(request: &ProveRequest, agent: &mut dyn Agent, checker: Option<&dyn
         Ok(p) => p,
         Err(e) => return Outcome::NotProved { reason: format!("the statement does not match its pin: {e}"), attempts: vec![] },
     };
-    let started = Instant::now();
+    let mut spend = Spend::new(budget);
     let mut req = request.clone();
     req.attempts.clear();
-    for _ in 0..budget.attempts {
-        let left = budget.total.saturating_sub(started.elapsed());
-        if left.is_zero() {
+    while spend.calls_left() > 0 {
+        // Proof repair runs Lean between agent calls: a cancellation during it ends here.
+        if spend.cancelled() {
+            return Outcome::NotProved { reason: "cancelled".into(), attempts: req.attempts };
+        }
+        if spend.time_left().is_zero() {
             return Outcome::NotProved { reason: format!("agent budget exhausted ({} s)", budget.total.as_secs()), attempts: req.attempts };
         }
-        let limits = Limits { timeout: budget.per_call.timeout.min(left), ..budget.per_call.clone() };
+        let limits = spend.call_limits();
+        spend.calls += 1;
         let response = match agent.propose(&req, &limits) {
             Ok(r) => r,
             Err(e) if e.is_fatal() => {
@@ -95,19 +152,24 @@ pub fn prove(request: &ProveRequest, agent: &mut dyn Agent, checker: Option<&dyn
                 attempts: req.attempts,
             };
         };
-        let timeout = budget.lean_timeout.min(budget.total.saturating_sub(started.elapsed()).max(Duration::from_secs(1)));
-        match checker.check(&pinned, &file, &request.theorem, timeout) {
+        match checker.check(&pinned, &file, &request.theorem, spend.lean_timeout()) {
             Ok(axioms) => {
                 req.attempts.push(Attempt { proof: response.proof.clone(), errors: vec![] });
                 return Outcome::Proved { proof: response.proof, file, axioms, attempts: req.attempts };
             }
             Err(CertifyError::Rejected(messages)) => {
-                let errors = messages
-                    .iter()
-                    .filter(|m| m.severity == lean::Severity::Error)
-                    .map(|m| ProofError { line: m.line, column: m.column, message: m.text.clone() })
-                    .collect::<Vec<_>>();
-                let errors = if errors.is_empty() { vec![ProofError::general("Lean rejected the proof without an error message")] } else { errors };
+                let mut errors = lean_errors(&messages);
+                let context = repair::Context { request, pinned: &pinned, checker, policy };
+                match repair::repair(&context, agent, &mut spend, &response.proof, &messages) {
+                    Repair::Proved { proof, file, axioms } => {
+                        req.attempts.push(Attempt { proof: response.proof, errors });
+                        req.attempts.push(Attempt { proof: proof.clone(), errors: vec![] });
+                        return Outcome::Proved { proof, file, axioms, attempts: req.attempts };
+                    }
+                    // The agent's next attempt hears what the repair found.
+                    Repair::Failed(why) => errors.push(ProofError::general(format!("proof repair: {why}"))),
+                    Repair::NotApplicable => {}
+                }
                 req.attempts.push(Attempt { proof: response.proof, errors });
             }
             Err(e @ (CertifyError::Audit(_) | CertifyError::Timeout(_))) => {
@@ -118,4 +180,18 @@ pub fn prove(request: &ProveRequest, agent: &mut dyn Agent, checker: Option<&dyn
     }
     let last = req.attempts.last().and_then(|a| a.errors.first()).map_or(String::new(), |e| format!("; last: {}", e.message.lines().next().unwrap_or("")));
     Outcome::NotProved { reason: format!("no proof accepted in {} attempts{last}", budget.attempts), attempts: req.attempts }
+}
+
+/// Lean's error messages as the errors of an attempt.
+pub(crate) fn lean_errors(messages: &[lean::Message]) -> Vec<ProofError> {
+    let errors: Vec<ProofError> = messages
+        .iter()
+        .filter(|m| m.severity == lean::Severity::Error)
+        .map(|m| ProofError { line: m.line, column: m.column, message: m.text.clone() })
+        .collect();
+    if errors.is_empty() {
+        vec![ProofError::general("Lean rejected the proof without an error message")]
+    } else {
+        errors
+    }
 }

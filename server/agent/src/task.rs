@@ -45,5 +45,6 @@ pub fn request(g: &Generated, o: &Obligation, lib: Option<&LibraryIndex>, facts:
         library: library_names(o, lib),
         facts,
         attempts: vec![],
+        subgoal_of: None,
     }
 }

@@ -2,7 +2,7 @@
 //! timeout, an output cap and a cancellation token — and reports why it produced nothing as an
 //! [`AgentError`], never by panicking or hanging.
 
-use crate::protocol::{ProveRequest, ProveResponse};
+use crate::protocol::{parse_segment_response, ProveRequest, ProveResponse, SegmentRequest, SegmentResponse};
 use lean::runner::{run_process, ProcessLimits};
 use model::budget::CancelToken;
 use std::io::{Read, Write};
@@ -55,11 +55,14 @@ impl AgentError {
     }
 }
 
-/// A source of proofs.
+/// A source of proofs and segmentations.
 pub trait Agent: Send {
     /// For progress messages and certificates' manifests (never holds a secret).
     fn name(&self) -> String;
+    /// A proof of the request's obligation (task `prove`).
     fn propose(&mut self, req: &ProveRequest, limits: &Limits) -> Result<ProveResponse, AgentError>;
+    /// A segmentation of the request's kernel (task `segment`).
+    fn propose_segments(&mut self, req: &SegmentRequest, limits: &Limits) -> Result<SegmentResponse, AgentError>;
 }
 
 /// The first characters of a text, for error messages.
@@ -69,9 +72,12 @@ fn excerpt(text: &str) -> String {
 
 /// The built-in prover: no LLM, a fixed portfolio of tactics tried one per attempt, in order of
 /// cost. It proves what needs no insight (decidable facts, arithmetic, definitional unfolding);
-/// anything else is left to an external agent.
+/// anything else is left to an external agent. Asked for a segmentation, it answers with LARK's
+/// own.
 pub struct BuiltIn {
     next: usize,
+    /// The pinned statement the portfolio is being tried on: a new obligation starts it over.
+    statement_sha256: String,
 }
 
 impl BuiltIn {
@@ -86,8 +92,23 @@ impl BuiltIn {
         "by\n  intro I inputs arg x h\n  simp_all [Assumptions]",
     ];
 
+    /// The portfolio for a sub-goal proof repair isolated: its hypotheses are already in
+    /// scope, so no `intro` of the obligation's binders; tried as one `first`, in one Lean run.
+    pub const SUBGOAL_TACTICS: [&'static str; 7] =
+        ["rfl", "decide", "omega", "(simp_all; done)", "(simp_all; omega)", "grind", "(simp_all [Assumptions]; done)"];
+
     pub fn new() -> BuiltIn {
-        BuiltIn { next: 0 }
+        BuiltIn { next: 0, statement_sha256: String::new() }
+    }
+
+    /// The sub-goal portfolio as one proof.
+    pub fn subgoal_proof() -> String {
+        let mut proof = "by\n  intros\n  first".to_string();
+        for t in BuiltIn::SUBGOAL_TACTICS {
+            proof.push_str("\n    | ");
+            proof.push_str(t);
+        }
+        proof
     }
 }
 
@@ -102,13 +123,32 @@ impl Agent for BuiltIn {
         "built-in prover".into()
     }
 
-    fn propose(&mut self, _req: &ProveRequest, limits: &Limits) -> Result<ProveResponse, AgentError> {
+    fn propose(&mut self, req: &ProveRequest, limits: &Limits) -> Result<ProveResponse, AgentError> {
         if limits.cancel.is_cancelled() {
             return Err(AgentError::Cancelled);
+        }
+        // Proof repair tries the sub-goal portfolio itself before it asks any agent.
+        if req.subgoal_of.is_some() {
+            return Err(AgentError::Exhausted);
+        }
+        if req.statement_sha256 != self.statement_sha256 {
+            self.statement_sha256 = req.statement_sha256.clone();
+            self.next = 0;
         }
         let tactic = BuiltIn::TACTICS.get(self.next).ok_or(AgentError::Exhausted)?;
         self.next += 1;
         Ok(ProveResponse { proof: tactic.to_string() })
+    }
+
+    fn propose_segments(&mut self, req: &SegmentRequest, limits: &Limits) -> Result<SegmentResponse, AgentError> {
+        if limits.cancel.is_cancelled() {
+            return Err(AgentError::Cancelled);
+        }
+        // LARK's own cuts are all it knows; refused once, asking again is pointless.
+        if !req.attempts.is_empty() {
+            return Err(AgentError::Exhausted);
+        }
+        Ok(req.lark_proposal.clone())
     }
 }
 
@@ -141,13 +181,28 @@ impl Agent for CommandAgent {
     }
 
     fn propose(&mut self, req: &ProveRequest, limits: &Limits) -> Result<ProveResponse, AgentError> {
+        let input = serde_json::to_vec(req).map_err(|e| AgentError::Start(e.to_string()))?;
+        let stdout = self.run(input, limits)?;
+        ProveResponse::parse(&stdout).map_err(|why| AgentError::Garbage { why, excerpt: excerpt(&stdout) })
+    }
+
+    fn propose_segments(&mut self, req: &SegmentRequest, limits: &Limits) -> Result<SegmentResponse, AgentError> {
+        let input = serde_json::to_vec(req).map_err(|e| AgentError::Start(e.to_string()))?;
+        let stdout = self.run(input, limits)?;
+        parse_segment_response(&stdout).map_err(|why| AgentError::Garbage { why, excerpt: excerpt(&stdout) })
+    }
+}
+
+impl CommandAgent {
+    /// Runs the command once with `input` on its standard input; its standard output when it
+    /// exited with 0 in time.
+    fn run(&self, input: Vec<u8>, limits: &Limits) -> Result<String, AgentError> {
         if limits.cancel.is_cancelled() {
             return Err(AgentError::Cancelled);
         }
         std::fs::create_dir_all(&self.scratch).map_err(|e| AgentError::Start(format!("{}: {e}", self.scratch.display())))?;
         let mut cmd = Command::new("/bin/sh");
         cmd.arg("-c").arg(&self.command).current_dir(&self.scratch);
-        let input = serde_json::to_vec(req).map_err(|e| AgentError::Start(e.to_string()))?;
         let cancel = limits.cancel.clone();
         let plimits = ProcessLimits {
             timeout: limits.timeout,
@@ -173,7 +228,7 @@ impl Agent for CommandAgent {
             let status = out.status.map_or_else(|| "a signal".to_string(), |c| format!("status {c}"));
             return Err(AgentError::Crashed { status, stderr: excerpt(out.stderr.trim()) });
         }
-        ProveResponse::parse(&out.stdout).map_err(|why| AgentError::Garbage { why, excerpt: excerpt(&out.stdout) })
+        Ok(out.stdout)
     }
 }
 
@@ -192,6 +247,13 @@ You receive a JSON request: `statement` is the Lean text your proof is appended 
 Answer with the proof only: a term or a `by` tactic block, in a ```lean code block or as JSON {\"proof\": \"...\"}. \
 Never use sorry, admit, axioms, native_decide, bv_decide or new declarations. \
 `attempts` lists your earlier proofs and Lean's errors for them.";
+
+const SEGMENT_PROMPT: &str = "You cut GPU kernels into segments for proofs about them. \
+You receive a JSON request: `instructions` is the kernel's flat instruction list, `sound_cuts` the indices where a segment may start, \
+`lark_proposal` LARK's own cuts, `reference` the PyTorch reference. \
+Answer with JSON only, in a ```json code block or bare: {\"segments\": [{\"name\": \"s0_load\", \"start\": 0, \"stop\": 9, \"specification\": \"what it computes\"}, ...]}. \
+Segments are contiguous, in order, cover every instruction, and each starts at a sound cut. \
+`attempts` lists your earlier answers and why each was refused.";
 
 impl EndpointAgent {
     /// `(host:port, path prefix)` of the base URL.
@@ -224,14 +286,21 @@ impl EndpointAgent {
         }
         Ok(text.to_string())
     }
-}
 
-impl Agent for EndpointAgent {
-    fn name(&self) -> String {
-        format!("endpoint {} ({})", self.base_url, self.model)
+    /// The segmentation in a chat answer: the last ```json block, else the whole text.
+    pub fn proposal_of(content: &str) -> Result<SegmentResponse, String> {
+        let json = match content.rfind("```json") {
+            Some(start) => {
+                let body = &content[start + "```json".len()..];
+                &body[..body.find("```").ok_or("an unterminated ```json block")?]
+            }
+            None => content,
+        };
+        parse_segment_response(json)
     }
 
-    fn propose(&mut self, req: &ProveRequest, limits: &Limits) -> Result<ProveResponse, AgentError> {
+    /// Sends one chat-completions request and returns the answer's content.
+    fn chat(&self, system: &str, user: String, limits: &Limits) -> Result<String, AgentError> {
         if limits.cancel.is_cancelled() {
             return Err(AgentError::Cancelled);
         }
@@ -241,8 +310,8 @@ impl Agent for EndpointAgent {
             "temperature": 0,
             "max_tokens": limits.max_tokens,
             "messages": [
-                { "role": "system", "content": SYSTEM_PROMPT },
-                { "role": "user", "content": serde_json::to_string(req).unwrap_or_default() },
+                { "role": "system", "content": system },
+                { "role": "user", "content": user },
             ],
         })
         .to_string();
@@ -299,7 +368,23 @@ impl Agent for EndpointAgent {
         let content = json["choices"][0]["message"]["content"]
             .as_str()
             .ok_or_else(|| AgentError::Garbage { why: "no choices[0].message.content".into(), excerpt: excerpt(body) })?;
-        let proof = EndpointAgent::proof_of(content).map_err(|why| AgentError::Garbage { why, excerpt: excerpt(content) })?;
+        Ok(content.to_string())
+    }
+}
+
+impl Agent for EndpointAgent {
+    fn name(&self) -> String {
+        format!("endpoint {} ({})", self.base_url, self.model)
+    }
+
+    fn propose(&mut self, req: &ProveRequest, limits: &Limits) -> Result<ProveResponse, AgentError> {
+        let content = self.chat(SYSTEM_PROMPT, serde_json::to_string(req).unwrap_or_default(), limits)?;
+        let proof = EndpointAgent::proof_of(&content).map_err(|why| AgentError::Garbage { why, excerpt: excerpt(&content) })?;
         Ok(ProveResponse { proof })
+    }
+
+    fn propose_segments(&mut self, req: &SegmentRequest, limits: &Limits) -> Result<SegmentResponse, AgentError> {
+        let content = self.chat(SEGMENT_PROMPT, serde_json::to_string(req).unwrap_or_default(), limits)?;
+        EndpointAgent::proposal_of(&content).map_err(|why| AgentError::Garbage { why, excerpt: excerpt(&content) })
     }
 }

@@ -30,11 +30,12 @@ fn request() -> ProveRequest {
         library: vec![],
         facts: vec![],
         attempts: vec![],
+        subgoal_of: None,
     }
 }
 
 fn budget(attempts: u32, per_call: Duration, total: Duration) -> Budget {
-    Budget { attempts, total, per_call: Limits { timeout: per_call, ..Limits::default() }, lean_timeout: Duration::from_secs(5) }
+    Budget { attempts, total, per_call: Limits { timeout: per_call, ..Limits::default() }, lean_timeout: Duration::from_secs(5), ..Budget::default() }
 }
 
 #[test]

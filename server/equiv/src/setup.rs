@@ -100,10 +100,12 @@ pub fn shapes(spec: &KernelSpec, reference: &ReferenceSpec) -> Result<Vec<BTreeM
     if missing.is_empty() {
         return Ok(vec![BTreeMap::new()]);
     }
-    // Edge cases within each free scalar's range: the smallest value, and a value that is not a
-    // multiple of a warp (where tail bugs show), kept small.
+    // Edge cases within each free scalar's range: the smallest value, a value that is not a
+    // multiple of a warp (where tail bugs show), kept small, and the largest (which the caller
+    // checks only when it fits the budget, see [`LARGEST_SHAPE_SIZE`]).
     let mut small = BTreeMap::new();
     let mut odd = BTreeMap::new();
+    let mut large = BTreeMap::new();
     for n in &missing {
         let Some((lo, hi)) = spec.scalar_range(n) else {
             return Err(format!(
@@ -113,13 +115,21 @@ pub fn shapes(spec: &KernelSpec, reference: &ReferenceSpec) -> Result<Vec<BTreeM
         small.insert(n.clone(), lo.max(1).min(hi));
         let mid = (lo.max(1) + 33).min(hi);
         odd.insert(n.clone(), mid);
+        large.insert(n.clone(), hi);
     }
-    let mut out = vec![small.clone()];
-    if odd != small {
-        out.push(odd);
+    let mut out = vec![small];
+    for s in [odd, large] {
+        if !out.contains(&s) {
+            out.push(s);
+        }
     }
     Ok(out)
 }
+
+/// A shape derived from declared ranges (not listed by the user) is checked only up to this
+/// size (threads launched plus buffer elements): the largest declared size is where overflow
+/// and tiling bugs show, but checking a million elements exactly would take the whole budget.
+pub const LARGEST_SHAPE_SIZE: u64 = 1 << 16;
 
 pub fn plan(k: &Kernel, spec: &KernelSpec, source_names: Option<&[String]>, scalars: &BTreeMap<String, i128>) -> Result<Plan, SetupError> {
     let reference = spec.reference.as_ref().ok_or("no reference is bound to this kernel")?;

@@ -189,20 +189,35 @@ fn describe(k: &Kernel, insts: &[(u32, &model::ops::Inst)], n: usize, start: usi
 
 /// A segmentation proposed from outside LARK (an agent's JSON): ranges of the flat instruction
 /// list with names and, optionally, a specification in words.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Proposal {
     pub segments: Vec<ProposedSegment>,
 }
 
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ProposedSegment {
     pub name: String,
     pub start: usize,
     pub stop: usize,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub specification: Option<String>,
+}
+
+impl Proposal {
+    /// Reads a proposal from its JSON text.
+    pub fn parse(json: &str) -> Result<Proposal, SegmentError> {
+        serde_json::from_str(json).map_err(|e| SegmentError::Json(e.to_string()))
+    }
+
+    /// A segmentation in the proposal format (LARK's own, to show an agent), titles as
+    /// specifications.
+    pub fn of_segments(segments: &[Segment]) -> Proposal {
+        let segments =
+            segments.iter().map(|s| ProposedSegment { name: s.name.clone(), start: s.start, stop: s.stop, specification: Some(s.title.clone()) }).collect();
+        Proposal { segments }
+    }
 }
 
 /// Why a proposed segmentation is refused.
@@ -244,7 +259,11 @@ impl std::error::Error for SegmentError {}
 /// Parses and validates a proposal; the segments keep the proposal's names, with titles from
 /// the specification when one is given.
 pub fn validate(k: &Kernel, json: &str) -> Result<Vec<Segment>, SegmentError> {
-    let proposal: Proposal = serde_json::from_str(json).map_err(|e| SegmentError::Json(e.to_string()))?;
+    validate_proposal(k, &Proposal::parse(json)?)
+}
+
+/// Validates a proposal already read (see [`validate`]).
+pub fn validate_proposal(k: &Kernel, proposal: &Proposal) -> Result<Vec<Segment>, SegmentError> {
     if proposal.segments.is_empty() {
         return Err(SegmentError::Empty);
     }
