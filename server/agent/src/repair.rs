@@ -70,6 +70,7 @@ pub(crate) fn repair(cx: &Context, agent: &mut dyn Agent, spend: &mut Spend, pro
         };
         // The probe: Lean shows the goals at each hole.
         let probe = match run.check(spend, cx.pinned, &cx.request.statement, &cx.request.theorem, &skeleton.text) {
+            // Every hole's `done` found its goals closed already: the skeleton is a proof.
             Checked::Accepted { file, axioms } => return Repair::Proved { proof: skeleton.text, file, axioms },
             Checked::Rejected(m) => m,
             Checked::Refused(why) | Checked::Failed(why) => return Repair::Failed(why),
