@@ -20,6 +20,7 @@ export interface LarkSettings {
     defines: string[];
   };
   smt: { timeoutMs: number };
+  strictRaces: boolean;
   interfaceFile: string;
   logLevel: LogLevel;
   trace: { server: TraceLevel };
@@ -43,6 +44,7 @@ export const DEFAULT_SETTINGS: LarkSettings = {
   server: { path: '' },
   compiler: { path: '', arch: 'sm_80', includePaths: [], defines: [] },
   smt: { timeoutMs: 2000 },
+  strictRaces: false,
   interfaceFile: '',
   logLevel: 'info',
   trace: { server: 'off' },
@@ -61,6 +63,11 @@ function strList(cfg: ConfigSource, key: string): string[] {
   const v = cfg.get<unknown>(key);
   if (!Array.isArray(v)) return [];
   return v.filter((x): x is string => typeof x === 'string').map((x) => x.trim()).filter((x) => x !== '');
+}
+
+function bool(cfg: ConfigSource, key: string, fallback: boolean): boolean {
+  const v = cfg.get<unknown>(key);
+  return typeof v === 'boolean' ? v : fallback;
 }
 
 function positiveInt(cfg: ConfigSource, key: string, fallback: number): number {
@@ -82,6 +89,7 @@ export const compilerArch = (cfg: ConfigSource) =>
 export const compilerIncludePaths = (cfg: ConfigSource) => strList(cfg, 'compiler.includePaths');
 export const compilerDefines = (cfg: ConfigSource) => strList(cfg, 'compiler.defines');
 export const smtTimeoutMs = (cfg: ConfigSource) => positiveInt(cfg, 'smt.timeoutMs', DEFAULT_SETTINGS.smt.timeoutMs);
+export const strictRaces = (cfg: ConfigSource) => bool(cfg, 'strictRaces', DEFAULT_SETTINGS.strictRaces);
 export const interfaceFile = (cfg: ConfigSource) => str(cfg, 'interfaceFile', DEFAULT_SETTINGS.interfaceFile);
 export const logLevel = (cfg: ConfigSource) => oneOf(cfg, 'logLevel', LOG_LEVELS, DEFAULT_SETTINGS.logLevel);
 export const traceServer = (cfg: ConfigSource) => oneOf(cfg, 'trace.server', TRACE_LEVELS, DEFAULT_SETTINGS.trace.server);
@@ -101,6 +109,7 @@ export function readSettings(cfg: ConfigSource): LarkSettings {
       defines: compilerDefines(cfg),
     },
     smt: { timeoutMs: smtTimeoutMs(cfg) },
+    strictRaces: strictRaces(cfg),
     interfaceFile: interfaceFile(cfg),
     logLevel: logLevel(cfg),
     trace: { server: traceServer(cfg) },
@@ -122,6 +131,7 @@ export interface ServerSettings {
   server: { path: string };
   compiler: { path: string; arch: string; includePaths: string[]; defines: string[] };
   smt: { timeoutMs: number };
+  strictRaces: boolean;
   interfaceFile: string;
   logLevel: LogLevel;
   agent: AgentSettings;
@@ -137,6 +147,7 @@ export function toServerSettings(s: LarkSettings): ServerSettings {
       defines: [...s.compiler.defines],
     },
     smt: { timeoutMs: s.smt.timeoutMs },
+    strictRaces: s.strictRaces,
     interfaceFile: s.interfaceFile,
     logLevel: s.logLevel,
     agent: { command: s.agent.command, endpoint: s.agent.endpoint, model: s.agent.model, keyEnv: s.agent.keyEnv },

@@ -14,7 +14,7 @@ use crate::sync::{self, SyncOutcome};
 use crate::witness::Witness;
 use model::expr::Sym;
 use model::interp::InterpError;
-use model::symbolic::{Access, Base, Lifted};
+use model::symbolic::{Access, AccessKind, Base, Lifted};
 use model::Kernel;
 use ptx::{LineIndex, Span};
 use spec::KernelSpec;
@@ -40,6 +40,9 @@ pub struct Options {
     /// Workers that check one kernel's pairs, barriers and accesses at once, each with a solver
     /// process of its own; 0: one per core.
     pub jobs: usize,
+    /// Report write-write races whose writes store the same value as races (by default they are
+    /// tolerated warnings, as in GPUVerify).
+    pub strict_races: bool,
 }
 
 impl Default for Options {
@@ -51,6 +54,7 @@ impl Default for Options {
             cancel: model::budget::CancelToken::new(),
             solver: crate::smt::solver_from_env().unwrap_or(SolverKind::Z3),
             jobs: 0,
+            strict_races: false,
         }
     }
 }
@@ -150,7 +154,7 @@ pub fn check_kernel(k: &Kernel, spec: Option<&KernelSpec>, src: &Sources, opts: 
     report.stats.solver_millis = answers.solver_time.as_secs_f64() * 1e3;
     let (race_outcomes, sync_outcomes, bounds_outcomes) = (answers.races, answers.sync, answers.bounds);
     let replay_started = Instant::now();
-    let fx = Explain { k, l: &lifted, bind: &bind, src, budget: &budget };
+    let fx = Explain { k, l: &lifted, bind: &bind, src, budget: &budget, strict_races: opts.strict_races };
     for o in race_outcomes {
         match o {
             RaceOutcome::Witness(w) => fx.race(w, &mut report),
@@ -210,6 +214,7 @@ struct Explain<'a> {
     src: &'a Sources<'a>,
     /// Replays stop when it runs out.
     budget: &'a model::budget::Budget,
+    strict_races: bool,
 }
 
 impl Explain<'_> {
@@ -265,11 +270,34 @@ impl Explain<'_> {
         let (t1, t2) = (w.thread(0), w.thread(1));
         let (off1, off2) = (w.offset(0), w.offset(1));
         let min_bytes = self.min_bytes(&[(a1, off1), (a2, off2)]);
-        let reproduced = replay::first_reproduction(self.k, self.l, self.bind, &w, &min_bytes, self.budget, |_, trace, _| {
-            replay::confirm_race(trace, a1, t1, a2, t2).map(|_| ())
-        });
+        // One store instruction may race with itself harmlessly (every lane stores the same
+        // reduced value): then the race must reproduce, and look harmless, under every fill, and
+        // some replay must store a nonzero value (zeros everywhere may only mean the witness's
+        // block did no work). Two different instructions are always a race.
+        let may_be_benign = rw.a1 == rw.a2 && a1.kind == AccessKind::Write && !self.strict_races;
+        let reproduced = if may_be_benign {
+            replay::every_reproduction(self.k, self.l, self.bind, &w, &min_bytes, self.budget, |_, trace, _| {
+                replay::confirm_race(trace, a1, t1, a2, t2).map(|_| replay::same_value_writes(trace, a1))
+            })
+        } else {
+            replay::first_reproduction(self.k, self.l, self.bind, &w, &min_bytes, self.budget, |_, trace, _| {
+                replay::confirm_race(trace, a1, t1, a2, t2).map(|_| None)
+            })
+            .map(|r| r.into_iter().collect())
+        };
+        let benign = match &reproduced {
+            Ok(runs)
+                if may_be_benign && !runs.is_empty() && runs.iter().all(|(same, _)| same.is_some()) && runs.iter().any(|(same, _)| *same == Some(true)) =>
+            {
+                Some(format!(
+                    "every thread that executes this store writes the same value to the same address (in each of {} replays with different inputs)",
+                    runs.len()
+                ))
+            }
+            _ => None,
+        };
         let fill = match reproduced {
-            Ok(r) => r.map(|(_, fill)| fill),
+            Ok(r) => r.first().map(|(_, fill)| *fill),
             Err(stop) => {
                 let reason = Undecided::from(stop).reason(Question::Race);
                 report.uncertified.push(Uncertified { reason, location: Some(self.location(a1)), related: vec![self.location(a2)] });
@@ -302,6 +330,7 @@ impl Explain<'_> {
             witness: w,
             replayed: true,
             assumed_launch: None,
+            benign,
         });
     }
 
@@ -389,6 +418,7 @@ impl Explain<'_> {
             witness: w,
             replayed: true,
             assumed_launch: None,
+            benign: None,
         });
     }
 
@@ -447,6 +477,7 @@ impl Explain<'_> {
             witness: w,
             replayed: true,
             assumed_launch: None,
+            benign: None,
         });
     }
 }

@@ -12,8 +12,12 @@ pub fn finding_message(f: &Finding) -> String {
         FindingKind::OutOfBounds => out_of_bounds_message(f),
         FindingKind::Mismatch => mismatch_message(f),
     };
-    match &f.assumed_launch {
+    let message = match &f.assumed_launch {
         Some(why) => format!("{message} (only under an assumed launch: {why})"),
+        None => message,
+    };
+    match &f.benign {
+        Some(why) => format!("{message}; tolerated: {why} (--strict-races reports it as a race)"),
         None => message,
     }
 }

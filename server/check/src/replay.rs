@@ -162,6 +162,58 @@ pub fn first_reproduction<T>(
     Ok(None)
 }
 
+/// Like [`first_reproduction`], but under every fill: the judgements of all fills that
+/// reproduce the bug (a benign race must look benign in each of them).
+pub fn every_reproduction<T>(
+    k: &Kernel,
+    l: &Lifted,
+    bind: &Binding,
+    w: &Witness,
+    min_bytes: &HashMap<u32, u64>,
+    budget: &model::budget::Budget,
+    judge: impl Fn(&Replay, &Trace, &Result<(), InterpError>) -> Option<T>,
+) -> Result<Vec<(T, Fill)>, model::budget::Stop> {
+    let mut out = Vec::new();
+    for &fill in &FILLS {
+        budget.check()?;
+        let mut r = setup(k, l, bind, w, min_bytes, fill);
+        r.launch.budget = budget.clone();
+        apply_memory(&mut r, bind, w);
+        let (trace, result) = run(k, &mut r);
+        if let Some(t) = judge(&r, &trace, &result) {
+            out.push((t, fill));
+        } else if let Err(InterpError::Stopped(stop)) = result {
+            return Err(stop);
+        }
+    }
+    Ok(out)
+}
+
+/// Whether every two concurrent writes of instruction `a` (by any threads of the run) that touch
+/// the same bytes store the same value at the same address and width: a write-write race that
+/// cannot change what memory holds. `Some(whether any racing write stored a nonzero value)` when
+/// they all do; `None` when writes overlap only partly or store different bits (a real race).
+pub fn same_value_writes(trace: &Trace, a: &Access) -> Option<bool> {
+    let inst = (a.block, a.inst);
+    let events: Vec<&AccessEvent> = trace.accesses.iter().filter(|e| e.kind == interp::AccessKind::Write && e.inst == inst).collect();
+    let mut nonzero = false;
+    for (n, x) in events.iter().enumerate() {
+        for y in &events[n + 1..] {
+            let concurrent = (x.block, x.thread) != (y.block, y.thread) && (x.block != y.block || x.phase == y.phase);
+            let same_memory = x.space == y.space && (x.space != model::ops::Space::Shared || x.block == y.block);
+            let overlap = x.addr < y.addr + y.bytes as u64 && y.addr < x.addr + x.bytes as u64;
+            if !(concurrent && same_memory && overlap) {
+                continue;
+            }
+            if x.addr != y.addr || x.bytes != y.bytes || x.written.is_none() || x.written != y.written {
+                return None;
+            }
+            nonzero |= x.written != Some(0);
+        }
+    }
+    Some(nonzero)
+}
+
 fn kind_matches(event: interp::AccessKind, kind: AccessKind) -> bool {
     matches!(
         (event, kind),

@@ -151,6 +151,19 @@ pub struct Finding {
     /// and does not name the verdict.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub assumed_launch: Option<String>,
+    /// Set for a write-write race whose writes store the same value (see
+    /// `check::replay::same_value_writes`): why it is tolerated. Such a finding is a warning
+    /// and does not name the verdict, as in GPUVerify; `strict_races` reports it as a race.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub benign: Option<String>,
+}
+
+impl Finding {
+    /// A warning that leaves the verdict to the other findings: it needs an undeclared launch,
+    /// or it is a benign race.
+    pub fn is_warning(&self) -> bool {
+        self.assumed_launch.is_some() || self.benign.is_some()
+    }
 }
 
 /// A kernel output element that differs from the reference, on concrete inputs (replayed in the
@@ -456,8 +469,10 @@ impl KernelReport {
         });
         // The finding that names the verdict comes first (the order is otherwise kept). A finding
         // that needs an undeclared launch does not name it: the kernel is then uncertified.
-        self.findings.sort_by_key(|f| (f.assumed_launch.is_some(), f.kind.precedence()));
-        let definite = self.findings.iter().find(|f| f.assumed_launch.is_none());
+        self.findings.sort_by_key(|f| (f.is_warning(), f.kind.precedence()));
+        let definite = self.findings.iter().find(|f| !f.is_warning());
+        // A benign race leaves the verdict as it is; a finding under an assumed launch leaves
+        // the kernel open.
         let open = !self.uncertified.is_empty() || self.findings.iter().any(|f| f.assumed_launch.is_some());
         self.verdict = definite.map(|f| f.kind.verdict()).unwrap_or(if open { Verdict::Uncertified } else { Verdict::Verified });
     }

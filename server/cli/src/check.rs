@@ -39,6 +39,10 @@ pub struct CheckArgs {
     /// Print the lifted model of each kernel, phase by phase.
     #[arg(long)]
     dump_model: bool,
+    /// Report write-write races whose writes store the same value as races (by default they
+    /// are warnings that leave the verdict alone, as in GPUVerify).
+    #[arg(long)]
+    strict_races: bool,
     /// Time limit per SMT query, in milliseconds.
     #[arg(long, value_name = "N", default_value_t = 2000, value_parser = clap::value_parser!(u64).range(1..))]
     timeout_ms: u64,
@@ -101,6 +105,7 @@ pub fn run(args: CheckArgs) -> ExitCode {
         only_kernel: args.kernel.clone(),
         solver,
         jobs: (cores / parallel_files).max(1),
+        strict_races: args.strict_races,
     };
     let mut host = AnalysisHost::new(settings);
     let keys: Vec<Result<String, String>> = args

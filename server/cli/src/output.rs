@@ -34,7 +34,7 @@ pub fn text(r: &FileReport) -> String {
         for f in &k.findings {
             let at = f.accesses.first().map(|a| &a.location).or(f.barrier.as_ref());
             let where_ = at.map_or_else(|| r.file.clone(), |l| place(&r.file, l));
-            let level = if f.assumed_launch.is_some() { "warning" } else { "error" };
+            let level = if f.is_warning() { "warning" } else { "error" };
             let _ = writeln!(out, "  {where_}: {level}[{}]: {}", kind_word(f), render::finding_message(f));
             if f.accesses.len() > 1 {
                 for a in &f.accesses {
@@ -168,7 +168,7 @@ pub fn sarif(reports: &[FileReport]) -> String {
                     .collect();
                 results.push(json!({
                     "ruleId": f.kind.verdict().as_str(),
-                    "level": "error",
+                    "level": if f.is_warning() { "warning" } else { "error" },
                     "message": { "text": format!("{}: {}", k.name, render::finding_message(f)) },
                     "locations": [primary],
                     "relatedLocations": related,

@@ -97,6 +97,31 @@ fn correct_kernel_is_verified_and_exits_0() {
 }
 
 #[test]
+fn a_store_racing_with_itself_on_equal_values_is_a_warning_unless_races_are_strict() {
+    // Every lane stores its warp's shuffle-reduced sum to the warp's slot: equal values.
+    let file = corpus("warp_sums_all_lanes.ptx");
+    let r = run(&["check", &file]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(r.stdout.contains("kernel warp_sums_all_lanes: verified"), "{r:?}");
+    assert!(r.stdout.contains("warning[race]") && r.stdout.contains("tolerated: every thread that executes this store writes the same value"), "{r:?}");
+    let (_, doc) = json(&["check", &file, "--format", "json"]);
+    let f = &kernel(&doc, "warp_sums_all_lanes")["findings"][0];
+    assert!(f["benign"].is_string(), "{f:#}");
+    assert_eq!(lines(f), vec![11, 11]);
+    let (_, sarif) = json(&["check", &file, "--format", "sarif"]);
+    let result = &sarif["runs"][0]["results"][0];
+    assert_eq!(result["level"], "warning", "{result:#}");
+    // Strict: a race, and the exit code says so.
+    let r = run(&["check", &file, "--strict-races"]);
+    assert_eq!(r.code, 1, "{r:?}");
+    assert!(r.stdout.contains("kernel warp_sums_all_lanes: race") && r.stdout.contains("error[race]") && !r.stdout.contains("tolerated"), "{r:?}");
+    // Without the barrier, thread 0's reads of the slots race with the stores: still a race.
+    let r = run(&["check", &corpus("warp_sums_all_lanes_nosync.ptx")]);
+    assert_eq!(r.code, 1, "{r:?}");
+    assert!(r.stdout.contains("kernel warp_sums_all_lanes_nosync: race") && r.stdout.contains("read of 4 bytes"), "{r:?}");
+}
+
+#[test]
 fn json_race_fields() {
     let (code, doc) = json(&["check", &corpus("reduce_missing_sync.ptx"), "--format", "json"]);
     assert_eq!(code, 1);

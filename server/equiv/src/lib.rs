@@ -814,6 +814,7 @@ impl ShapeCheck<'_, '_> {
             witness,
             replayed: true,
             assumed_launch: None,
+            benign: None,
         }
     }
 }

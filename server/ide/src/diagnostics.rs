@@ -131,7 +131,7 @@ fn finding(fa: &FileAnalysis, k: &KernelResult, f: &Finding) -> Diagnostic {
 /// An error, or a warning for a finding that relies on values the engine chose for an index
 /// buffer whose contents the interface does not declare.
 pub(crate) fn finding_severity(f: &Finding) -> Severity {
-    if f.inputs.iter().any(|i| !i.declared) || f.assumed_launch.is_some() {
+    if f.inputs.iter().any(|i| !i.declared) || f.is_warning() {
         Severity::Warning
     } else {
         Severity::Error

@@ -132,6 +132,8 @@ pub struct Settings {
     pub solver: check::SolverKind,
     /// Workers per kernel check (0: one per core), as `check::Options::jobs`.
     pub jobs: usize,
+    /// Report write-write races of equal values as races (`check::Options::strict_races`).
+    pub strict_races: bool,
 }
 
 impl Default for Settings {
@@ -147,6 +149,7 @@ impl Default for Settings {
             only_kernel: None,
             solver: check::Options::default().solver,
             jobs: 0,
+            strict_races: false,
         }
     }
 }

@@ -679,7 +679,12 @@ impl<'a> Machine<'a> {
                 for (k, v) in vals.iter().enumerate() {
                     let at = base.wrapping_add(k as u64 * *elem_bytes as u64);
                     let target = self.access(blk, t, inst, *space, at, *elem_bytes, AccessKind::Write)?;
-                    self.region(blk, t, target).write(target_offset(target), *elem_bytes, v);
+                    let bits = self.region(blk, t, target).write(target_offset(target), *elem_bytes, v);
+                    if self.l.record_accesses && !matches!(target, Target::Discard) {
+                        if let Some(e) = self.trace.accesses.last_mut() {
+                            e.written = Some(bits);
+                        }
+                    }
                 }
             }
             Op::Atom { dst, space, op, addr, args, bytes, float, signed } => {
@@ -801,6 +806,7 @@ impl<'a> Machine<'a> {
             phase: th.phase,
             iterations: th.iters.clone(),
             line: inst.line,
+            written: None,
         };
         match target {
             Ok(target) => {

@@ -93,7 +93,8 @@ impl Region {
     }
 
     /// Writes a value as `bytes` (≤ 8) little-endian bytes at `off` (in bounds).
-    pub fn write(&mut self, off: u64, bytes: u32, v: &Value) {
+    /// Writes `v`; returns the bits written.
+    pub fn write(&mut self, off: u64, bytes: u32, v: &Value) -> u64 {
         let bits = v.bits(bytes * 8);
         for k in 0..bytes as usize {
             self.data[off as usize + k] = (bits >> (8 * k)) as u8;
@@ -104,6 +105,7 @@ impl Region {
                 self.exact.insert(off, (bytes, f.clone()));
             }
         }
+        bits
     }
 
     fn invalidate(&mut self, off: u64, bytes: u32) {

@@ -187,6 +187,9 @@ pub struct AccessEvent {
     /// Current iteration of each enclosing loop, outermost first.
     pub iterations: Vec<(LoopId, u64)>,
     pub line: Option<u32>,
+    /// For a plain write: the bits it stored (so two writes of one byte can be seen to store the
+    /// same value, a benign race).
+    pub written: Option<u64>,
 }
 
 /// Where a `.shared` (or `.local`) variable lives in its window.
