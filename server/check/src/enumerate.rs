@@ -685,23 +685,29 @@ pub fn warp(ctx: &Ctx, launch: &Launch, block: BlockId, loops: &[LoopId], pc: Ex
     for &b in &blocks {
         let points = enumerate_site(ctx, launch, &[b], block, loops, pc, mask_e)?;
         let linear = |t: [u64; 3]| t[0] + launch.ntid[0] * (t[1] + launch.ntid[1] * t[2]);
-        let arrived: std::collections::HashSet<(u64, Vec<u64>)> =
-            points.iter().map(|p| (linear(p.tid), loops.iter().map(|&l| p.k[l as usize]).collect())).collect();
+        let iters = |p: &Point| -> Vec<u64> { loops.iter().map(|&l| p.k[l as usize]).collect() };
+        // Per iteration vector, which threads of the block arrive (a bit per thread): a warp's
+        // 32 arrivals are then one word, and each point is one lookup, not 32 (a quarter of a
+        // million threads took seconds the other way).
+        let words = (nthreads as usize).div_ceil(64);
+        let mut arrived: HashMap<Vec<u64>, Vec<u64>> = HashMap::new();
         for p in &points {
-            let iters: Vec<u64> = loops.iter().map(|&l| p.k[l as usize]).collect();
+            let t = linear(p.tid);
+            arrived.entry(iters(p)).or_insert_with(|| vec![0; words])[(t / 64) as usize] |= 1 << (t % 64);
+        }
+        for p in &points {
             let base = linear(p.tid) & !31;
-            for lane in 0..32u64 {
-                if p.offset >> lane & 1 == 0 {
-                    continue;
-                }
+            let warp_bits = arrived.get(&iters(p)).map_or(0, |bits| bits[(base / 64) as usize] >> (base % 64) & 0xffff_ffff);
+            // Lanes past the block's last thread never arrive: their bits stay 0.
+            let missing = p.offset & 0xffff_ffff & !warp_bits;
+            if missing != 0 {
+                let lane = missing.trailing_zeros() as u64;
                 let other = base + lane;
-                if other >= nthreads || !arrived.contains(&(other, iters.clone())) {
-                    let t2 = [other % launch.ntid[0], (other / launch.ntid[0]) % launch.ntid[1], other / (launch.ntid[0] * launch.ntid[1])];
-                    let q = Point { ctaid: b, tid: t2, k: p.k.clone(), offset: 0 };
-                    let mut w = witness_of(launch, &[p, &q]);
-                    w.missing_lane = Some(lane as u32);
-                    return Some(Decided::Witness(w));
-                }
+                let t2 = [other % launch.ntid[0], (other / launch.ntid[0]) % launch.ntid[1], other / (launch.ntid[0] * launch.ntid[1])];
+                let q = Point { ctaid: b, tid: t2, k: p.k.clone(), offset: 0 };
+                let mut w = witness_of(launch, &[p, &q]);
+                w.missing_lane = Some(lane as u32);
+                return Some(Decided::Witness(w));
             }
         }
     }
