@@ -3,8 +3,7 @@
 //! certificate again with Lean alone, no agent.
 
 use agent::certificate::{self, Manifest};
-use agent::prove::{Budget, Checker, Outcome};
-use agent::{Agent, BuiltIn, CommandAgent, EndpointAgent};
+use agent::prove::{Checker, Outcome};
 use clap::Args;
 use lean::audit::Policy;
 use lean::library::LibraryIndex;
@@ -20,28 +19,8 @@ pub struct CertifyArgs {
     /// The kernel (PTX name, or source name for C++ kernels); default: every kernel of the file.
     #[arg(long, value_name = "NAME")]
     kernel: Option<String>,
-    /// An external agent: a command run with `sh -c`, the request as JSON on stdin, the response
-    /// `{"proof": "…"}` on stdout. Default: the built-in prover.
-    #[arg(long, value_name = "CMD", conflicts_with = "endpoint")]
-    agent: Option<String>,
-    /// An OpenAI-compatible chat-completions endpoint (`http://host:port/v1`).
-    #[arg(long, value_name = "URL", requires = "model")]
-    endpoint: Option<String>,
-    /// The endpoint's model.
-    #[arg(long, value_name = "NAME")]
-    model: Option<String>,
-    /// The environment variable holding the endpoint's API key (never printed or stored).
-    #[arg(long, value_name = "VAR")]
-    key_env: Option<String>,
-    /// Attempts per obligation.
-    #[arg(long, value_name = "N", default_value_t = 6, value_parser = clap::value_parser!(u32).range(1..=100))]
-    attempts: u32,
-    /// Seconds per agent call.
-    #[arg(long, value_name = "S", default_value_t = 120, value_parser = clap::value_parser!(u64).range(1..))]
-    agent_timeout: u64,
-    /// Seconds for all the attempts on one obligation.
-    #[arg(long, value_name = "S", default_value_t = 600, value_parser = clap::value_parser!(u64).range(1..))]
-    budget: u64,
+    #[command(flatten)]
+    agent: crate::agent_args::AgentArgs,
     /// Where certificates are written (default: `.lark/certificates` in the current directory).
     #[arg(long, value_name = "DIR")]
     store: Option<PathBuf>,
@@ -97,17 +76,8 @@ pub fn certify(args: CertifyArgs) -> ExitCode {
             None
         }
     };
-    let mut agent: Box<dyn Agent> = match (&args.agent, &args.endpoint) {
-        (Some(cmd), _) => Box::new(CommandAgent::new(cmd.clone())),
-        (None, Some(url)) => Box::new(EndpointAgent { base_url: url.clone(), model: args.model.clone().unwrap_or_default(), key_env: args.key_env.clone() }),
-        (None, None) => Box::new(BuiltIn::new()),
-    };
-    let budget = Budget {
-        attempts: args.attempts,
-        total: Duration::from_secs(args.budget),
-        per_call: agent::Limits { timeout: Duration::from_secs(args.agent_timeout), ..agent::Limits::default() },
-        ..Budget::default()
-    };
+    let mut agent = args.agent.agent();
+    let budget = args.agent.budget();
     let store = args.store.clone().unwrap_or_else(|| certificate::store_dir(Path::new(".")));
     let mut all_certified = true;
     for k in &fa.kernels {

@@ -1,6 +1,7 @@
 //! `lark`: the command-line entry point. Argument parsing and output live here; all analysis is
 //! in the library crates, driven through the same analysis host as the language server.
 
+mod agent_args;
 mod bench;
 mod certify_cmd;
 mod check;
