@@ -14,59 +14,80 @@ use model::ops::{Operand, Special};
 use model::Kernel;
 use spec::{Dim, KernelSpec};
 
-/// The block sizes kernels are most often launched with (one-dimensional blocks).
+/// The block sizes kernels are most often launched with: one-dimensional blocks, and square
+/// or warp-wide tiles for kernels that read the y index.
 const COMMON_BLOCKS: [u64; 3] = [64, 128, 256];
+const COMMON_TILES: [[u64; 2]; 3] = [[16, 16], [32, 8], [8, 8]];
 
 /// Re-checks `report`'s findings at the common block sizes and marks those that need the
 /// assumed launch (see the module comment).
 pub fn confirm(k: &Kernel, spec: Option<&KernelSpec>, src: &Sources, opts: &Options, solver: &mut Solver, report: &mut KernelReport) {
     let declared = spec.is_some_and(|s| s.block.is_some()) || k.reqntid.is_some();
-    let kinds: Vec<FindingKind> = report.findings.iter().filter(|f| f.kind != FindingKind::Mismatch && f.assumed_launch.is_none()).map(|f| f.kind).collect();
-    if declared || kinds.is_empty() || reads_more_than_x(k) {
+    let candidates: Vec<usize> =
+        (0..report.findings.len()).filter(|&n| report.findings[n].kind != FindingKind::Mismatch && !report.findings[n].is_warning()).collect();
+    if declared || candidates.is_empty() || reads_z(k) {
         return;
     }
     let max = k.max_threads.unwrap_or(1024);
-    let mut sizes: Vec<u64> = COMMON_BLOCKS.iter().copied().filter(|b| *b <= max).collect();
+    let mut sizes: Vec<[u64; 2]> = if reads_y(k) {
+        COMMON_TILES.iter().copied().filter(|[x, y]| x * y <= max).collect()
+    } else {
+        COMMON_BLOCKS.iter().map(|&b| [b, 1]).filter(|[b, _]| *b <= max).collect()
+    };
     if sizes.is_empty() {
-        sizes.push(max);
+        sizes.push([max, 1]);
     }
     // Each confirmation has a share of the kernel's budget.
     let share = Options { budget_ms: (opts.budget_ms / (sizes.len() as u64 + 1)).max(1000), ..opts.clone() };
-    // For each kind found, the common block sizes at which a conclusive run does not find it.
-    let mut clean_at: Vec<(FindingKind, Vec<u64>)> = Vec::new();
-    for &b in &sizes {
+    // For each candidate finding, the common blocks at which a run decides its lines and does
+    // not find it (a run that left those lines undecided says nothing about them).
+    let mut clean_at: Vec<Vec<[u64; 2]>> = vec![Vec::new(); report.findings.len()];
+    for &[x, y] in &sizes {
         let mut s = spec.cloned().unwrap_or_default();
-        s.block = Some([Dim::exact(b), Dim::exact(1), Dim::exact(1)]);
+        s.block = Some([Dim::exact(x), Dim::exact(y), Dim::exact(1)]);
         let r = check_kernel_guarded(k, Some(&s), src, &share, solver);
-        // Only a conclusive run clears a kind: one that ran out of time says nothing.
-        if r.verdict == Verdict::Error || !r.uncertified.is_empty() {
+        if r.verdict == Verdict::Error {
             continue;
         }
-        for kind in &kinds {
-            if !r.findings.iter().any(|f| f.kind == *kind) {
-                match clean_at.iter_mut().find(|(k2, _)| k2 == kind) {
-                    Some((_, at)) if !at.contains(&b) => at.push(b),
-                    Some(_) => {}
-                    None => clean_at.push((*kind, vec![b])),
-                }
+        for &n in &candidates {
+            let f = &report.findings[n];
+            let lines = finding_lines(f);
+            let found = r.findings.iter().any(|g| g.kind == f.kind && finding_lines(g) == lines);
+            let undecided = r.uncertified.iter().any(|u| u.location.iter().chain(&u.related).any(|l| lines.contains(&l.line)));
+            if !found && !undecided {
+                clean_at[n].push([x, y]);
             }
         }
     }
-    for f in report.findings.iter_mut() {
-        if let Some((_, at)) = clean_at.iter().find(|(kind, _)| *kind == f.kind) {
-            let [x, y, z] = f.launch.block;
-            let sizes: Vec<String> = at.iter().map(u64::to_string).collect();
-            f.assumed_launch = Some(format!(
-                "found with a block of [{x}, {y}, {z}] threads, which no interface declares; with {} threads per block there is none — declare the launch in lark.toml",
-                sizes.join(" or ")
-            ));
+    for (f, at) in report.findings.iter_mut().zip(clean_at) {
+        if at.is_empty() {
+            continue;
         }
+        let [x, y, z] = f.launch.block;
+        let sizes: Vec<String> = at.iter().map(|[a, b]| if *b == 1 { a.to_string() } else { format!("{a}x{b}") }).collect();
+        f.assumed_launch = Some(format!(
+            "found with a block of [{x}, {y}, {z}] threads, which no interface declares; with {} threads per block there is none — declare the launch in lark.toml",
+            sizes.join(" or ")
+        ));
     }
     report.settle_verdict();
 }
 
-/// Whether the kernel reads the y or z thread index or block size (then one-dimensional
-/// blocks are not the common launches to compare with).
-fn reads_more_than_x(k: &Kernel) -> bool {
-    k.insts().flat_map(|(_, _, i)| i.op.operands()).any(|o| matches!(o, Operand::Special(Special::Tid(1 | 2) | Special::Ntid(1 | 2))))
+/// The source lines a finding names, sorted.
+fn finding_lines(f: &crate::report::Finding) -> Vec<u32> {
+    let mut lines: Vec<u32> = f.accesses.iter().map(|a| a.location.line).chain(f.barrier.iter().map(|b| b.line)).collect();
+    lines.sort_unstable();
+    lines.dedup();
+    lines
+}
+
+/// Whether the kernel reads the y thread index or block size (then two-dimensional tiles are
+/// the common launches to compare with).
+fn reads_y(k: &Kernel) -> bool {
+    k.insts().flat_map(|(_, _, i)| i.op.operands()).any(|o| matches!(o, Operand::Special(Special::Tid(1) | Special::Ntid(1))))
+}
+
+/// Whether the kernel reads the z thread index or block size (no common launch to compare with).
+fn reads_z(k: &Kernel) -> bool {
+    k.insts().flat_map(|(_, _, i)| i.op.operands()).any(|o| matches!(o, Operand::Special(Special::Tid(2) | Special::Ntid(2))))
 }

@@ -196,9 +196,10 @@ pub fn every_reproduction<T>(
 /// is stricter than "concurrent pairs", never laxer). Sorting makes it O(n log n): a no-setup
 /// launch records a million writes.
 pub fn same_value_writes(trace: &Trace, a: &Access) -> Option<bool> {
+    /// Which memory a write goes to: its space and, for shared memory, its block's.
+    type Memory = (model::ops::Space, Option<[u32; 3]>);
     let inst = (a.block, a.inst);
-    // (memory: space and, for shared memory, the block; address; the event)
-    let mut events: Vec<((model::ops::Space, Option<[u32; 3]>), u64, &AccessEvent)> = trace
+    let mut events: Vec<(Memory, u64, &AccessEvent)> = trace
         .accesses
         .iter()
         .filter(|e| e.kind == interp::AccessKind::Write && e.inst == inst)
