@@ -297,7 +297,9 @@ impl Explain<'_> {
             _ => None,
         };
         let fill = match reproduced {
-            Ok(r) => r.first().map(|(_, fill)| *fill),
+            // The witness keeps a standard fill (the extra run of the benign test sets scalars
+            // the witness does not record).
+            Ok(r) => r.iter().map(|(_, fill)| *fill).find(|f| replay::FILLS.contains(f)),
             Err(stop) => {
                 let reason = Undecided::from(stop).reason(Question::Race);
                 report.uncertified.push(Uncertified { reason, location: Some(self.location(a1)), related: vec![self.location(a2)] });

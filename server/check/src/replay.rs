@@ -77,6 +77,12 @@ pub fn apply_memory(r: &mut Replay, bind: &Binding, w: &Witness) {
 
 /// Sets up a launch for a witness: its geometry and scalars, buffers filled with `fill`.
 pub fn setup(k: &Kernel, l: &Lifted, bind: &Binding, w: &Witness, min_bytes: &HashMap<u32, u64>, fill: Fill) -> Replay {
+    setup_with(k, l, bind, w, min_bytes, fill, 0)
+}
+
+/// Like [`setup`], with `unset` for the scalar parameters neither the witness nor the interface
+/// gives a value.
+fn setup_with(k: &Kernel, l: &Lifted, bind: &Binding, w: &Witness, min_bytes: &HashMap<u32, u64>, fill: Fill, unset: u64) -> Replay {
     let pointer_params: Vec<u32> = l
         .accesses
         .iter()
@@ -117,7 +123,7 @@ pub fn setup(k: &Kernel, l: &Lifted, bind: &Binding, w: &Witness, min_bytes: &Ha
                 Some(ParamSpec::Scalar { range: Some((lo, _)), .. }) => Some(*lo as u64),
                 _ => None,
             };
-            args.push(Arg::Scalar(from_witness.or(from_spec).unwrap_or(0)));
+            args.push(Arg::Scalar(from_witness.or(from_spec).unwrap_or(unset)));
         }
     }
     let (grid, block, blocks) = (w.grid, w.block, w.blocks());
@@ -162,7 +168,9 @@ pub fn first_reproduction<T>(
     Ok(None)
 }
 
-/// Like [`first_reproduction`], but under every fill: the judgements of all fills that
+/// Like [`first_reproduction`], but under every fill, and once more with the scalars nothing
+/// fixes set to the launch's thread count (a size `n` left at 0 makes every thread skip its work,
+/// which shows nothing about the values it would store): the judgements of all runs that
 /// reproduce the bug (a benign race must look benign in each of them).
 pub fn every_reproduction<T>(
     k: &Kernel,
@@ -174,9 +182,11 @@ pub fn every_reproduction<T>(
     judge: impl Fn(&Replay, &Trace, &Result<(), InterpError>) -> Option<T>,
 ) -> Result<Vec<(T, Fill)>, model::budget::Stop> {
     let mut out = Vec::new();
-    for &fill in &FILLS {
+    let threads = w.grid.iter().chain(&w.block).fold(1u64, |acc, &d| acc.saturating_mul(d as u64));
+    let runs = FILLS.iter().map(|&f| (f, 0)).chain(std::iter::once((Fill::Random(3), threads)));
+    for (fill, unset) in runs {
         budget.check()?;
-        let mut r = setup(k, l, bind, w, min_bytes, fill);
+        let mut r = setup_with(k, l, bind, w, min_bytes, fill, unset);
         r.launch.budget = budget.clone();
         apply_memory(&mut r, bind, w);
         let (trace, result) = run(k, &mut r);
