@@ -276,14 +276,12 @@ impl Explain<'_> {
         // block did no work). Two different instructions are always a race.
         let may_be_benign = rw.a1 == rw.a2 && a1.kind == AccessKind::Write && !self.strict_races;
         let reproduced = if may_be_benign {
-            replay::every_reproduction(self.k, self.l, self.bind, &w, &min_bytes, self.budget, |_, trace, _| {
+            replay::every_reproduction(&self.replay_inputs(&w, &min_bytes), |_, trace, _| {
                 replay::confirm_race(trace, a1, t1, a2, t2).map(|_| replay::same_value_writes(trace, a1))
             })
         } else {
-            replay::first_reproduction(self.k, self.l, self.bind, &w, &min_bytes, self.budget, |_, trace, _| {
-                replay::confirm_race(trace, a1, t1, a2, t2).map(|_| None)
-            })
-            .map(|r| r.into_iter().collect())
+            replay::first_reproduction(&self.replay_inputs(&w, &min_bytes), |_, trace, _| replay::confirm_race(trace, a1, t1, a2, t2).map(|_| None))
+                .map(|r| r.into_iter().collect())
         };
         let benign = match &reproduced {
             Ok(runs)
@@ -336,6 +334,10 @@ impl Explain<'_> {
         });
     }
 
+    fn replay_inputs<'b>(&'b self, w: &'b Witness, min_bytes: &'b HashMap<u32, u64>) -> replay::ReplayInputs<'b> {
+        replay::ReplayInputs { k: self.k, l: self.l, bind: self.bind, w, min_bytes, budget: self.budget }
+    }
+
     /// Bytes a buffer of unknown size needs so the witnessed offsets are inside it.
     fn min_bytes(&self, accesses: &[(&Access, Option<u64>)]) -> HashMap<u32, u64> {
         let mut out = HashMap::new();
@@ -372,7 +374,7 @@ impl Explain<'_> {
         let t1 = w.thread(0);
         let warp = dw.warp;
         let no_sizes = HashMap::new();
-        let reproduced = replay::first_reproduction(self.k, self.l, self.bind, &w, &no_sizes, self.budget, |_, _, result| match (result, warp) {
+        let reproduced = replay::first_reproduction(&self.replay_inputs(&w, &no_sizes), |_, _, result| match (result, warp) {
             (Err(e @ InterpError::BarrierDivergence { .. }), false) | (Err(e @ InterpError::WarpDivergence { .. }), true) => Some(e.clone()),
             _ => None,
         });
@@ -431,7 +433,7 @@ impl Explain<'_> {
         let off = w.offset(0).unwrap_or(0);
         // The interpreter survives out-of-bounds accesses in replays and lists them.
         let no_sizes = HashMap::new();
-        let reproduced = replay::first_reproduction(self.k, self.l, self.bind, &w, &no_sizes, self.budget, |r, trace, _| {
+        let reproduced = replay::first_reproduction(&self.replay_inputs(&w, &no_sizes), |r, trace, _| {
             let mine: Vec<_> = trace.out_of_bounds.iter().filter(|e| e.inst == (a.block, a.inst)).cloned().collect();
             let e = mine.iter().find(|e| e.thread == t.thread && e.block == t.block).or(mine.first()).cloned()?;
             // The offset into the target, as the interpreter saw it.

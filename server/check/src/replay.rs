@@ -75,14 +75,9 @@ pub fn apply_memory(r: &mut Replay, bind: &Binding, w: &Witness) {
     }
 }
 
-/// Sets up a launch for a witness: its geometry and scalars, buffers filled with `fill`.
-pub fn setup(k: &Kernel, l: &Lifted, bind: &Binding, w: &Witness, min_bytes: &HashMap<u32, u64>, fill: Fill) -> Replay {
-    setup_with(k, l, bind, w, min_bytes, fill, 0)
-}
-
-/// Like [`setup`], with `unset` for the scalar parameters neither the witness nor the interface
-/// gives a value.
-fn setup_with(k: &Kernel, l: &Lifted, bind: &Binding, w: &Witness, min_bytes: &HashMap<u32, u64>, fill: Fill, unset: u64) -> Replay {
+/// Sets up a launch for a witness: its geometry and scalars (`unset` for the scalars neither the
+/// witness nor the interface gives a value), buffers filled with `fill`.
+pub fn setup(k: &Kernel, l: &Lifted, bind: &Binding, w: &Witness, min_bytes: &HashMap<u32, u64>, fill: Fill, unset: u64) -> Replay {
     let pointer_params: Vec<u32> = l
         .accesses
         .iter()
@@ -138,31 +133,50 @@ pub fn run(k: &Kernel, r: &mut Replay) -> (Trace, Result<(), InterpError>) {
     interp::run_traced(k, &r.launch, &mut r.mem)
 }
 
+/// The inputs of a replay and how to judge it: what [`first_reproduction`] and
+/// [`every_reproduction`] share.
+pub struct ReplayInputs<'a> {
+    pub k: &'a Kernel,
+    pub l: &'a Lifted,
+    pub bind: &'a Binding,
+    pub w: &'a Witness,
+    /// Least sizes of buffers the interface does not size.
+    pub min_bytes: &'a HashMap<u32, u64>,
+    pub budget: &'a model::budget::Budget,
+}
+
+impl ReplayInputs<'_> {
+    /// One replay under `fill`, with `unset` for the scalars nothing fixes: `judge`'s verdict on
+    /// it, `None` if it does not recognise the bug, `Err` if the run ran out of budget first.
+    fn once<T>(
+        &self,
+        fill: Fill,
+        unset: u64,
+        judge: &impl Fn(&Replay, &Trace, &Result<(), InterpError>) -> Option<T>,
+    ) -> Result<Option<T>, model::budget::Stop> {
+        self.budget.check()?;
+        let mut r = setup(self.k, self.l, self.bind, self.w, self.min_bytes, fill, unset);
+        r.launch.budget = self.budget.clone();
+        apply_memory(&mut r, self.bind, self.w);
+        let (trace, result) = run(self.k, &mut r);
+        match (judge(&r, &trace, &result), result) {
+            (Some(t), _) => Ok(Some(t)),
+            (None, Err(InterpError::Stopped(stop))) => Err(stop),
+            (None, _) => Ok(None),
+        }
+    }
+}
+
 /// Replays a witness under each memory fill in turn until `judge` recognises the bug in a run
 /// (its launch, trace and outcome); returns the judgement and the fill that reproduced it, or
-/// `None` if no fill does. `min_bytes` are least buffer sizes for buffers the interface does not
-/// size.
-/// A replay that ran out of `budget` (or was cancelled) is `Err`.
+/// `None` if no fill does. A replay that ran out of budget (or was cancelled) is `Err`.
 pub fn first_reproduction<T>(
-    k: &Kernel,
-    l: &Lifted,
-    bind: &Binding,
-    w: &Witness,
-    min_bytes: &HashMap<u32, u64>,
-    budget: &model::budget::Budget,
+    inputs: &ReplayInputs,
     judge: impl Fn(&Replay, &Trace, &Result<(), InterpError>) -> Option<T>,
 ) -> Result<Option<(T, Fill)>, model::budget::Stop> {
     for &fill in &FILLS {
-        budget.check()?;
-        let mut r = setup(k, l, bind, w, min_bytes, fill);
-        r.launch.budget = budget.clone();
-        apply_memory(&mut r, bind, w);
-        let (trace, result) = run(k, &mut r);
-        if let Some(t) = judge(&r, &trace, &result) {
+        if let Some(t) = inputs.once(fill, 0, &judge)? {
             return Ok(Some((t, fill)));
-        }
-        if let Err(InterpError::Stopped(stop)) = result {
-            return Err(stop);
         }
     }
     Ok(None)
@@ -173,27 +187,16 @@ pub fn first_reproduction<T>(
 /// which shows nothing about the values it would store): the judgements of all runs that
 /// reproduce the bug (a benign race must look benign in each of them).
 pub fn every_reproduction<T>(
-    k: &Kernel,
-    l: &Lifted,
-    bind: &Binding,
-    w: &Witness,
-    min_bytes: &HashMap<u32, u64>,
-    budget: &model::budget::Budget,
+    inputs: &ReplayInputs,
     judge: impl Fn(&Replay, &Trace, &Result<(), InterpError>) -> Option<T>,
 ) -> Result<Vec<(T, Fill)>, model::budget::Stop> {
-    let mut out = Vec::new();
+    let w = inputs.w;
     let threads = w.grid.iter().chain(&w.block).fold(1u64, |acc, &d| acc.saturating_mul(d as u64));
     let runs = FILLS.iter().map(|&f| (f, 0)).chain(std::iter::once((Fill::Random(3), threads)));
+    let mut out = Vec::new();
     for (fill, unset) in runs {
-        budget.check()?;
-        let mut r = setup_with(k, l, bind, w, min_bytes, fill, unset);
-        r.launch.budget = budget.clone();
-        apply_memory(&mut r, bind, w);
-        let (trace, result) = run(k, &mut r);
-        if let Some(t) = judge(&r, &trace, &result) {
+        if let Some(t) = inputs.once(fill, unset, &judge)? {
             out.push((t, fill));
-        } else if let Err(InterpError::Stopped(stop)) = result {
-            return Err(stop);
         }
     }
     Ok(out)

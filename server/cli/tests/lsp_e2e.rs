@@ -386,3 +386,23 @@ fn an_interface_stub_is_offered_and_the_interface_is_reread_when_it_changes() {
     assert!(status.is_some(), "not re-checked with the new interface: {:#?}", c.inbox);
     c.shutdown(Duration::from_secs(10));
 }
+
+#[test]
+fn a_benign_race_is_a_warning_in_the_editor_and_an_error_with_strict_races() {
+    // Every lane stores its warp's sum to the warp's slot: the same value, a tolerated race.
+    let dir = workspace("benign", &["warp_sums_all_lanes.cu", "warp_sums_all_lanes.ptx"]);
+    let path = dir.join("warp_sums_all_lanes.ptx");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let severities = |options: Value| {
+        let mut c = start(&dir, options);
+        let u = open(&mut c, &path, "ptx", &text);
+        let d = diagnostics(&mut c, &u, 1);
+        c.shutdown(Duration::from_secs(10));
+        d.iter()
+            .filter(|x| x["code"] == "race")
+            .map(|x| (x["severity"].as_u64(), x["message"].as_str().unwrap_or("").contains("tolerated")))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(severities(json!({})), vec![(Some(2), true)], "a warning that says it is tolerated");
+    assert_eq!(severities(json!({ "strictRaces": true })), vec![(Some(1), false)], "with lark.strictRaces, an error");
+}

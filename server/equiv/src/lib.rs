@@ -515,6 +515,7 @@ impl ShapeCheck<'_, '_> {
             // 6. What order decides (max, min, abs, sqrt): the solver, for a few small forms.
             if let Some(kind) = self.req.solver {
                 let stop = || self.req.budget.check().is_err();
+                let mut solver = smt::Solver::new(kind);
                 let mut asked = 0;
                 let mut by_solver = 0;
                 differing.retain(|&(o, flat)| {
@@ -525,7 +526,7 @@ impl ShapeCheck<'_, '_> {
                     }
                     asked += 1;
                     let timeout = self.req.budget.remaining().unwrap_or(SOLVER_TIMEOUT).min(SOLVER_TIMEOUT);
-                    let equal = solve::equal(&nf, a, b, kind, timeout, &stop) == solve::Answer::Equal;
+                    let equal = solve::equal(&nf, a, b, &mut solver, timeout, &stop) == solve::Answer::Equal;
                     by_solver += equal as usize;
                     !equal
                 });

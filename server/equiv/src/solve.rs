@@ -24,7 +24,7 @@
 use crate::nf::{Atom, AtomId, Cond, CondId, Func, Mono, Nf, PolyId, Rel, Val};
 use num_bigint::BigInt;
 use num_rational::BigRational;
-use smt::{Logic, Query, SatResult, Solver, SolverKind, Sort, Term};
+use smt::{Logic, Query, SatResult, Solver, Sort, Term};
 use std::collections::HashMap;
 use std::time::Duration;
 
@@ -41,8 +41,9 @@ pub enum Answer {
     NotShown(String),
 }
 
-/// Asks `kind` whether `a` and `b` can differ.
-pub fn equal(nf: &Nf, a: &Val, b: &Val, kind: SolverKind, timeout: Duration, stop: &dyn Fn() -> bool) -> Answer {
+/// Asks `solver` whether `a` and `b` can differ. One solver serves the pairs of a shape (each
+/// query runs inside its own push/pop, so a process is started once).
+pub fn equal(nf: &Nf, a: &Val, b: &Val, solver: &mut Solver, timeout: Duration, stop: &dyn Fn() -> bool) -> Answer {
     let mut enc = Encoder::new(nf);
     let (Some(x), Some(y)) = (enc.val(a), enc.val(b)) else {
         return Answer::NotShown(enc.failure.unwrap_or_else(|| "an infinity is not encoded".into()));
@@ -52,7 +53,7 @@ pub fn equal(nf: &Nf, a: &Val, b: &Val, kind: SolverKind, timeout: Duration, sto
     }
     let differ = enc.q.not(enc.q.eq(x, y));
     enc.q.assert(differ);
-    let mut solver = Solver::new(kind);
+    let kind = solver.kind();
     match solver.check(&enc.q, timeout, stop) {
         Ok(SatResult::Unsat) => Answer::Equal,
         Ok(SatResult::Sat(_)) => {
@@ -113,13 +114,17 @@ impl<'a> Encoder<'a> {
         self.q.real(c)
     }
 
+    fn int(&self, n: i64) -> Term {
+        self.q.real(&BigRational::from_integer(BigInt::from(n)))
+    }
+
     fn terms(&mut self, terms: &[(Mono, BigRational)]) -> Option<Term> {
         self.monomials += terms.len();
         if self.monomials > MAX_MONOMIALS {
             return self.fail(format!("the forms have more than {MAX_MONOMIALS} monomials"));
         }
         if terms.is_empty() {
-            return Some(self.real(&BigRational::from_integer(BigInt::from(0))));
+            return Some(self.int(0));
         }
         let mut sum = Vec::with_capacity(terms.len());
         for (m, c) in terms {
@@ -153,8 +158,8 @@ impl<'a> Encoder<'a> {
     fn inverse(&mut self, x: Term) -> Term {
         let name = self.fresh("inv");
         let i = self.q.declare_const(&name, Sort::Real);
-        let zero = self.real(&BigRational::from_integer(BigInt::from(0)));
-        let one = self.real(&BigRational::from_integer(BigInt::from(1)));
+        let zero = self.int(0);
+        let one = self.int(1);
         let nonzero = self.q.not(self.q.eq(x, zero));
         self.q.assert(nonzero);
         let product = self.q.mul(&[x, i]);
@@ -175,7 +180,7 @@ impl<'a> Encoder<'a> {
     fn exp(&mut self, arg: Term) -> Term {
         let f = self.function("exp");
         let v = self.q.apply(&f, &[arg]);
-        let zero = self.real(&BigRational::from_integer(BigInt::from(0)));
+        let zero = self.int(0);
         let positive = self.q.gt(v, zero);
         self.q.assert(positive);
         v
@@ -185,7 +190,7 @@ impl<'a> Encoder<'a> {
         if let Some(t) = self.atoms.get(&id) {
             return Some(*t);
         }
-        let zero = self.real(&BigRational::from_integer(BigInt::from(0)));
+        let zero = self.int(0);
         let t = match self.nf.atom_of(id).clone() {
             Atom::Input { param, elem } => self.q.declare_const(&format!("in_{param}_{elem}"), Sort::Real),
             Atom::Initial { param, elem } => self.q.declare_const(&format!("initial_{param}_{elem}"), Sort::Real),
@@ -263,7 +268,7 @@ impl<'a> Encoder<'a> {
         if let Some(t) = self.conds.get(&id) {
             return Some(*t);
         }
-        let zero = self.real(&BigRational::from_integer(BigInt::from(0)));
+        let zero = self.int(0);
         let t = match self.nf.cond_of(id).clone() {
             Cond::Const(b) => self.q.bool(b),
             Cond::Cmp(rel, p) => {
@@ -302,6 +307,7 @@ impl<'a> Encoder<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use smt::SolverKind;
 
     fn solver() -> Option<SolverKind> {
         let found = std::process::Command::new("z3").arg("-version").output().is_ok();
@@ -316,7 +322,7 @@ mod tests {
     }
 
     fn ask(nf: &Nf, a: &Val, b: &Val) -> Option<Answer> {
-        Some(equal(nf, a, b, solver()?, Duration::from_secs(10), &|| false))
+        Some(equal(nf, a, b, &mut Solver::new(solver()?), Duration::from_secs(10), &|| false))
     }
 
     #[test]
@@ -393,7 +399,7 @@ mod tests {
             let x = nf.input(0, i);
             total = nf.add(total, x).unwrap();
         }
-        let answer = equal(&nf, &total, &c(0), SolverKind::Z3, Duration::from_secs(1), &|| false);
+        let answer = equal(&nf, &total, &c(0), &mut Solver::new(SolverKind::Z3), Duration::from_secs(1), &|| false);
         assert!(matches!(&answer, Answer::NotShown(why) if why.contains("monomials")), "{answer:?}");
     }
 
