@@ -221,7 +221,7 @@ def lark_one(lark: str, item: dict, mode: str, timeout: float, scratch: Path) ->
         res["findings"].append({"kind": f["kind"], "lines": lines, "message": f["message"][:400], "replayed": f.get("replayed")})
     for u in k.get("uncertified", []):
         loc = u.get("location") or {}
-        res["uncertified"].append({"reason": u["reason"], "line": loc.get("line"), "opcode": opcode_at(ptx_text, loc.get("ptx_span"))})
+        res["uncertified"].append({"reason": u.get("reason") or u.get("kind", "?"), "line": loc.get("line"), "opcode": opcode_at(ptx_text, loc.get("ptx_span"))})
     return res
 
 

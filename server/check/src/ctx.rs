@@ -41,6 +41,9 @@ pub struct Ctx<'a> {
     pub enumerated: u64,
     /// The launch, when the interface fixes it (enables enumeration).
     pub launch: Option<crate::enumerate::Launch>,
+    /// A race was ruled out with the row-major index lemma (an assumption the report names;
+    /// see [`crate::query::Query::add_index_lemmas`]).
+    pub relied_on_no_wrap: bool,
     /// Enumerated points, shared by the pairs an access is in and by the workers.
     pub points: &'a PointsCache,
     /// Bases written somewhere in the kernel (others are read-only).
@@ -142,6 +145,7 @@ impl<'a> Ctx<'a> {
             budget: model::budget::Budget::unlimited(),
             enumerated: 0,
             launch: None,
+            relied_on_no_wrap: false,
             points,
             written,
             after_loop,

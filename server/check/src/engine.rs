@@ -151,6 +151,9 @@ pub fn check_kernel(k: &Kernel, spec: Option<&KernelSpec>, src: &Sources, opts: 
     drop(points);
     report.stats.queries = answers.queries;
     report.stats.enumerated = answers.enumerated;
+    if answers.relied_on_no_wrap {
+        report.notes.push(Note::IndexNoWrap);
+    }
     report.stats.solver_millis = answers.solver_time.as_secs_f64() * 1e3;
     let (race_outcomes, sync_outcomes, bounds_outcomes) = (answers.races, answers.sync, answers.bounds);
     let replay_started = Instant::now();

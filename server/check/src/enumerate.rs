@@ -18,7 +18,7 @@ use model::expr::{ExprId, Exprs, Node, Sym, BOOL};
 use model::ops::*;
 use model::phases::IterRel;
 use model::symbolic::Access;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// Loop iterations enumerated at most per loop.
 const MAX_ITERATIONS: u64 = 1 << 12;
@@ -684,6 +684,7 @@ pub fn warp(ctx: &Ctx, launch: &Launch, block: BlockId, loops: &[LoopId], pc: Ex
     let nthreads = launch.threads_per_block();
     for &b in &blocks {
         let points = enumerate_site(ctx, launch, &[b], block, loops, pc, mask_e)?;
+        let mut live_threads: Option<Option<HashSet<u64>>> = None;
         let linear = |t: [u64; 3]| t[0] + launch.ntid[0] * (t[1] + launch.ntid[1] * t[2]);
         let iters = |p: &Point| -> Vec<u64> { loops.iter().map(|&l| p.k[l as usize]).collect() };
         // Per iteration vector, which threads of the block arrive (a bit per thread): a warp's
@@ -699,7 +700,18 @@ pub fn warp(ctx: &Ctx, launch: &Launch, block: BlockId, loops: &[LoopId], pc: Ex
             let base = linear(p.tid) & !31;
             let warp_bits = arrived.get(&iters(p)).map_or(0, |bits| bits[(base / 64) as usize] >> (base % 64) & 0xffff_ffff);
             // Lanes past the block's last thread never arrive: their bits stay 0.
-            let missing = p.offset & 0xffff_ffff & !warp_bits;
+            let mut missing = p.offset & 0xffff_ffff & !warp_bits;
+            if missing != 0 {
+                // PTX (sm_70+) waits only for the mask's non-exited lanes. A lane that reaches
+                // no barrier and no collective anywhere leaves the kernel without waiting on
+                // anything, so it is not a lane this collective can wait for.
+                let live = match live_threads.get_or_insert_with(|| synchronising_threads(ctx, launch, b)) {
+                    Some(live) => (0..32u64).filter(|j| base + j < nthreads && live.contains(&(base + j))).fold(0u64, |m, j| m | 1 << j),
+                    None => 0xffff_ffff,
+                };
+                let past_end = (0..32u64).filter(|j| base + j >= nthreads).fold(0u64, |m, j| m | 1 << j);
+                missing &= live | past_end;
+            }
             if missing != 0 {
                 let lane = missing.trailing_zeros() as u64;
                 let other = base + lane;
@@ -712,4 +724,19 @@ pub fn warp(ctx: &Ctx, launch: &Launch, block: BlockId, loops: &[LoopId], pc: Ex
         }
     }
     Some(Decided::Holds)
+}
+
+/// The threads of block `b` (linear ids) that reach at least one barrier or warp collective of
+/// the kernel, in any iteration; `None` if a site is not enumerable (then every thread counts).
+fn synchronising_threads(ctx: &Ctx, launch: &Launch, b: [u64; 3]) -> Option<HashSet<u64>> {
+    let linear = |t: [u64; 3]| t[0] + launch.ntid[0] * (t[1] + launch.ntid[1] * t[2]);
+    let barriers = ctx.l.barriers.iter().map(|s| (s.block, s.pc, &s.loops));
+    let warp_ops = ctx.l.warp_ops.iter().map(|s| (s.block, s.pc, &s.loops));
+    let mut live = HashSet::new();
+    for (block, pc, loops) in barriers.chain(warp_ops) {
+        for p in enumerate_site(ctx, launch, &[b], block, loops, pc, pc)? {
+            live.insert(linear(p.tid));
+        }
+    }
+    Some(live)
 }

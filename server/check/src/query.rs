@@ -190,6 +190,39 @@ impl<'a> Query<'a> {
         }
     }
 
+    /// Row-major indices: an address offset `sext(A*B + C)` (a signed 32-bit index, which is
+    /// what `int` indexing compiles to) with `0 <= C < B` in both threads names the same element
+    /// only for the same `A` and the same `C`, because division by `B` is unique. That holds
+    /// when `A*B + C` does not wrap around, which C++ leaves undefined and compilers assume (the
+    /// lemma is exactly that assumption, used only here; the report says so). Solvers cannot
+    /// find it themselves (the product is nonlinear once `B` is a parameter): with it,
+    /// `out[y * w + x]` guarded by `x < w` is decided instead of timing out. Call after every
+    /// term of the query is encoded; returns how many lemmas were stated.
+    pub fn add_index_lemmas(&mut self, x: &Exprs) -> usize {
+        use model::expr::Node;
+        use model::ops::BinOp::{Add, Mul};
+        let mut added = 0;
+        for (e, _) in self.enc.encoded().into_iter().filter(|(_, t)| *t == 1) {
+            let Node::Ext { a: index, from: 32, to: 64, signed: true } = *x.node(e) else { continue };
+            let Some((l, r)) = operands(x, index, Add, 32) else { continue };
+            for (prod, c) in [(l, r), (r, l)] {
+                let Some((m, n)) = operands(x, prod, Mul, 32) else { continue };
+                for (a, b) in [(m, n), (n, m)] {
+                    let [a1, a2] = [self.enc.term(a, 1), self.enc.term(a, 2)];
+                    let [b1, b2] = [self.enc.term(b, 1), self.enc.term(b, 2)];
+                    let [c1, c2] = [self.enc.term(c, 1), self.enc.term(c, 2)];
+                    let [i1, i2] = [self.enc.term(index, 1), self.enc.term(index, 2)];
+                    let zero = bv(0, 32);
+                    self.asserts.push(format!(
+                        "(=> (and (= {i1} {i2}) (= {b1} {b2}) (bvsle {zero} {c1}) (bvslt {c1} {b1}) (bvsle {zero} {c2}) (bvslt {c2} {b2})) (and (= {a1} {a2}) (= {c1} {c2})))"
+                    ));
+                    added += 1;
+                }
+            }
+        }
+        added
+    }
+
     /// `(bvugt end size)`-style term for a buffer's size in bytes (64-bit).
     pub fn size_term(&mut self, x: &Exprs, size: &ByteSize) -> String {
         match size {

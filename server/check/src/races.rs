@@ -282,6 +282,7 @@ pub fn check_pair(ctx: &mut Ctx, i: usize, j: usize) -> Option<RaceOutcome> {
     ctx.add_load_facts(&mut q, &roots, 2);
     q.add_param_facts(x, ctx.bind, &roots);
     q.add_stride_lemmas(x, ctx.bind);
+    let index_lemmas = q.add_index_lemmas(x);
     for (t, acc) in [(1u8, a), (2u8, b)] {
         for &lp in &acc.loops {
             let k = q.enc.sym(Sym::Counter(lp), model::symbolic::COUNTER_BITS, t);
@@ -307,7 +308,10 @@ pub fn check_pair(ctx: &mut Ctx, i: usize, j: usize) -> Option<RaceOutcome> {
         }
     }
     match ctx.run_witness(&q, 2, &inside) {
-        Answer::Unsat => None,
+        Answer::Unsat => {
+            ctx.relied_on_no_wrap |= index_lemmas > 0;
+            None
+        }
         Answer::Unknown(why) => Some(RaceOutcome::Unknown { a1: i, a2: j, why }),
         Answer::Sat(model) => {
             let mut input_dependent: Vec<String> = Vec::new();

@@ -423,6 +423,8 @@ pub enum Note {
     AssumedLaunch { facts: Vec<String> },
     /// The launch facts read from the kernel's launch site in its own `.cu` file.
     InferredLaunch { site: String, facts: Vec<String> },
+    /// A race was ruled out assuming signed 32-bit index arithmetic does not overflow.
+    IndexNoWrap,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]

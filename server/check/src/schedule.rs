@@ -52,6 +52,8 @@ pub struct Answers {
     /// Summed over the workers.
     pub queries: u64,
     pub enumerated: u64,
+    /// Some race was ruled out assuming signed index arithmetic does not wrap.
+    pub relied_on_no_wrap: bool,
     /// Time the workers waited for their solvers, summed (it can exceed the check's time).
     pub solver_time: Duration,
 }
@@ -78,6 +80,7 @@ enum Answer {
 struct Done {
     answers: Vec<(usize, Answer)>,
     queries: u64,
+    relied_on_no_wrap: bool,
     enumerated: u64,
     solver_time: Duration,
 }
@@ -162,16 +165,18 @@ impl Work<'_> {
             };
             answers.push((n, answer));
         }
-        Done { answers, queries: ctx.queries, enumerated: ctx.enumerated, solver_time: ctx.solver_time }
+        Done { answers, queries: ctx.queries, relied_on_no_wrap: ctx.relied_on_no_wrap, enumerated: ctx.enumerated, solver_time: ctx.solver_time }
     }
 
     /// The workers' answers in item order.
     fn collect(&self, done: Vec<Done>) -> Answers {
-        let mut answers = Answers { races: vec![], sync: vec![], bounds: vec![], queries: 0, enumerated: 0, solver_time: Duration::ZERO };
+        let mut answers =
+            Answers { races: vec![], sync: vec![], bounds: vec![], queries: 0, enumerated: 0, relied_on_no_wrap: false, solver_time: Duration::ZERO };
         let mut by_item: Vec<(usize, Answer)> = Vec::with_capacity(self.items.len());
         for d in done {
             answers.queries += d.queries;
             answers.enumerated += d.enumerated;
+            answers.relied_on_no_wrap |= d.relied_on_no_wrap;
             answers.solver_time += d.solver_time;
             by_item.extend(d.answers);
         }

@@ -14,6 +14,7 @@ pub mod fingerprint;
 pub mod interp;
 pub mod ops;
 pub mod phases;
+mod reconverge;
 pub mod symbolic;
 
 pub use analysis::{analyse, Analysis};

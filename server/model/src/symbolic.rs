@@ -188,6 +188,8 @@ struct Lifter<'k> {
     written: Vec<Vec<RegId>>,
     exit_facts: Vec<(LoopId, ExprId)>,
     loop_entry_pc: Vec<Option<ExprId>>,
+    /// Per region, the reconvergence points of its blocks (see [`crate::reconverge`]).
+    reconverge: HashMap<Option<LoopId>, HashMap<BlockId, BlockId>>,
 }
 
 pub fn lift(k: &Kernel) -> Lifted {
@@ -218,6 +220,7 @@ pub fn lift(k: &Kernel) -> Lifted {
         written,
         exit_facts: Vec::new(),
         loop_entry_pc: vec![None; nloops],
+        reconverge: HashMap::new(),
     };
     let zero_regs: Vec<ExprId> = k.regs.iter().map(|r| if r.bits == 1 { l.x.boolean(false) } else { l.x.konst(0, r.bits) }).collect();
     let pc = l.x.boolean(true);
@@ -301,6 +304,9 @@ impl Lifter<'_> {
         pending.insert(start, vec![init]);
         let mut out = RegionOut::default();
         let order: Vec<BlockId> = cfg.rpo.clone();
+        let reconverge = self.reconverge.entry(region).or_insert_with(|| crate::reconverge::reconvergence(cfg, region)).clone();
+        // The condition each block of this pass was entered with.
+        let mut entry_pc: HashMap<BlockId, ExprId> = HashMap::new();
         for b in order {
             if !self.in_region(region, b) {
                 continue;
@@ -312,7 +318,13 @@ impl Lifter<'_> {
                 }
             }
             let Some(incoming) = pending.remove(&b) else { continue };
-            let state = self.merge(incoming);
+            let mut state = self.merge(incoming);
+            // Where branches reconverge, the condition is the one they split (exactly; see
+            // `reconverge`), not the disjunction of the branch conditions.
+            if let Some(&d) = reconverge.get(&b).filter(|_| b != start).and_then(|d| entry_pc.get(d)) {
+                state.pc = d;
+            }
+            entry_pc.insert(b, state.pc);
             let produced: Vec<(BlockId, State)> = match inner {
                 Some(l) => self.run_loop(l, state),
                 None => self.run_block(b, state),

@@ -192,31 +192,52 @@ fn full_mask_in_a_partial_warp_is_divergence() {
     }
 }
 
+/// Odd lanes leave (or branch away) before a full-mask `shfl.sync.bfly` that even lanes run with
+/// lane offset `offset`; `odd_tail` is what odd lanes do instead of the shuffle.
+fn even_lanes_shuffle(offset: u32, odd_tail: &str) -> Kernel {
+    kernel(&format!(
+        ".visible .entry w(.param .u64 w_param_0)\n{{\n\t.reg .pred %p<3>;\n\t.reg .b32 %r<4>;\n\
+         \tmov.u32 %r1, %tid.x;\n\tand.b32 %r2, %r1, 1;\n\tsetp.eq.s32 %p1, %r2, 1;\n\t@%p1 bra $L_odd;\n\
+         \tshfl.sync.bfly.b32 %r3, %r1, {offset}, 31, -1;\n\tbra.uni $L_end;\n$L_odd:\n{odd_tail}$L_end:\n\tret;\n}}\n"
+    ))
+}
+
 #[test]
-fn lanes_that_skip_a_shuffle_are_divergence() {
-    // Only even lanes shuffle, with a full mask.
-    let k = kernel(
-        ".visible .entry w(.param .u64 w_param_0)\n{\n\t.reg .pred %p<2>;\n\t.reg .b32 %r<4>;\n\
-         \tmov.u32 %r1, %tid.x;\n\tand.b32 %r2, %r1, 1;\n\tsetp.eq.s32 %p1, %r2, 1;\n\t@%p1 bra $L_end;\n\
-         \tshfl.sync.bfly.b32 %r3, %r1, 2, 31, -1;\n$L_end:\n\tret;\n}\n",
-    );
+fn lanes_that_exit_before_a_shuffle_take_no_part() {
+    // PTX (sm_70+): `shfl.sync` waits for the non-exited lanes of its mask. Odd lanes exit, even
+    // lanes exchange among themselves with a full mask: correct.
     let mut mem = Memory::new();
     let out = mem.add_zeroed("out", 4);
-    let err = interp::run(&k, &Launch::new([1, 1, 1], [32, 1, 1], vec![Arg::Buffer(out)]), &mut mem).unwrap_err();
-    match &err {
-        InterpError::WarpDivergence { missing, reason, .. } => {
-            assert!(missing.iter().all(|(l, w)| l % 2 == 1 && *w == Whereabouts::Exited), "{err}");
-            assert!(reason.contains("exited"), "{err}");
-        }
-        other => panic!("{other}"),
-    }
-    // With the even lanes' mask it is fine.
+    run(&even_lanes_shuffle(2, "\tret;\n"), &Launch::new([1, 1, 1], [32, 1, 1], vec![Arg::Buffer(out)]), &mut mem);
+    // With the even lanes' mask it is fine too.
     let k2 = kernel(
         ".visible .entry w(.param .u64 w_param_0)\n{\n\t.reg .pred %p<2>;\n\t.reg .b32 %r<4>;\n\
          \tmov.u32 %r1, %tid.x;\n\tand.b32 %r2, %r1, 1;\n\tsetp.eq.s32 %p1, %r2, 1;\n\t@%p1 bra $L_end;\n\
          \tshfl.sync.bfly.b32 %r3, %r1, 2, 31, 1431655765;\n$L_end:\n\tret;\n}\n",
     );
     run(&k2, &Launch::new([1, 1, 1], [32, 1, 1], vec![Arg::Buffer(out)]), &mut mem);
+}
+
+#[test]
+fn reading_an_exited_lane_is_an_error() {
+    // Even lanes read their odd neighbours (offset 1), which have exited: the value is undefined.
+    let mut mem = Memory::new();
+    let out = mem.add_zeroed("out", 4);
+    let err = interp::run(&even_lanes_shuffle(1, "\tret;\n"), &Launch::new([1, 1, 1], [32, 1, 1], vec![Arg::Buffer(out)]), &mut mem).unwrap_err();
+    match &err {
+        InterpError::WarpDivergence { reason, .. } => assert!(reason.contains("has exited"), "{err}"),
+        other => panic!("{other}"),
+    }
+}
+
+#[test]
+fn live_lanes_that_skip_a_shuffle_are_divergence() {
+    // Odd lanes do not exit: they vote instead, so the even lanes' shuffle waits for them forever.
+    let mut mem = Memory::new();
+    let out = mem.add_zeroed("out", 4);
+    let vote = "\tsetp.ne.s32 %p2, %r1, 0;\n\tvote.sync.ballot.b32 %r3, %p2, -1;\n";
+    let err = interp::run(&even_lanes_shuffle(2, vote), &Launch::new([1, 1, 1], [32, 1, 1], vec![Arg::Buffer(out)]), &mut mem).unwrap_err();
+    assert!(matches!(err, InterpError::WarpDivergence { .. }), "{err}");
 }
 
 // ---------------------------------------------------------------------------------------------

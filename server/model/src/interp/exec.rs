@@ -929,7 +929,10 @@ impl<'a> Machine<'a> {
                 return Err(self.warp_error(blk, t, format!("the member mask names lane {j}, which is not a thread of the block")));
             };
             match &o.status {
-                Status::Exited => return Err(self.warp_error(blk, t, format!("the member mask names lane {j}, which has exited"))),
+                // PTX (sm_70+): a collective waits for the *non-exited* threads of its mask, so
+                // a lane that has left the kernel simply takes no part (a reader of its value
+                // is caught in `complete`).
+                Status::Exited => continue,
                 Status::Collective { mask: m2 } if same(o) => {
                     if *m2 != Some(m) {
                         return Err(self.warp_error(blk, t, format!("lane {j} arrives with a different member mask")));
@@ -1028,7 +1031,9 @@ impl<'a> Machine<'a> {
                     };
                     let j = if pval { j } else { li };
                     let Some(v) = srcs.get(&(j as u32)) else {
-                        return Err(self.warp_error(blk, i, format!("lane {l} reads lane {j}, which is not in the member mask")));
+                        let exited = blk.threads.get((blk.threads[i].linear - l + j as u32) as usize).is_some_and(|o| matches!(o.status, Status::Exited));
+                        let why = if exited { "which has exited (the value it would read is undefined)" } else { "which is not in the member mask" };
+                        return Err(self.warp_error(blk, i, format!("lane {l} reads lane {j}, {why}")));
                     };
                     let at = members.iter().position(|&x| x == i).unwrap_or(0);
                     sources[at] = Some(blk.threads[i].linear - l + j as u32);
