@@ -174,6 +174,15 @@ impl<'a> Ctx<'a> {
         }
     }
 
+    /// Whether `query` is unsatisfiable, asked with at most `limit_ms` (an unknown is `false`).
+    pub fn refutes_within(&mut self, query: &::smt::Query, limit_ms: u64) -> bool {
+        let full = self.timeout_ms;
+        self.timeout_ms = full.min(limit_ms);
+        let answer = self.ask(query);
+        self.timeout_ms = full;
+        matches!(answer, Answer::Unsat)
+    }
+
     /// Asks the solver about `q`; a satisfiable query is asked again for a counterexample that is easy to
     /// read and cheap to replay (the replay runs the witness's blocks on buffers as large as
     /// its offsets, for as many loop iterations as its parameters ask): small block indices,

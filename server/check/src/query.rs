@@ -12,6 +12,8 @@ pub struct Query<'a> {
     pub asserts: Vec<String>,
     /// Names whose values a counterexample reports.
     pub wanted: Vec<String>,
+    /// The row-major indices the index lemmas relate (see [`Query::index_abstraction`]).
+    index_terms: Vec<String>,
 }
 
 /// A concrete thread: block and thread indices.
@@ -34,7 +36,7 @@ const DIMS: [&str; 3] = ["x", "y", "z"];
 impl<'a> Query<'a> {
     /// A query over `threads` thread copies (1 or 2) with the launch and interface facts.
     pub fn new(x: &'a Exprs, bind: &Binding, threads: u8) -> Query<'a> {
-        let mut q = Query { enc: Encoder::new(x), asserts: Vec::new(), wanted: Vec::new() };
+        let mut q = Query { enc: Encoder::new(x), asserts: Vec::new(), wanted: Vec::new(), index_terms: Vec::new() };
         q.narrow_known_ranges(bind, threads);
         for d in 0..3 {
             let ntid = q.enc.sym(Sym::Special(Special::Ntid(d)), 32, 0);
@@ -190,37 +192,86 @@ impl<'a> Query<'a> {
         }
     }
 
-    /// Row-major indices: an address offset `sext(A*B + C)` (a signed 32-bit index, which is
-    /// what `int` indexing compiles to) with `0 <= C < B` in both threads names the same element
-    /// only for the same `A` and the same `C`, because division by `B` is unique. That holds
-    /// when `A*B + C` does not wrap around, which C++ leaves undefined and compilers assume (the
-    /// lemma is exactly that assumption, used only here; the report says so). Solvers cannot
-    /// find it themselves (the product is nonlinear once `B` is a parameter): with it,
-    /// `out[y * w + x]` guarded by `x < w` is decided instead of timing out. Call after every
-    /// term of the query is encoded; returns how many lemmas were stated.
+    /// Row-major indices: an address offset `sext(E)` (a signed 32-bit index, which is what
+    /// `int` indexing compiles to) whose sum `E` splits into multiples of a stride `B` and a
+    /// rest `C`, `E = A*B + C` (`y*w + x`, and its unrolled copies `y*w + x + 8*w`), names the
+    /// same element in two threads with `0 <= C < B` only for the same `A` and the same `C`,
+    /// because division by `B` is unique. That holds when `E` does not wrap around, which C++
+    /// leaves undefined and compilers assume (the lemma is exactly that assumption, used only
+    /// here; the report says so). Solvers cannot find it themselves (the product is nonlinear
+    /// once `B` is a parameter): with it, `out[y * w + x]` guarded by `x < w` is decided instead
+    /// of timing out. Stated for every pair of such indices, thread 1's and thread 2's (two
+    /// unrolled stores differ in `A`). Call after every term of the query is encoded; returns
+    /// how many lemmas were stated.
     pub fn add_index_lemmas(&mut self, x: &Exprs) -> usize {
         use model::expr::Node;
-        use model::ops::BinOp::{Add, Mul};
+        // The indices each thread copy's terms contain.
+        let mut splits: [Vec<RowMajor>; 2] = [Vec::new(), Vec::new()];
+        for (e, t) in self.enc.encoded() {
+            if let (&Node::Ext { a: index, from: 32, to: 64, signed: true }, 1 | 2) = (x.node(e), t) {
+                splits[t as usize - 1].extend(row_major_splits(x, index));
+            }
+        }
+        for s in &mut splits {
+            s.truncate(MAX_ROW_MAJOR_SPLITS);
+        }
+        let zero = bv(0, 32);
         let mut added = 0;
-        for (e, _) in self.enc.encoded().into_iter().filter(|(_, t)| *t == 1) {
-            let Node::Ext { a: index, from: 32, to: 64, signed: true } = *x.node(e) else { continue };
-            let Some((l, r)) = operands(x, index, Add, 32) else { continue };
-            for (prod, c) in [(l, r), (r, l)] {
-                let Some((m, n)) = operands(x, prod, Mul, 32) else { continue };
-                for (a, b) in [(m, n), (n, m)] {
-                    let [a1, a2] = [self.enc.term(a, 1), self.enc.term(a, 2)];
-                    let [b1, b2] = [self.enc.term(b, 1), self.enc.term(b, 2)];
-                    let [c1, c2] = [self.enc.term(c, 1), self.enc.term(c, 2)];
-                    let [i1, i2] = [self.enc.term(index, 1), self.enc.term(index, 2)];
-                    let zero = bv(0, 32);
-                    self.asserts.push(format!(
-                        "(=> (and (= {i1} {i2}) (= {b1} {b2}) (bvsle {zero} {c1}) (bvslt {c1} {b1}) (bvsle {zero} {c2}) (bvslt {c2} {b2})) (and (= {a1} {a2}) (= {c1} {c2})))"
-                    ));
-                    added += 1;
-                }
+        for p in &splits[0] {
+            for q in splits[1].iter().filter(|q| q.stride == p.stride) {
+                let (e1, e2) = (self.enc.term(p.index, 1), self.enc.term(q.index, 2));
+                self.index_terms.extend([e1.clone(), e2.clone()]);
+                let (b1, b2) = (self.enc.term(p.stride, 1), self.enc.term(q.stride, 2));
+                let (c1, c2) = (self.rest_term(p, 1), self.rest_term(q, 2));
+                let (a1, a2) = (self.multiple_term(p, 1), self.multiple_term(q, 2));
+                self.asserts.push(format!(
+                    "(=> (and (= {e1} {e2}) (= {b1} {b2}) (bvsle {zero} {c1}) (bvslt {c1} {b1}) (bvsle {zero} {c2}) (bvslt {c2} {b2})) (and (= {a1} {a2}) (= {c1} {c2})))"
+                ));
+                added += 1;
             }
         }
         added
+    }
+
+    /// The query with the row-major indices' definitions dropped (each becomes a free value),
+    /// keeping the index lemmas that relate them to their rows and columns: a weaker query, so
+    /// `unsat` here is `unsat` for the query itself. It spares the solver the products `A*B`,
+    /// which it cannot reason about quickly; `None` without index lemmas.
+    pub fn index_abstraction(&self) -> Option<Result<::smt::Query, String>> {
+        if self.index_terms.is_empty() {
+            return None;
+        }
+        let script: String = self
+            .script()
+            .lines()
+            .map(|line| {
+                let dropped = self.index_terms.iter().find(|n| line.starts_with(&format!("(define-fun {n} () (_ BitVec 32) ")));
+                match dropped {
+                    Some(n) => format!("(declare-fun {n} () (_ BitVec 32))\n"),
+                    None => format!("{line}\n"),
+                }
+            })
+            .collect();
+        Some(crate::smt::read_query(&script))
+    }
+
+    /// `A` of a row-major split in thread copy `t`: the sum of the stride's coefficients.
+    fn multiple_term(&mut self, s: &RowMajor, t: u8) -> String {
+        let terms: Vec<String> = s
+            .coefficients
+            .iter()
+            .map(|c| match c {
+                Coefficient::Expr(e) => self.enc.term(*e, t),
+                Coefficient::Const(v) => bv(*v, 32),
+            })
+            .collect();
+        sum_term(terms)
+    }
+
+    /// `C` of a row-major split in thread copy `t`.
+    fn rest_term(&mut self, s: &RowMajor, t: u8) -> String {
+        let terms: Vec<String> = s.rest.iter().map(|&e| self.enc.term(e, t)).collect();
+        sum_term(terms)
     }
 
     /// `(bvugt end size)`-style term for a buffer's size in bytes (64-bit).
@@ -336,6 +387,87 @@ fn grid_stride(x: &Exprs, e: ExprId) -> Option<(ExprId, ExprId, u8)> {
         grid_size(x, s, d).then_some((g, k, d))
     };
     try_order(a, b).or_else(|| try_order(b, a))
+}
+
+/// At most this many row-major splits per query (their lemmas are pairwise).
+const MAX_ROW_MAJOR_SPLITS: usize = 8;
+
+/// A 32-bit index written as `A*stride + C`, `A` the sum of `coefficients` and `C` of `rest`.
+struct RowMajor {
+    index: ExprId,
+    stride: ExprId,
+    coefficients: Vec<Coefficient>,
+    rest: Vec<ExprId>,
+}
+
+enum Coefficient {
+    Expr(ExprId),
+    Const(u64),
+}
+
+/// The ways `index` (a 32-bit sum) splits into multiples of one non-constant factor and a rest:
+/// one split per factor that some addend multiplies by.
+fn row_major_splits(x: &Exprs, index: ExprId) -> Vec<RowMajor> {
+    use model::ops::BinOp::{Add, Mul, Shl};
+    let mut addends = Vec::new();
+    let mut stack = vec![index];
+    while let Some(e) = stack.pop() {
+        match operands(x, e, Add, 32) {
+            Some((a, b)) => stack.extend([b, a]),
+            None => addends.push(e),
+        }
+    }
+    // The coefficient of `stride` in one addend, if the addend is a multiple of it.
+    let coefficient = |e: ExprId, stride: ExprId| -> Option<Coefficient> {
+        if e == stride {
+            return Some(Coefficient::Const(1));
+        }
+        if let Some((m, n)) = operands(x, e, Mul, 32) {
+            if n == stride {
+                return Some(Coefficient::Expr(m));
+            }
+            if m == stride {
+                return Some(Coefficient::Expr(n));
+            }
+        }
+        match x.node(e) {
+            model::expr::Node::Bin { op: Shl, a, b, bits: 32 } if *a == stride => x.as_const(*b).filter(|&s| s < 32).map(|s| Coefficient::Const(1 << s)),
+            _ => None,
+        }
+    };
+    let mut strides: Vec<ExprId> = Vec::new();
+    for &e in &addends {
+        if let Some((m, n)) = operands(x, e, Mul, 32) {
+            // A stride is a size (a parameter, a launch dimension), not a loop counter: a
+            // counter times a size is a grid-stride step, which `add_stride_lemmas` covers.
+            let size = |f: ExprId| x.as_const(f).is_none() && !x.symbols(f).iter().any(|s| matches!(s, model::expr::Sym::Counter(_)));
+            strides.extend([m, n].into_iter().filter(|&f| size(f)));
+        }
+    }
+    strides.sort_unstable();
+    strides.dedup();
+    strides
+        .into_iter()
+        .map(|stride| {
+            let (mut coefficients, mut rest) = (Vec::new(), Vec::new());
+            for &e in &addends {
+                match coefficient(e, stride) {
+                    Some(c) => coefficients.push(c),
+                    None => rest.push(e),
+                }
+            }
+            RowMajor { index, stride, coefficients, rest }
+        })
+        .collect()
+}
+
+/// `(bvadd …)` of 32-bit terms (`#x00000000` for none).
+fn sum_term(terms: Vec<String>) -> String {
+    match terms.len() {
+        0 => bv(0, 32),
+        1 => terms.into_iter().next().unwrap_or_default(),
+        _ => format!("(bvadd {})", terms.join(" ")),
+    }
 }
 
 /// Linear thread id of thread copy `t` as an SMT term.

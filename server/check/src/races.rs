@@ -225,6 +225,9 @@ fn iter_term(q: &mut Query, l: &model::symbolic::Lifted, rels: &[IterRel]) -> St
 }
 
 /// Decides whether accesses `i` and `j` race: `None` when they cannot.
+/// The time the query without index products gets before the full query is asked.
+const INDEX_ABSTRACTION_MS: u64 = 500;
+
 pub fn check_pair(ctx: &mut Ctx, i: usize, j: usize) -> Option<RaceOutcome> {
     let (a, b) = (&ctx.l.accesses[i], &ctx.l.accesses[j]);
     let (Some(o1), Some(o2)) = (a.offset, b.offset) else { return None };
@@ -305,6 +308,13 @@ pub fn check_pair(ctx: &mut Ctx, i: usize, j: usize) -> Option<RaceOutcome> {
         let limit = q.size_term(x, &size);
         for (name, acc) in [("off_1", a), ("off_2", b)] {
             inside.push(format!("(bvule (bvadd {name} {}) {limit})", bv(acc.bytes as u64, 64)));
+        }
+    }
+    // Index lemmas: the query without the products first (see `Query::index_abstraction`).
+    if let Some(Ok(abstraction)) = q.index_abstraction() {
+        if ctx.refutes_within(&abstraction, INDEX_ABSTRACTION_MS) {
+            ctx.relied_on_no_wrap = true;
+            return None;
         }
     }
     match ctx.run_witness(&q, 2, &inside) {
