@@ -82,16 +82,19 @@ def Ideal.degenerate : Ideal where
   exp_zero := rfl
   exp_add := fun _ _ => by
     first
+    | (show (1 : Rat) = 1 * 1; decide +kernel)
     | exact (Rat.mul_one 1).symm
     | exact Rat.mul_one.symm
     | simp
   exp_pos := fun _ => by
     first
+    | (show (0 : Rat) < 1; decide)
     | decide
     | exact (Rat.lt_iff 0 1).mpr (by decide)
   log_one := rfl
   log_mul := fun _ _ _ _ => by
     first
+    | (show (0 : Rat) = 0 + 0; decide +kernel)
     | exact (Rat.add_zero 0).symm
     | exact Rat.add_zero.symm
     | simp
@@ -110,5 +113,74 @@ def Ideal.degenerate : Ideal where
 
 /-- The identities of `Ideal` are consistent. -/
 theorem Ideal.nonempty : Nonempty Ideal := ⟨Ideal.degenerate⟩
+
+/-- A square root given at finitely many points: the value of the first entry `(x, v)` of the
+table with `0 ≤ v`, else `0`. Only non-negative values are returned, whatever the table holds. -/
+def Ideal.tableSqrt : List (Rat × Rat) → Rat → Rat
+  | [], _ => 0
+  | p :: rest, x => if x = p.1 ∧ 0 ≤ p.2 then p.2 else Ideal.tableSqrt rest x
+
+/-- A table square root is never negative. -/
+theorem Ideal.tableSqrt_nonneg (t : List (Rat × Rat)) (x : Rat) : 0 ≤ Ideal.tableSqrt t x := by
+  induction t with
+  | nil =>
+    show (0 : Rat) ≤ 0
+    first
+    | exact Rat.le_refl
+    | decide
+  | cons p rest ih =>
+    show 0 ≤ (if x = p.1 ∧ 0 ≤ p.2 then p.2 else Ideal.tableSqrt rest x)
+    by_cases h : x = p.1 ∧ 0 ≤ p.2
+    · rw [if_pos h]
+      exact h.2
+    · rw [if_neg h]
+      exact ih
+
+/-- A model of the `Ideal` laws with chosen values for the constants kernels write as literals:
+`ln2` is `ln2Value`, `pi` is `piValue`, and `sqrt` is given at finitely many points by `sqrtTable`
+(`Ideal.tableSqrt`); every other function is that of `Ideal.degenerate`. A generated module whose
+kernel writes constants as literals (`1.4426950f` for `1 / ln 2`) assumes identities such as
+`I.ln2 * c = 1` and proves them jointly satisfiable with this model, so that no obligation
+assuming them is vacuous. Each law holds by computation, as for `Ideal.degenerate`. -/
+def Ideal.withConstants (ln2Value piValue : Rat) (sqrtTable : List (Rat × Rat)) : Ideal where
+  exp := fun _ => 1
+  log := fun _ => 0
+  sqrt := Ideal.tableSqrt sqrtTable
+  rsqrt := fun x => 1 / Ideal.tableSqrt sqrtTable x
+  ex2 := fun _ => 1
+  lg2 := fun _ => (0 : Rat) / ln2Value
+  tanh := fun _ => (1 - 1) / (1 + 1)
+  erf := fun x => x
+  sin := fun _ => 0
+  cos := fun _ => 1
+  ln2 := ln2Value
+  pi := piValue
+  exp_zero := rfl
+  exp_add := fun _ _ => by
+    first
+    | (show (1 : Rat) = 1 * 1; decide +kernel)
+    | exact (Rat.mul_one 1).symm
+    | exact Rat.mul_one.symm
+    | simp
+  exp_pos := fun _ => by
+    first
+    | (show (0 : Rat) < 1; decide)
+    | decide
+    | exact (Rat.lt_iff 0 1).mpr (by decide)
+  log_one := rfl
+  log_mul := fun _ _ _ _ => by
+    first
+    | (show (0 : Rat) = 0 + 0; decide +kernel)
+    | exact (Rat.add_zero 0).symm
+    | exact Rat.add_zero.symm
+    | simp
+  ex2_def := fun _ => rfl
+  lg2_def := fun _ => rfl
+  sqrt_nonneg := fun x => Ideal.tableSqrt_nonneg sqrtTable x
+  rsqrt_def := fun _ => rfl
+  tanh_def := fun _ => rfl
+  erf_neg := fun _ => rfl
+  sin_zero := rfl
+  cos_zero := rfl
 
 end Lark

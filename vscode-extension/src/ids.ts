@@ -36,6 +36,13 @@ export const ServerCommands = {
   certify: 'lark.certify',
   /** `[documentUri, kernel]` → `boolean`: stops a running certification (false when none runs). */
   cancelCertify: 'lark.cancelCertify',
+  /**
+   * `[documentUri, kernel]` → `{ started: true }`: asks the agent for a segmentation of a kernel in
+   * the background (work-done progress with a cancel button); a valid one cuts the module
+   * `lark.showLean` returns (its `segmentation` is then `"agent"`). Invoked by the server's
+   * "Propose segments for `k` with the agent (…)" code action.
+   */
+  proposeSegments: 'lark.proposeSegments',
 } as const;
 
 /** Custom server → client notification sent after each analysis of a file. */

@@ -1,5 +1,8 @@
-//! Lean as the [`Checker`] of the prove loop: a scratch workspace that requires the library,
-//! built once, and `lean::certify::check_certificate` for each proof.
+//! Lean as the [`Checker`] of the prove loop and of `lark recheck`: a scratch workspace that
+//! requires the library, built once, and `lean::certify::check_certificate` for each proof — the
+//! pinned statement compiled as its own module first, the proof as a module importing it, and a
+//! check file that states the theorem against the pinned type (`lean::certify::SeparateCheck`).
+//! Compiled statement modules stay in the workspace, so the obligations of one kernel share one.
 
 use crate::prove::Checker;
 use lean::audit::{Pinned, Policy};

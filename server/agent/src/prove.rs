@@ -175,6 +175,11 @@ pub fn prove(request: &ProveRequest, agent: &mut dyn Agent, checker: Option<&dyn
             Err(e @ (CertifyError::Audit(_) | CertifyError::Timeout(_))) => {
                 req.attempts.push(Attempt { proof: response.proof, errors: vec![ProofError::general(e.to_string())] });
             }
+            // The statement itself (compiled apart from any proof) failed: no proof can help.
+            Err(e @ (CertifyError::StatementRejected(_) | CertifyError::UnsupportedStatement(_))) => {
+                req.attempts.push(Attempt { proof: response.proof, errors: vec![ProofError::general(e.to_string())] });
+                return Outcome::NotProved { reason: e.to_string(), attempts: req.attempts };
+            }
             Err(e) => return Outcome::NotProved { reason: format!("Lean could not be run: {e}"), attempts: req.attempts },
         }
     }

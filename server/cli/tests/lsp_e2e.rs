@@ -31,7 +31,7 @@ fn start(dir: &Path, options: Value) -> StdioClient {
     let mut c = StdioClient::spawn(cmd).expect("lark serve starts");
     let init = c.initialize(&uri(dir), options).expect("initialize answers");
     let cmds = &init["capabilities"]["executeCommandProvider"]["commands"];
-    assert_eq!(cmds, &json!(["lark.recheck", "lark.showModel", "lark.showLean", "lark.certify", "lark.cancelCertify"]));
+    assert_eq!(cmds, &json!(["lark.recheck", "lark.showModel", "lark.showLean", "lark.certify", "lark.cancelCertify", "lark.proposeSegments"]));
     assert_eq!(init["capabilities"]["textDocumentSync"]["change"], 2, "incremental sync");
     c
 }

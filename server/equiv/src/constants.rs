@@ -5,9 +5,42 @@
 //! constant rounded to the literal's format; any other literal keeps its own exact value, so a
 //! kernel that writes `0.0447f` for `0.044715` does not match.
 
-use crate::nf::{Nf, Val};
+use crate::convert;
+use crate::nf::{self, Nf, Val};
+use model::budget::Budget;
 use model::interp::{FloatFormat, FloatVal, Rounding};
 use num_rational::BigRational;
+use reference::NodeId;
+
+/// A well-known constant of the catalogue.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Known {
+    Pi,
+    /// `1/π`.
+    InvPi,
+    /// `2/π`.
+    TwoOverPi,
+    /// `√(2/π)`.
+    SqrtTwoOverPi,
+    /// `√2`.
+    Sqrt2,
+    /// `1/√2`.
+    InvSqrt2,
+    /// `ln 2`.
+    Ln2,
+    /// `log₂ e = 1/ln 2`.
+    Log2E,
+    /// Euler's number, `exp 1`.
+    E,
+}
+
+/// Where a constant a literal may stand for comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Origin {
+    Catalogue(Known),
+    /// A constant sub-expression of the reference: its node in the lowered graph.
+    Reference(NodeId),
+}
 
 /// A constant a literal may stand for: its normal form and its value in f64.
 #[derive(Clone, Debug)]
@@ -17,6 +50,9 @@ pub struct Candidate {
     /// From the reference itself (preferred over the catalogue).
     pub from_reference: bool,
     pub name: String,
+    pub origin: Origin,
+    /// The negation of the constant `origin` names (compilers fold a sign into the literal).
+    pub negated: bool,
 }
 
 #[derive(Default)]
@@ -31,37 +67,76 @@ impl Constants {
         let pi = nf.pi();
         let ln2 = nf.ln2();
         let int = |n: i64| Nf::constant(BigRational::from_integer(n.into()));
-        let entries: Vec<(&str, Result<Val, crate::nf::NfError>, f64)> = vec![
-            ("pi", Ok(pi.clone()), k::PI),
-            ("1/pi", nf.inv(pi.clone()), k::FRAC_1_PI),
-            ("2/pi", nf.div(int(2), pi.clone()), k::FRAC_2_PI),
-            ("sqrt(2/pi)", nf.div(int(2), pi.clone()).and_then(|v| nf.sqrt(v)), (2.0 / k::PI).sqrt()),
-            ("sqrt(2)", nf.sqrt(int(2)), k::SQRT_2),
-            ("1/sqrt(2)", nf.sqrt(int(2)).and_then(|v| nf.inv(v)), k::FRAC_1_SQRT_2),
-            ("ln2", Ok(ln2.clone()), k::LN_2),
-            ("log2(e)", nf.inv(ln2), k::LOG2_E),
-            ("e", nf.exp(int(1)), k::E),
+        let entries: Vec<(&str, Known, Result<Val, crate::nf::NfError>, f64)> = vec![
+            ("pi", Known::Pi, Ok(pi.clone()), k::PI),
+            ("1/pi", Known::InvPi, nf.inv(pi.clone()), k::FRAC_1_PI),
+            ("2/pi", Known::TwoOverPi, nf.div(int(2), pi.clone()), k::FRAC_2_PI),
+            ("sqrt(2/pi)", Known::SqrtTwoOverPi, nf.div(int(2), pi.clone()).and_then(|v| nf.sqrt(v)), (2.0 / k::PI).sqrt()),
+            ("sqrt(2)", Known::Sqrt2, nf.sqrt(int(2)), k::SQRT_2),
+            ("1/sqrt(2)", Known::InvSqrt2, nf.sqrt(int(2)).and_then(|v| nf.inv(v)), k::FRAC_1_SQRT_2),
+            ("ln2", Known::Ln2, Ok(ln2.clone()), k::LN_2),
+            ("log2(e)", Known::Log2E, nf.inv(ln2), k::LOG2_E),
+            ("e", Known::E, nf.exp(int(1)), k::E),
         ];
         let mut c = Constants::default();
-        for (name, v, value) in entries {
+        for (name, known, v, value) in entries {
             if let Ok(val) = v {
-                c.add_signed(nf, Candidate { val, value, from_reference: false, name: name.to_string() });
+                c.add_signed(nf, Candidate { val, value, from_reference: false, name: name.to_string(), origin: Origin::Catalogue(known), negated: false });
             }
         }
         c
     }
 
-    /// Adds a constant of the reference.
-    pub fn add_reference(&mut self, nf: &mut Nf, val: Val, value: f64, name: String) {
+    /// The catalogue plus the constants of a reference graph (its constant sub-expressions),
+    /// as the equivalence check and the Lean facts both use them.
+    pub fn for_reference(nf: &mut Nf, g: &reference::Graph, budget: &Budget) -> Constants {
+        let mut c = Constants::with_catalogue(nf);
+        let mut constant = vec![false; g.len()];
+        let mut ids = Vec::new();
+        for (id, node) in g.nodes() {
+            let is_const = match node {
+                reference::Node::Input { .. } => false,
+                reference::Node::Const(_) | reference::Node::Pi | reference::Node::E => true,
+                n => n.children().all(|ch| constant[ch.index()]),
+            };
+            constant[id.index()] = is_const;
+            if is_const {
+                ids.push(id);
+            }
+        }
+        if ids.is_empty() {
+            return c;
+        }
+        let values = reference::evaluate(g, &ids, &[]).unwrap_or_default();
+        let no_inputs = |_: &mut Nf, _: u32, _: u64| -> nf::R<Val> { Err(nf::NfError::Unsupported("input".into())) };
+        let vals = convert::reference_vals(nf, g, &ids, &no_inputs, budget);
+        for ((id, v), val) in ids.iter().zip(values).zip(vals) {
+            if let (Some(x), Ok(val)) = (crate::value_f64(&v), val) {
+                c.add_reference(nf, val, x, *id);
+            }
+        }
+        c
+    }
+
+    /// Adds a constant of the reference: node `node` of its graph.
+    pub fn add_reference(&mut self, nf: &mut Nf, val: Val, value: f64, node: NodeId) {
         if value.is_finite() {
-            self.add_signed(nf, Candidate { val, value, from_reference: true, name });
+            let name = format!("reference constant #{}", node.index());
+            self.add_signed(nf, Candidate { val, value, from_reference: true, name, origin: Origin::Reference(node), negated: false });
         }
     }
 
     /// Adds a constant and its negation: compilers fold a sign into the literal
     /// (`__expf(-x)` multiplies by `-1.4426950f`).
     fn add_signed(&mut self, nf: &mut Nf, c: Candidate) {
-        let negated = Candidate { val: nf.neg(c.val.clone()), value: -c.value, from_reference: c.from_reference, name: format!("-{}", c.name) };
+        let negated = Candidate {
+            val: nf.neg(c.val.clone()),
+            value: -c.value,
+            from_reference: c.from_reference,
+            name: format!("-{}", c.name),
+            origin: c.origin,
+            negated: true,
+        };
         self.candidates.push(c);
         if !self.candidates.iter().any(|d| d.val == negated.val) {
             self.candidates.push(negated);

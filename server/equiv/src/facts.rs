@@ -4,14 +4,21 @@
 //! given the output cells it is responsible for).
 //!
 //! The facts come from one concrete run with the symbolic shadow, the same run the equivalence
-//! check starts with; nothing here decides equivalence.
+//! check starts with; nothing here decides equivalence. They include which kernel literals the
+//! engine reads as constants of the reference or of its catalogue (`1.4426950f` as `log2(e)`),
+//! so that the Lean module can state those readings as hypotheses instead of leaving the
+//! literal's exact value where the proof needs the constant.
 
+use crate::constants::{Constants, Origin};
+use crate::nf::Nf;
 use crate::setup::{self, BufferRole, Draw};
 use crate::shadow::Shadow;
+use crate::term::{FloatValKey, Term, TermId};
 use crate::Request;
 use model::interp::{self, InstRef};
+use num_rational::BigRational;
 use reference::NodeId;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// A kernel buffer at the shape.
 #[derive(Clone, Debug)]
@@ -35,6 +42,23 @@ pub struct OutputCell {
     pub writer: Option<InstRef>,
 }
 
+/// A literal of the kernel that the equivalence engine reads as a constant (see
+/// [`crate::constants`]): exactly the replacements `Constants::recognise` makes for the literals
+/// the outputs and the run's path conditions depend on.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct LiteralConstant {
+    /// The literal's width in bits.
+    pub bits: u32,
+    /// The literal's exact value.
+    pub value: BigRational,
+    /// The constant it is read as.
+    pub origin: Origin,
+    /// Read as the negation of that constant (`-1.4426950f` as `-log2(e)`).
+    pub negated: bool,
+    /// The engine's name for the constant (`log2(e)`, `reference constant #3`).
+    pub name: String,
+}
+
 /// Everything the obligations of one shape need.
 pub struct ShapeFacts {
     /// The scalar values of the shape, by name.
@@ -49,6 +73,8 @@ pub struct ShapeFacts {
     pub outputs: Vec<OutputCell>,
     /// What the reference's lowering assumed (casts as identities, ...).
     pub notes: Vec<String>,
+    /// The literals the engine reads as constants, sorted, without duplicates.
+    pub literal_constants: Vec<LiteralConstant>,
 }
 
 /// The facts of the first shape the interface lists; `Err` says why there are none.
@@ -71,6 +97,7 @@ pub fn shape_facts(req: &Request) -> Result<ShapeFacts, String> {
     let (_, result) = interp::run_observed(req.kernel, &run.launch, &mut run.mem, &mut shadow);
     result.map_err(|e| format!("the kernel does not run at {}: {e:?}", check::render::shape(&scalars)))?;
     let mut outputs = Vec::new();
+    let mut roots: Vec<TermId> = shadow.path_conditions.iter().map(|p| p.term).collect();
     for (o, lo) in lowered.outputs.iter().enumerate() {
         let p = &plan.outputs[o];
         let b = plan.buffers.iter().find(|b| b.param == p.param).ok_or_else(|| format!("output `{}` is bound to no buffer", p.buffer))?;
@@ -79,6 +106,9 @@ pub fn shape_facts(req: &Request) -> Result<ShapeFacts, String> {
         for (flat, root) in lo.elements.iter().enumerate() {
             let byte_offset = p.element(flat) * w;
             let writer = shadow.stores.get(&(id, byte_offset)).map(|s| s.pc);
+            if let Ok(Some(t)) = shadow.global_term(id, byte_offset, w as u32) {
+                roots.push(t);
+            }
             outputs.push(OutputCell { param: p.param, byte_offset, root: *root, writer });
         }
     }
@@ -97,6 +127,9 @@ pub fn shape_facts(req: &Request) -> Result<ShapeFacts, String> {
             },
         })
         .collect();
+    let mut nf = Nf::default();
+    let consts = Constants::for_reference(&mut nf, &lowered.graph, &req.budget);
+    let literal_constants = literal_constants(&shadow, &roots, &consts);
     Ok(ShapeFacts {
         scalars: plan.scalars.clone(),
         grid: plan.grid,
@@ -107,5 +140,27 @@ pub fn shape_facts(req: &Request) -> Result<ShapeFacts, String> {
         graph: lowered.graph,
         outputs,
         notes: lowered.notes.into_iter().map(|n| n.message).collect(),
+        literal_constants,
     })
+}
+
+/// The literals reachable from `roots` that `consts` reads as constants.
+fn literal_constants(shadow: &Shadow, roots: &[TermId], consts: &Constants) -> Vec<LiteralConstant> {
+    let mut seen = vec![false; shadow.terms.len()];
+    let mut stack: Vec<TermId> = roots.to_vec();
+    let mut found = BTreeSet::new();
+    while let Some(t) = stack.pop() {
+        let Some(slot) = seen.get_mut(t.0 as usize) else { continue };
+        if std::mem::replace(slot, true) {
+            continue;
+        }
+        let term = shadow.terms.get(t);
+        if let Term::Literal { value: FloatValKey::Finite(r), bits } = term {
+            if let Some(c) = consts.recognise(r, *bits) {
+                found.insert(LiteralConstant { bits: *bits, value: r.clone(), origin: c.origin, negated: c.negated, name: c.name.clone() });
+            }
+        }
+        stack.extend(term.children());
+    }
+    found.into_iter().collect()
 }

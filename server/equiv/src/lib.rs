@@ -616,33 +616,7 @@ impl ShapeCheck<'_, '_> {
 
     /// The catalogue plus the reference's constants (its constant subexpressions).
     fn constants(&self, nf: &mut Nf) -> Constants {
-        let mut c = Constants::with_catalogue(nf);
-        let g = &self.lowered.graph;
-        let mut constant = vec![false; g.len()];
-        let mut ids = Vec::new();
-        for (id, node) in g.nodes() {
-            let is_const = match node {
-                reference::Node::Input { .. } => false,
-                reference::Node::Const(_) | reference::Node::Pi | reference::Node::E => true,
-                n => n.children().all(|ch| constant[ch.index()]),
-            };
-            constant[id.index()] = is_const;
-            if is_const {
-                ids.push(id);
-            }
-        }
-        if ids.is_empty() {
-            return c;
-        }
-        let values = reference::evaluate(g, &ids, &[]).unwrap_or_default();
-        let no_inputs = |_: &mut Nf, _: u32, _: u64| -> nf::R<Val> { Err(nf::NfError::Unsupported("input".into())) };
-        let vals = convert::reference_vals(nf, g, &ids, &no_inputs, &self.req.budget);
-        for ((id, v), val) in ids.iter().zip(values).zip(vals) {
-            if let (Some(x), Ok(val)) = (value_f64(&v), val) {
-                c.add_reference(nf, val, x, format!("reference constant #{}", id.index()));
-            }
-        }
-        c
+        Constants::for_reference(nf, &self.lowered.graph, &self.req.budget)
     }
 
     /// Numerically compares the differing forms at a few input draws; a difference confirmed by
@@ -875,7 +849,7 @@ fn multi_index(flat: usize, shape: &[usize]) -> Vec<usize> {
     out
 }
 
-fn value_f64(v: &reference::Value) -> Option<f64> {
+pub(crate) fn value_f64(v: &reference::Value) -> Option<f64> {
     match v {
         reference::Value::Exact(r) => r.to_f64(),
         reference::Value::Approx { value, .. } => Some(*value),

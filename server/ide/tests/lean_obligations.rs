@@ -60,8 +60,8 @@ fn library() -> LibraryIndex {
 /// The bound variables and core names the generator writes.
 fn generated_local(name: &str) -> bool {
     const LOCALS: &[&str] = &[
-        "I", "inputs", "arg", "x", "g", "hg", "h", "Prop", "Nat", "Rat", "Int", "List", "mkRat", "decide", "intro", "obtain", "exact", "none", "some", "true",
-        "false", "Lark",
+        "I", "inputs", "arg", "x", "g", "hg", "h", "hc", "Prop", "Nat", "Rat", "Int", "List", "mkRat", "decide", "intro", "obtain", "exact", "first", "unfold",
+        "none", "some", "true", "false", "Lark",
     ];
     LOCALS.contains(&name) || name.starts_with("h_")
 }
@@ -82,6 +82,43 @@ fn every_name_of_the_generated_modules_is_declared() {
             assert!(!["sorry", "admit", "axiom", "native_decide"].contains(&t.name().as_str()), "{name}: `{}`", t.name());
         }
     }
+}
+
+/// A kernel that writes `log2(e)` as the literal `1.4426950f` (`__expf` compiles to
+/// `ex2.approx(x * 0f3FB8AA3B)`): the reading the engine used is a hypothesis of the agreement
+/// obligations and of `correct`, never of the others, with a model that shows it satisfiable.
+#[test]
+fn literal_constants_are_hypotheses_with_a_model() {
+    let g = fixture("softmax_rows");
+    let def = &g.text[g.text.find("def LiteralConstants (I : Ideal) : Prop :=").expect("no LiteralConstants")..];
+    let def = &def[..def.find("\n\n").unwrap()];
+    assert!(def.contains("I.ln2 * (mkRat 12102203 8388608) = (1 : Rat)"), "{def}");
+    assert!(g.text.contains("theorem literal_constants_satisfiable : ∃ I : Ideal, LiteralConstants I :=\n  ⟨Ideal.withConstants (mkRat 8388608 12102203)"));
+    for o in &g.obligations {
+        let assumes = o.statement.contains("LiteralConstants I →");
+        let equivalence = matches!(o.kind, ObligationKind::SegmentAgrees | ObligationKind::UntouchedAgree | ObligationKind::Correct);
+        assert_eq!(assumes, equivalence, "{}", o.statement);
+    }
+    assert!(g.text.contains("intro I inputs arg x hc h"));
+    assert!(g.notes.iter().all(|n| !n.contains("not stated as a hypothesis")), "{:?}", g.notes);
+    // The kernels without such literals have neither.
+    for name in ["l2norm_warp", "matmul_tiled_k"] {
+        let g = fixture(name);
+        assert!(!g.text.contains("LiteralConstants"), "{name}");
+    }
+}
+
+/// GELU's `0.044715f` stands for the reference's rational `0.044715`, which it is not in exact
+/// arithmetic: no hypothesis is stated for it, the module and the notes say so, and the
+/// identities that have a model are still stated.
+#[test]
+fn a_literal_reading_without_a_model_is_left_out_and_said() {
+    let g = fixture("gelu_tanh");
+    assert!(g.text.contains("I.sqrt ((2 : Rat) / I.pi) = (mkRat 6693141 8388608)"));
+    let comment = &g.text[g.text.find("are NOT stated").unwrap()..];
+    assert!(comment.contains("12003091/268435456"), "{}", &comment[..400]);
+    let note = g.notes.iter().find(|n| n.contains("not stated as a hypothesis")).expect("no note");
+    assert!(note.contains("12003091/268435456") && note.contains("cannot be proved"), "{note}");
 }
 
 #[test]

@@ -25,6 +25,11 @@
 //! * any change to the pinned statement (a different hash, a different prefix, or a proof that
 //!   changes how the statement's text reads).
 //!
+//! When the statement and the proof are compiled apart (`lean::certify`), [`audit_proof_module`]
+//! also audits the proof module: it must start with the import of the statement module and the
+//! theorem's header exactly as pinned, and declare nothing but that theorem — no pinned name
+//! again, nothing in a namespace the statement declares or in LARK's `LarkPinned`/`LarkCheck`.
+//!
 //! After Lean accepted the file, [`check_axioms`] reads `#print axioms` and accepts only
 //! `propext`, `Quot.sound` and `Classical.choice`.
 
@@ -32,6 +37,7 @@ use crate::lexer::{self, Token, TokenKind};
 use crate::library::{DeclKind, LibraryIndex};
 use sha2::{Digest, Sha256};
 use std::ops::Range;
+use std::path::Path;
 
 /// The only axioms a certified theorem may depend on.
 pub const ALLOWED_AXIOMS: [&str; 3] = ["propext", "Quot.sound", "Classical.choice"];
@@ -354,6 +360,61 @@ fn audit_open(src: &str, toks: &[&Token], i: usize, policy: &Policy, push: &mut 
     }
     if !has_in {
         push(Rule::Command, t, "expected `open … in`, found an `open` command".into());
+    }
+}
+
+/// Namespaces only LARK's own files declare into (`lean::certify`'s goal and check).
+const RESERVED_NAMESPACES: &[&str] = &["LarkPinned", "LarkCheck"];
+
+/// Audits a proof module before Lean sees it: it must be `prefix` (the import of the statement
+/// module and the theorem's header as pinned) followed by a proof the audit accepts, and it may
+/// declare nothing but `theorem`: no pinned name again, nothing in a namespace the statement
+/// module declares (or in LARK's own `LarkPinned`, `LarkCheck`).
+pub fn audit_proof_module(text: &str, prefix: &str, theorem: &str, statement_module: &str, policy: &Policy) -> Result<(), AuditError> {
+    if !text.starts_with(prefix) {
+        let at = text.bytes().zip(prefix.bytes()).position(|(a, b)| a != b).unwrap_or(text.len().min(prefix.len()));
+        return Err(AuditError::PrefixChanged { at });
+    }
+    let mut pinned = LibraryIndex::default();
+    pinned.add_file(Path::new("Statement.lean"), statement_module).map_err(|e| AuditError::BadStatement { message: e.to_string() })?;
+    let mut namespaces: Vec<String> = pinned.decls().filter(|d| d.kind == DeclKind::Namespace).map(|d| d.name.clone()).collect();
+    namespaces.extend(RESERVED_NAMESPACES.iter().map(|s| s.to_string()));
+    let inside = |name: &str| namespaces.iter().find(|ns| name == ns.as_str() || name.starts_with(&format!("{ns}."))).cloned();
+    let mut findings = Vec::new();
+    let mut declared = LibraryIndex::default();
+    match declared.add_file(Path::new("Proof.lean"), text) {
+        Err(e) => findings.push(Finding { rule: Rule::Lexical, span: prefix.len()..text.len(), message: e.to_string() }),
+        Ok(()) => {
+            for d in declared.decls().filter(|d| !matches!(d.kind, DeclKind::Constructor | DeclKind::Field)) {
+                let message = if d.kind == DeclKind::Namespace {
+                    match inside(&d.name) {
+                        Some(ns) => format!("`namespace {}` enters the pinned namespace `{ns}`", d.name),
+                        None => format!("`namespace {}`: a proof module holds only the certificate theorem", d.name),
+                    }
+                } else if d.name == theorem {
+                    continue;
+                } else if pinned.contains(&d.name) {
+                    findings.push(Finding {
+                        rule: Rule::Redefinition,
+                        span: d.span.clone(),
+                        message: format!("`{}` re-declares a name of the pinned statement", d.name),
+                    });
+                    continue;
+                } else if let Some(ns) = inside(&d.name) {
+                    format!("`{}` declares into the pinned namespace `{ns}`", d.name)
+                } else {
+                    format!("`{}`: a proof module declares only the certificate theorem `{theorem}`", d.name)
+                };
+                findings.push(Finding { rule: Rule::Command, span: d.span.clone(), message });
+            }
+        }
+    }
+    let lexed = lexer::lex(text);
+    findings.extend(audit_tokens(text, &lexed, prefix.len(), policy));
+    if findings.is_empty() {
+        Ok(())
+    } else {
+        Err(AuditError::Rejected { findings })
     }
 }
 

@@ -17,12 +17,16 @@
 //!
 //! * [`segment`]: a kernel's instructions cut into named segments, LARK's cuts or an agent's
 //!   (validated);
+//! * [`constants`]: the readings of kernel literals as constants (`1.4426950f` as `log2(e)`) the
+//!   equivalence engine used, stated as hypotheses on `I : Ideal` with a model that shows them
+//!   satisfiable, or left out with the reason;
 //! * [`obligations`]: one Lean module per kernel stating what LARK claims about it (race freedom,
 //!   alignment, bounds, termination, agreement with the reference per segment, and the main
 //!   statement), each obligation pinned by a hash.
 
 pub mod audit;
 pub mod certify;
+pub mod constants;
 pub mod emit;
 pub mod lexer;
 pub mod library;

@@ -14,9 +14,15 @@
 //! * `correct`, the main statement: race-free, aligned, in bounds, and the outputs equal the
 //!   reference's, for every input the interface allows.
 //!
+//! When the equivalence engine read kernel literals as constants (`1.4426950f` as `log2(e)`),
+//! the readings that have a model are stated as `def LiteralConstants (I : Ideal) : Prop`, a
+//! hypothesis of the agreement obligations and of `correct` ([`crate::constants`]); the others are
+//! named in a comment and in the notes.
+//!
 //! LARK proves two theorems itself: `segments_cover` (by `decide`: the segmentation is sound) and
 //! `correct_of_obligations` (the main statement from the others, a few lines of term-mode
-//! proof). A certificate for an obligation is a theorem `… : LarkGen.<module>.<obligation>` that
+//! proof), and, with literal hypotheses, `literal_constants_satisfiable` (by computation on the
+//! model `Ideal.withConstants`). A certificate for an obligation is a theorem `… : LarkGen.<module>.<obligation>` that
 //! Lean accepts; each obligation's text is pinned by a SHA-256 of the module's definitions and
 //! its own, so a proof is checked against exactly this statement.
 
@@ -122,8 +128,14 @@ impl Generated {
     }
 }
 
-/// The binders every obligation quantifies over.
-const BINDERS: &str = "∀ (I : Ideal) (inputs : Inputs) (arg : Nat → Nat) (x : Nat → Nat → Rat),\n    Assumptions inputs arg x →";
+/// The binders every obligation quantifies over; an equivalence obligation of a module with
+/// literal hypotheses (`crate::constants`) also assumes `LiteralConstants I`.
+fn binders(literal_constants: bool) -> String {
+    format!(
+        "∀ (I : Ideal) (inputs : Inputs) (arg : Nat → Nat) (x : Nat → Nat → Rat),\n    {}Assumptions inputs arg x →",
+        if literal_constants { "LiteralConstants I → " } else { "" }
+    )
+}
 
 pub fn generate(s: &Subject) -> Generated {
     let k = s.kernel;
@@ -171,8 +183,16 @@ pub fn generate(s: &Subject) -> Generated {
     if let Some(why) = &s.facts_missing {
         notes.push(format!("no equivalence obligation: {why}"));
     }
+    // The readings of literals as constants the engine used, as hypotheses (equivalence only).
+    let literals = match (&equivalence, s.facts) {
+        (Some(_), Some(f)) if !f.literal_constants.is_empty() => crate::constants::plan(&f.literal_constants, &f.graph),
+        _ => crate::constants::Plan::default(),
+    };
+    notes.extend(literals.notes());
+    let hypothesis = !literals.stated.is_empty();
     if let Some(eq) = &equivalence {
         defs.push_str(&eq.defs);
+        defs.push_str(&literals.defs());
     } else {
         defs.push_str("/-- No reference is stated: nothing binds the inputs. -/\ndef inputBindings : List InputBinding := []\n\n");
     }
@@ -258,14 +278,16 @@ pub fn generate(s: &Subject) -> Generated {
     text.push_str("/-! ## Obligations\n\nEach is a proposition for a certificate to prove; none is assumed. -/\n\n");
     let mut obligations = Vec::new();
     for (name, kind, segment, body, summary) in items {
-        let statement = format!("def {name} : Prop :=\n  {BINDERS}\n      {body}");
+        let assumes = hypothesis && matches!(kind, ObligationKind::SegmentAgrees | ObligationKind::UntouchedAgree | ObligationKind::Correct);
+        let statement = format!("def {name} : Prop :=\n  {}\n      {body}", binders(assumes));
         let hash = sha256_hex(&format!("{defs}{statement}"));
         let _ = write!(text, "/-- {} (pinned: sha256 {}). -/\n{statement}\n\n", comment_text(&summary), &hash[..16]);
         obligations.push(Obligation { name, kind, statement, hash, segment, summary });
     }
     text.push_str("/-! ## Proved by LARK (checked by Lean when this module is built) -/\n\n");
     text.push_str(&segments_theorems(&ident));
-    text.push_str(&correct_proof(&obligations));
+    text.push_str(&literals.satisfiable_theorem());
+    text.push_str(&correct_proof(&obligations, hypothesis));
     let _ = writeln!(text, "end {ns}");
     Generated { module: ns, text, segments, obligations, notes }
 }
@@ -311,12 +333,17 @@ fn segments_theorems(kernel: &str) -> String {
     )
 }
 
-/// LARK's proof of `correct` from the other obligations.
-fn correct_proof(obligations: &[Obligation]) -> String {
+/// LARK's proof of `correct` from the other obligations. With literal hypotheses, `correct`
+/// and the agreement obligations assume `LiteralConstants I` (`hc`), the others do not.
+fn correct_proof(obligations: &[Obligation], literal_constants: bool) -> String {
     let hyp = |o: &Obligation| format!("h_{}", o.name);
     let open: Vec<&Obligation> = obligations.iter().filter(|o| o.kind != ObligationKind::Correct).collect();
     let binders: Vec<String> = open.iter().map(|o| format!("({} : {})", hyp(o), o.name)).collect();
-    let apply = |o: &Obligation| format!("{} I inputs arg x h", hyp(o));
+    let apply = |o: &Obligation| {
+        let agreement = matches!(o.kind, ObligationKind::SegmentAgrees | ObligationKind::UntouchedAgree);
+        format!("{} I inputs arg x{} h", hyp(o), if literal_constants && agreement { " hc" } else { "" })
+    };
+    let intro = if literal_constants { "I inputs arg x hc h" } else { "I inputs arg x h" };
     let mut parts: Vec<String> = open
         .iter()
         .filter(|o| matches!(o.kind, ObligationKind::RaceFree | ObligationKind::BarrierAligned | ObligationKind::InBounds))
@@ -338,7 +365,7 @@ fn correct_proof(obligations: &[Obligation]) -> String {
     format!(
         "/-- The main statement follows from the obligations above (LARK's proof). -/\n\
          theorem correct_of_obligations\n    {} :\n    correct := by\n  \
-         intro I inputs arg x h\n  obtain ⟨g, hg⟩ := {completes}\n  exact ⟨{}⟩\n\n",
+         intro {intro}\n  obtain ⟨g, hg⟩ := {completes}\n  exact ⟨{}⟩\n\n",
         binders.join("\n    "),
         parts.join(",\n    ")
     )

@@ -19,6 +19,7 @@ mod guard;
 mod handlers;
 mod log;
 mod pool;
+mod segments;
 mod settings;
 mod state;
 mod to_proto;
@@ -97,13 +98,15 @@ impl Server {
     }
 
     /// `window/workDoneProgress/cancel`: the user pressed the cancel button of a progress
-    /// (certifications are the cancellable ones).
+    /// (certifications and segmentation requests are the cancellable ones).
     async fn progress_cancel(&self, p: tower_lsp_server::lsp_types::WorkDoneProgressCancelParams) {
         let token = match p.token {
             tower_lsp_server::lsp_types::NumberOrString::String(s) => s,
             tower_lsp_server::lsp_types::NumberOrString::Number(n) => n.to_string(),
         };
-        self.state.certifications.cancel_token(&token);
+        if !self.state.certifications.cancel_token(&token) {
+            self.state.segmentations.cancel_token(&token);
+        }
     }
 
     /// `lark/debugPanic`, only when `LARK_DEBUG_PANIC=1`: panics inside a request, so tests can

@@ -78,6 +78,8 @@ pub struct State {
     warned: AtomicBool,
     /// "Certify kernel" runs and their outcomes.
     pub certifications: crate::certify::Certifications,
+    /// "Propose segments" requests and the segmentations accepted.
+    pub segmentations: crate::segments::Segmentations,
 }
 
 /// Locks a mutex; a panic while it was held does not make the server unusable.
@@ -101,6 +103,7 @@ impl State {
             shutdown: AtomicBool::new(false),
             warned: AtomicBool::new(false),
             certifications: Default::default(),
+            segmentations: Default::default(),
         }
     }
 

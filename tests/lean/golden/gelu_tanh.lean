@@ -167,6 +167,22 @@ def s0_store_cells : List OutputCell := [
 /-- Every output cell. -/
 def outputCells : List OutputCell := s0_store_cells
 
+/-- The readings of the kernel's literals the equivalence engine used, as identities on the
+ideal functions: each literal stands for the constant it rounds. They are hypotheses of the
+equivalence obligations; `literal_constants_satisfiable` shows them jointly satisfiable. -/
+def LiteralConstants (I : Ideal) : Prop :=
+  -- the 32-bit literal 12102203/8388608 ≈ 1.4426950216293335 read as log2(e)
+  I.ln2 * (mkRat 12102203 8388608) = (1 : Rat) ∧
+  -- the 32-bit literal 6693141/8388608 ≈ 0.7978845834732056 read as the reference's constant (node 13)
+  I.sqrt ((2 : Rat) / I.pi) = (mkRat 6693141 8388608)
+
+/-! Readings of literals the equivalence engine used that are NOT stated, because they have no
+model LARK can exhibit: the equivalence obligations are stated without them and cannot be proved
+where a proof needs them, so the kernel stays uncertified for that reason.
+
+* the 32-bit literal 12003091/268435456 ≈ 0.044714998453855515 read as the reference's constant (node 14): in exact arithmetic the literal differs from the constant, so no hypothesis on `I` can make them equal
+-/
+
 /-- What the interface says about a launch's inputs: parameter `i` is passed `arg i` (an address
 for a buffer), buffers and shared arrays are aligned and apart, and the reference's tensors `x`
 are in the buffers. -/
@@ -186,41 +202,41 @@ def extents (inputs : Inputs) (arg : Nat → Nat) : List Extent := [
 
 Each is a proposition for a certificate to prove; none is assumed. -/
 
-/-- no two threads race on a byte of shared or global memory (pinned: sha256 1ac258257ea21596). -/
+/-- no two threads race on a byte of shared or global memory (pinned: sha256 e2d22bb28b2901b2). -/
 def race_free : Prop :=
   ∀ (I : Ideal) (inputs : Inputs) (arg : Nat → Nat) (x : Nat → Nat → Rat),
     Assumptions inputs arg x →
       RaceFree kernel I launch inputs
 
-/-- every barrier and warp collective is reached by all the threads it waits for (pinned: sha256 d1186707b10ac850). -/
+/-- every barrier and warp collective is reached by all the threads it waits for (pinned: sha256 eb899be7380377df). -/
 def barrier_aligned : Prop :=
   ∀ (I : Ideal) (inputs : Inputs) (arg : Nat → Nat) (x : Nat → Nat → Rat),
     Assumptions inputs arg x →
       BarrierAligned kernel I launch inputs
 
-/-- every access lies inside a declared buffer or shared array (pinned: sha256 80c27fa74a2e913b). -/
+/-- every access lies inside a declared buffer or shared array (pinned: sha256 1a9095210ae3762f). -/
 def in_bounds : Prop :=
   ∀ (I : Ideal) (inputs : Inputs) (arg : Nat → Nat) (x : Nat → Nat → Rat),
     Assumptions inputs arg x →
       InBounds (extents inputs arg) kernel I launch inputs
 
-/-- the kernel finishes without a fault (pinned: sha256 9dc8921cb44df074). -/
+/-- the kernel finishes without a fault (pinned: sha256 fe9885b7a4e2756a). -/
 def completes : Prop :=
   ∀ (I : Ideal) (inputs : Inputs) (arg : Nat → Nat) (x : Nat → Nat → Rat),
     Assumptions inputs arg x →
       ∃ g, Computes kernel I launch inputs g
 
-/-- the output cells segment `s0_store` stores equal the reference (pinned: sha256 ea6ea775a3c906eb). -/
+/-- the output cells segment `s0_store` stores equal the reference (pinned: sha256 8d8cb415787d7b48). -/
 def s0_store_agrees : Prop :=
   ∀ (I : Ideal) (inputs : Inputs) (arg : Nat → Nat) (x : Nat → Nat → Rat),
-    Assumptions inputs arg x →
+    LiteralConstants I → Assumptions inputs arg x →
       ∀ g, Computes kernel I launch inputs g →
       OutputsAgree g arg (RGraph.value I x reference) s0_store_cells
 
-/-- the kernel is race-free, aligned and in bounds, and leaves the reference's values in its outputs (pinned: sha256 2c742ec8f297b96d). -/
+/-- the kernel is race-free, aligned and in bounds, and leaves the reference's values in its outputs (pinned: sha256 ed85d035c1958705). -/
 def correct : Prop :=
   ∀ (I : Ideal) (inputs : Inputs) (arg : Nat → Nat) (x : Nat → Nat → Rat),
-    Assumptions inputs arg x →
+    LiteralConstants I → Assumptions inputs arg x →
       RaceFree kernel I launch inputs ∧
       BarrierAligned kernel I launch inputs ∧
       InBounds (extents inputs arg) kernel I launch inputs ∧
@@ -236,6 +252,15 @@ theorem segments_cover : covers segments 0 kernel.flatInsts.length = true := by 
 theorem segments_concat : segmentInsts segments kernel.flatInsts = kernel.flatInsts :=
   concat_segmentInsts kernel segments segments_cover
 
+/-- The literal hypotheses are jointly satisfiable, so no obligation assuming them is vacuous:
+`Ideal.withConstants` with these values satisfies each (checked by computation). -/
+theorem literal_constants_satisfiable : ∃ I : Ideal, LiteralConstants I :=
+  ⟨Ideal.withConstants (mkRat 8388608 12102203) (mkRat 355 113) [((mkRat 226 355), (mkRat 6693141 8388608))], by
+    unfold LiteralConstants
+    first
+    | decide +kernel
+    | decide⟩
+
 /-- The main statement follows from the obligations above (LARK's proof). -/
 theorem correct_of_obligations
     (h_race_free : race_free)
@@ -244,13 +269,13 @@ theorem correct_of_obligations
     (h_completes : completes)
     (h_s0_store_agrees : s0_store_agrees) :
     correct := by
-  intro I inputs arg x h
+  intro I inputs arg x hc h
   obtain ⟨g, hg⟩ := h_completes I inputs arg x h
   exact ⟨h_race_free I inputs arg x h,
     h_barrier_aligned I inputs arg x h,
     h_in_bounds I inputs arg x h,
     g,
     hg,
-    (h_s0_store_agrees I inputs arg x h g hg)⟩
+    (h_s0_store_agrees I inputs arg x hc h g hg)⟩
 
 end LarkGen.gelu_tanh

@@ -616,6 +616,13 @@ def s11_store_loop_cells : List OutputCell := [
 /-- Every output cell. -/
 def outputCells : List OutputCell := s11_store_loop_cells
 
+/-- The readings of the kernel's literals the equivalence engine used, as identities on the
+ideal functions: each literal stands for the constant it rounds. They are hypotheses of the
+equivalence obligations; `literal_constants_satisfiable` shows them jointly satisfiable. -/
+def LiteralConstants (I : Ideal) : Prop :=
+  -- the 32-bit literal 12102203/8388608 ≈ 1.4426950216293335 read as log2(e)
+  I.ln2 * (mkRat 12102203 8388608) = (1 : Rat)
+
 /-- What the interface says about a launch's inputs: parameter `i` is passed `arg i` (an address
 for a buffer), buffers and shared arrays are aligned and apart, and the reference's tensors `x`
 are in the buffers. -/
@@ -640,41 +647,41 @@ def extents (inputs : Inputs) (arg : Nat → Nat) : List Extent := [
 
 Each is a proposition for a certificate to prove; none is assumed. -/
 
-/-- no two threads race on a byte of shared or global memory (pinned: sha256 53f75ff6e5997543). -/
+/-- no two threads race on a byte of shared or global memory (pinned: sha256 9340b375e98f18b5). -/
 def race_free : Prop :=
   ∀ (I : Ideal) (inputs : Inputs) (arg : Nat → Nat) (x : Nat → Nat → Rat),
     Assumptions inputs arg x →
       RaceFree kernel I launch inputs
 
-/-- every barrier and warp collective is reached by all the threads it waits for (pinned: sha256 73414d34cab93994). -/
+/-- every barrier and warp collective is reached by all the threads it waits for (pinned: sha256 d9884910e92347ec). -/
 def barrier_aligned : Prop :=
   ∀ (I : Ideal) (inputs : Inputs) (arg : Nat → Nat) (x : Nat → Nat → Rat),
     Assumptions inputs arg x →
       BarrierAligned kernel I launch inputs
 
-/-- every access lies inside a declared buffer or shared array (pinned: sha256 64edd05c6a3558e5). -/
+/-- every access lies inside a declared buffer or shared array (pinned: sha256 ce429189760e6443). -/
 def in_bounds : Prop :=
   ∀ (I : Ideal) (inputs : Inputs) (arg : Nat → Nat) (x : Nat → Nat → Rat),
     Assumptions inputs arg x →
       InBounds (extents inputs arg) kernel I launch inputs
 
-/-- the kernel finishes without a fault (pinned: sha256 f90cbb79432b1bc5). -/
+/-- the kernel finishes without a fault (pinned: sha256 9ec9ef6c4e2564ac). -/
 def completes : Prop :=
   ∀ (I : Ideal) (inputs : Inputs) (arg : Nat → Nat) (x : Nat → Nat → Rat),
     Assumptions inputs arg x →
       ∃ g, Computes kernel I launch inputs g
 
-/-- the output cells segment `s11_store_loop` stores equal the reference (pinned: sha256 4547513fcd09a328). -/
+/-- the output cells segment `s11_store_loop` stores equal the reference (pinned: sha256 fc86c5381d0c3ff3). -/
 def s11_store_loop_agrees : Prop :=
   ∀ (I : Ideal) (inputs : Inputs) (arg : Nat → Nat) (x : Nat → Nat → Rat),
-    Assumptions inputs arg x →
+    LiteralConstants I → Assumptions inputs arg x →
       ∀ g, Computes kernel I launch inputs g →
       OutputsAgree g arg (RGraph.value I x reference) s11_store_loop_cells
 
-/-- the kernel is race-free, aligned and in bounds, and leaves the reference's values in its outputs (pinned: sha256 6b3acc42155ab2be). -/
+/-- the kernel is race-free, aligned and in bounds, and leaves the reference's values in its outputs (pinned: sha256 0b1540db24053570). -/
 def correct : Prop :=
   ∀ (I : Ideal) (inputs : Inputs) (arg : Nat → Nat) (x : Nat → Nat → Rat),
-    Assumptions inputs arg x →
+    LiteralConstants I → Assumptions inputs arg x →
       RaceFree kernel I launch inputs ∧
       BarrierAligned kernel I launch inputs ∧
       InBounds (extents inputs arg) kernel I launch inputs ∧
@@ -690,6 +697,15 @@ theorem segments_cover : covers segments 0 kernel.flatInsts.length = true := by 
 theorem segments_concat : segmentInsts segments kernel.flatInsts = kernel.flatInsts :=
   concat_segmentInsts kernel segments segments_cover
 
+/-- The literal hypotheses are jointly satisfiable, so no obligation assuming them is vacuous:
+`Ideal.withConstants` with these values satisfies each (checked by computation). -/
+theorem literal_constants_satisfiable : ∃ I : Ideal, LiteralConstants I :=
+  ⟨Ideal.withConstants (mkRat 8388608 12102203) (mkRat 355 113) [], by
+    unfold LiteralConstants
+    first
+    | decide +kernel
+    | decide⟩
+
 /-- The main statement follows from the obligations above (LARK's proof). -/
 theorem correct_of_obligations
     (h_race_free : race_free)
@@ -698,13 +714,13 @@ theorem correct_of_obligations
     (h_completes : completes)
     (h_s11_store_loop_agrees : s11_store_loop_agrees) :
     correct := by
-  intro I inputs arg x h
+  intro I inputs arg x hc h
   obtain ⟨g, hg⟩ := h_completes I inputs arg x h
   exact ⟨h_race_free I inputs arg x h,
     h_barrier_aligned I inputs arg x h,
     h_in_bounds I inputs arg x h,
     g,
     hg,
-    (h_s11_store_loop_agrees I inputs arg x h g hg)⟩
+    (h_s11_store_loop_agrees I inputs arg x hc h g hg)⟩
 
 end LarkGen.softmax_rows

@@ -32,7 +32,8 @@ pub async fn handle(state: &Arc<State>, p: CodeActionParams) -> Result<Option<Co
     let mut actions: Vec<CodeActionOrCommand> =
         fixes.iter().filter_map(|f| to_proto::code_action(&fa, &uri, f, caps)).map(CodeActionOrCommand::CodeAction).collect();
     // "Certify": for each kernel the engine verified that the range touches, and for the
-    // segments on the range's line that have an obligation of their own.
+    // segments on the range's line that have an obligation of their own; and "Propose segments"
+    // for each such kernel (the agent's cuts for its Lean module).
     let agent = lock(&state.settings).agent().name();
     let verified: Vec<&ide::KernelResult> = fa
         .kernels
@@ -54,6 +55,15 @@ pub async fn handle(state: &Arc<State>, p: CodeActionParams) -> Result<Option<Co
             command: Some(lsp::Command {
                 title: "Certify kernel".into(),
                 command: crate::commands::CERTIFY.into(),
+                arguments: Some(vec![arg(uri.as_str()), arg(&k.name)]),
+            }),
+            ..Default::default()
+        }));
+        actions.push(CodeActionOrCommand::CodeAction(lsp::CodeAction {
+            title: format!("Propose segments for `{}` with the agent ({agent})", k.source_name),
+            command: Some(lsp::Command {
+                title: "Propose segments".into(),
+                command: crate::commands::PROPOSE_SEGMENTS.into(),
                 arguments: Some(vec![arg(uri.as_str()), arg(&k.name)]),
             }),
             ..Default::default()
