@@ -21,6 +21,9 @@ use std::time::Duration;
 
 /// What one worker needs to answer the two-thread questions of one kernel: the lifted model,
 /// its solver, the budget and the shared enumeration cache.
+/// The least time a witness tier query gets (see [`Ctx::run_witness`]).
+const WITNESS_TIER_MIN_MS: u64 = 300;
+
 pub struct Ctx<'a> {
     pub k: &'a Kernel,
     pub l: &'a Lifted,
@@ -212,12 +215,22 @@ impl<'a> Ctx<'a> {
         if !preferred.is_empty() {
             tiers.push(small);
         }
+        // A model is already in hand: a tier only makes it nicer, so it gets a fraction of a
+        // query's time (four tiers at the full limit made one finding cost up to 8 s more).
+        let full = self.timeout_ms;
+        self.timeout_ms = (full / 4).max(WITNESS_TIER_MIN_MS).min(full);
+        let mut nicer = None;
         for extra in tiers {
             if let Answer::Sat(m) = self.ask_with(&mut query, &extra) {
-                return Answer::Sat(m).reported(q);
+                nicer = Some(m);
+                break;
             }
         }
-        first.reported(q)
+        self.timeout_ms = full;
+        match nicer {
+            Some(m) => Answer::Sat(m).reported(q),
+            None => first.reported(q),
+        }
     }
 
     /// Assertions for a small witness: block indices up to 3, scalar parameters (wider than

@@ -279,9 +279,12 @@ impl Explain<'_> {
         // block did no work). Two different instructions are always a race.
         let may_be_benign = rw.a1 == rw.a2 && a1.kind == AccessKind::Write && !self.strict_races;
         let reproduced = if may_be_benign {
-            replay::every_reproduction(&self.replay_inputs(&w, &min_bytes), |_, trace, _| {
-                replay::confirm_race(trace, a1, t1, a2, t2).map(|_| replay::same_value_writes(trace, a1))
-            })
+            replay::every_reproduction(
+                &self.replay_inputs(&w, &min_bytes),
+                |_, trace, _| replay::confirm_race(trace, a1, t1, a2, t2).map(|_| replay::same_value_writes(trace, a1)),
+                // One run with different values settles it: a real race.
+                |same| same.is_none(),
+            )
         } else {
             replay::first_reproduction(&self.replay_inputs(&w, &min_bytes), |_, trace, _| replay::confirm_race(trace, a1, t1, a2, t2).map(|_| None))
                 .map(|r| r.into_iter().collect())

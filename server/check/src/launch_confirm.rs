@@ -15,7 +15,7 @@ use model::Kernel;
 use spec::{Dim, KernelSpec};
 
 /// The block sizes kernels are most often launched with: one-dimensional blocks, and square
-/// or warp-wide tiles for kernels that read the y index.
+/// or warp-wide tiles (and 256 threads in x) for kernels that read the y index.
 const COMMON_BLOCKS: [u64; 3] = [64, 128, 256];
 const COMMON_TILES: [[u64; 2]; 3] = [[16, 16], [32, 8], [8, 8]];
 
@@ -30,7 +30,9 @@ pub fn confirm(k: &Kernel, spec: Option<&KernelSpec>, src: &Sources, opts: &Opti
     }
     let max = k.max_threads.unwrap_or(1024);
     let mut sizes: Vec<[u64; 2]> = if reads_y(k) {
-        COMMON_TILES.iter().copied().filter(|[x, y]| x * y <= max).collect()
+        // Kernels that read the y index are also launched with one-dimensional blocks (llama.cpp's
+        // `blockIdx.x * blockDim.y + threadIdx.y` rows with `block_dims(1024, 1, 1)`).
+        COMMON_TILES.iter().copied().chain([[256, 1]]).filter(|[x, y]| x * y <= max).collect()
     } else {
         COMMON_BLOCKS.iter().map(|&b| [b, 1]).filter(|[b, _]| *b <= max).collect()
     };

@@ -13,7 +13,10 @@ pub struct Query<'a> {
     /// Names whose values a counterexample reports.
     pub wanted: Vec<String>,
     /// The row-major indices the index lemmas relate (see [`Query::index_abstraction`]).
-    index_terms: Vec<String>,
+    index_terms: Vec<(String, u64)>,
+    /// Upper bounds of the launch's grid and block, per dimension (for lemmas stated later).
+    grid_hi: [u64; 3],
+    block_hi: [u64; 3],
 }
 
 /// A concrete thread: block and thread indices.
@@ -36,7 +39,14 @@ const DIMS: [&str; 3] = ["x", "y", "z"];
 impl<'a> Query<'a> {
     /// A query over `threads` thread copies (1 or 2) with the launch and interface facts.
     pub fn new(x: &'a Exprs, bind: &Binding, threads: u8) -> Query<'a> {
-        let mut q = Query { enc: Encoder::new(x), asserts: Vec::new(), wanted: Vec::new(), index_terms: Vec::new() };
+        let mut q = Query {
+            enc: Encoder::new(x),
+            asserts: Vec::new(),
+            wanted: Vec::new(),
+            index_terms: Vec::new(),
+            grid_hi: bind.grid.map(|d| d.hi),
+            block_hi: bind.block.map(|d| d.hi),
+        };
         q.narrow_known_ranges(bind, threads);
         for d in 0..3 {
             let ntid = q.enc.sym(Sym::Special(Special::Ntid(d)), 32, 0);
@@ -192,66 +202,116 @@ impl<'a> Query<'a> {
         }
     }
 
-    /// Row-major indices: an address offset `sext(E)` (a signed 32-bit index, which is what
-    /// `int` indexing compiles to) whose sum `E` splits into multiples of a stride `B` and a
-    /// rest `C`, `E = A*B + C` (`y*w + x`, and its unrolled copies `y*w + x + 8*w`), names the
-    /// same element in two threads with `0 <= C < B` only for the same `A` and the same `C`,
-    /// because division by `B` is unique. That holds when `E` does not wrap around, which C++
-    /// leaves undefined and compilers assume (the lemma is exactly that assumption, used only
-    /// here; the report says so). Solvers cannot find it themselves (the product is nonlinear
-    /// once `B` is a parameter): with it, `out[y * w + x]` guarded by `x < w` is decided instead
-    /// of timing out. Stated for every pair of such indices, thread 1's and thread 2's (two
-    /// unrolled stores differ in `A`). Call after every term of the query is encoded; returns
-    /// how many lemmas were stated.
-    pub fn add_index_lemmas(&mut self, x: &Exprs) -> usize {
-        use model::expr::Node;
-        // The indices each thread copy's terms contain.
-        let mut splits: [Vec<RowMajor>; 2] = [Vec::new(), Vec::new()];
-        for (e, t) in self.enc.encoded() {
-            if let (&Node::Ext { a: index, from: 32, to: 64, signed: true }, 1 | 2) = (x.node(e), t) {
-                splits[t as usize - 1].extend(row_major_splits(x, index));
-            }
-        }
-        for s in &mut splits {
-            s.truncate(MAX_ROW_MAJOR_SPLITS);
-        }
-        let zero = bv(0, 32);
+    /// Row-major indices. A byte offset `s*sext(E) + D` (`E` a signed 32-bit index, which is
+    /// what `int` indexing compiles to; `D` a pointer increment of a strength-reduced loop,
+    /// divisible by the element size `s`) whose `E` splits into multiples of a stride `B` and a
+    /// rest (`y*w + x`, and unrolled copies `y*w + x + 8*w`) is `s*(A*B + C)` with the column
+    /// `C = sext(rest) + D/s`. Two threads' offsets `o1`, `o2` with `0 <= C < B` in both are
+    /// equal only for the same `A` and the same `C`, because division by `B` is unique. That
+    /// holds when the index arithmetic does not wrap around, which C++ leaves undefined and
+    /// compilers assume (the lemma is exactly that assumption, used only here; the report says
+    /// so). Solvers cannot find it themselves (the product is nonlinear once `B` is a
+    /// parameter): with it, `out[y * w + x]` guarded by `x < w` is decided instead of timing
+    /// out. Returns how many lemmas were stated.
+    pub fn add_index_lemmas(&mut self, x: &Exprs, o1: ExprId, o2: ExprId) -> usize {
+        let (mut s1, mut s2) = (offset_splits(x, o1), offset_splits(x, o2));
+        s1.truncate(MAX_ROW_MAJOR_SPLITS);
+        s2.truncate(MAX_ROW_MAJOR_SPLITS);
+        let zero = bv(0, 64);
+        let (e1, e2) = (self.enc.term(o1, 1), self.enc.term(o2, 2));
         let mut added = 0;
-        for p in &splits[0] {
-            for q in splits[1].iter().filter(|q| q.stride == p.stride) {
-                let (e1, e2) = (self.enc.term(p.index, 1), self.enc.term(q.index, 2));
-                self.index_terms.extend([e1.clone(), e2.clone()]);
-                let (b1, b2) = (self.enc.term(p.stride, 1), self.enc.term(q.stride, 2));
-                let (c1, c2) = (self.rest_term(p, 1), self.rest_term(q, 2));
-                let (a1, a2) = (self.multiple_term(p, 1), self.multiple_term(q, 2));
+        for p in &s1 {
+            for q in s2.iter().filter(|q| q.split.stride == p.split.stride && q.scale == p.scale) {
+                let (b1, b2) = (self.enc.term(p.split.stride, 1), self.enc.term(q.split.stride, 2));
+                let (c1, c2) = (self.column_term(p, 1), self.column_term(q, 2));
+                let (a1, a2) = (self.multiple_term(&p.split, 1), self.multiple_term(&q.split, 2));
+                let (w1, w2) = (format!("((_ sign_extend 32) {b1})"), format!("((_ sign_extend 32) {b2})"));
                 self.asserts.push(format!(
-                    "(=> (and (= {e1} {e2}) (= {b1} {b2}) (bvsle {zero} {c1}) (bvslt {c1} {b1}) (bvsle {zero} {c2}) (bvslt {c2} {b2})) (and (= {a1} {a2}) (= {c1} {c2})))"
+                    "(=> (and (= {e1} {e2}) (= {b1} {b2}) (bvsle {zero} {c1}) (bvslt {c1} {w1}) (bvsle {zero} {c2}) (bvslt {c2} {w2})) (and (= {a1} {a2}) (= {c1} {c2})))"
                 ));
                 added += 1;
+                for (name, scale) in [(&e1, p.scale), (&e2, q.scale)] {
+                    if !self.index_terms.iter().any(|(n, _)| n == name) {
+                        self.index_terms.push((name.clone(), scale));
+                    }
+                }
             }
+        }
+        if added > 0 {
+            self.add_mixed_index_lemmas(x);
         }
         added
     }
 
-    /// The query with the row-major indices' definitions dropped (each becomes a free value),
-    /// keeping the index lemmas that relate them to their rows and columns: a weaker query, so
-    /// `unsat` here is `unsat` for the query itself. It spares the solver the products `A*B`,
-    /// which it cannot reason about quickly; `None` without index lemmas.
+    /// `ctaid_d * ntid_e + tid_e` with `d != e` (a row per `threadIdx.y` in blocks counted
+    /// along x, as `blockIdx.x * blockDim.y + threadIdx.y`) is injective like the per-dimension
+    /// global index of [`Query::global_index_lemmas`], when the product cannot wrap. Stated
+    /// only for the pairs the query's terms contain.
+    fn add_mixed_index_lemmas(&mut self, x: &Exprs) {
+        let mut pairs = Vec::new();
+        for (e, t) in self.enc.encoded() {
+            if t == 1 {
+                if let Some((d, e)) = mixed_global_index(x, e) {
+                    if !pairs.contains(&(d, e)) {
+                        pairs.push((d, e));
+                    }
+                }
+            }
+        }
+        for (d, e) in pairs {
+            let (grid, block) = (self.grid_hi[d as usize] as u128, self.block_hi[e as usize] as u128);
+            if grid * block > 1u128 << 32 {
+                continue;
+            }
+            let (cd, te) = (DIMS[d as usize], DIMS[e as usize]);
+            let index = |t: u8| format!("(bvadd (bvmul ctaid_{cd}_{t} ntid_{te}) tid_{te}_{t})");
+            self.asserts.push(format!("(=> (= {} {}) (and (= ctaid_{cd}_1 ctaid_{cd}_2) (= tid_{te}_1 tid_{te}_2)))", index(1), index(2)));
+        }
+    }
+
+    /// `C` of an offset split in thread copy `t` (64 bits): the rest of the index, sign-extended,
+    /// plus the offset's other addends divided by the element size.
+    fn column_term(&mut self, s: &OffsetSplit, t: u8) -> String {
+        let rest = self.rest_term(&s.split, t);
+        let mut terms = vec![format!("((_ sign_extend 32) {rest})")];
+        for d in &s.increments {
+            terms.push(match *d {
+                Increment::Const(v) => bv(v, 64),
+                Increment::Shifted(e, by) => format!("(bvshl {} {})", self.enc.term(e, t), bv(by as u64, 64)),
+                Increment::Times(e, c) => format!("(bvmul {} {})", self.enc.term(e, t), bv(c, 64)),
+            });
+        }
+        if terms.len() == 1 {
+            return terms.swap_remove(0);
+        }
+        format!("(bvadd {})", terms.join(" "))
+    }
+
+    /// The query with the row-major offsets' definitions dropped (each becomes a free value,
+    /// still a multiple of its element size), keeping the index lemmas that relate them to
+    /// their rows and columns: a weaker query, so `unsat` here is `unsat` for the query itself.
+    /// It spares the solver the products `A*B`, which it cannot reason about quickly; `None`
+    /// without index lemmas.
     pub fn index_abstraction(&self) -> Option<Result<::smt::Query, String>> {
         if self.index_terms.is_empty() {
             return None;
         }
-        let script: String = self
-            .script()
-            .lines()
-            .map(|line| {
-                let dropped = self.index_terms.iter().find(|n| line.starts_with(&format!("(define-fun {n} () (_ BitVec 32) ")));
-                match dropped {
-                    Some(n) => format!("(declare-fun {n} () (_ BitVec 32))\n"),
-                    None => format!("{line}\n"),
+        let mut script = String::new();
+        for line in self.script().lines() {
+            match self.index_terms.iter().find(|(n, _)| line.starts_with(&format!("(define-fun {n} () (_ BitVec 64) "))) {
+                Some((n, scale)) => {
+                    script.push_str(&format!("(declare-fun {n} () (_ BitVec 64))\n"));
+                    let low = scale.trailing_zeros();
+                    if low > 0 && scale.is_power_of_two() {
+                        script.push_str(&format!("(assert (= ((_ extract {} 0) {n}) (_ bv0 {low})))\n", low - 1));
+                    }
                 }
-            })
-            .collect();
+                None => {
+                    script.push_str(line);
+                    script.push('\n');
+                }
+            }
+        }
         Some(crate::smt::read_query(&script))
     }
 
@@ -394,7 +454,6 @@ const MAX_ROW_MAJOR_SPLITS: usize = 8;
 
 /// A 32-bit index written as `A*stride + C`, `A` the sum of `coefficients` and `C` of `rest`.
 struct RowMajor {
-    index: ExprId,
     stride: ExprId,
     coefficients: Vec<Coefficient>,
     rest: Vec<ExprId>,
@@ -456,9 +515,102 @@ fn row_major_splits(x: &Exprs, index: ExprId) -> Vec<RowMajor> {
                     None => rest.push(e),
                 }
             }
-            RowMajor { index, stride, coefficients, rest }
+            RowMajor { stride, coefficients, rest }
         })
         .collect()
+}
+
+/// A byte offset `scale*sext(index) + Σ increments`, with the index split row-major.
+struct OffsetSplit {
+    scale: u64,
+    split: RowMajor,
+    /// The offset's other addends divided by `scale`.
+    increments: Vec<Increment>,
+}
+
+/// An addend of an offset divided by the element size: a constant, `e << by`, or `e * c`.
+#[derive(Clone, Copy)]
+enum Increment {
+    Const(u64),
+    Shifted(ExprId, u32),
+    Times(ExprId, u64),
+}
+
+/// The ways a 64-bit byte offset splits as an element size times a row-major index plus
+/// increments divisible by the element size (see [`Query::add_index_lemmas`]).
+fn offset_splits(x: &Exprs, offset: ExprId) -> Vec<OffsetSplit> {
+    use model::expr::Node;
+    use model::ops::BinOp::{Add, Mul, Shl};
+    let mut addends = Vec::new();
+    let mut stack = vec![offset];
+    while let Some(e) = stack.pop() {
+        match operands(x, e, Add, 64) {
+            Some((a, b)) => stack.extend([b, a]),
+            None => addends.push(e),
+        }
+    }
+    let sext = |e: ExprId| match x.node(e) {
+        &Node::Ext { a, from: 32, to: 64, signed: true } => Some(a),
+        _ => None,
+    };
+    // `scale * sext(index)` as `sext(index)`, `sext(index) << n` or `sext(index) * c`.
+    let scaled = |e: ExprId| -> Option<(ExprId, u64)> {
+        if let Some(i) = sext(e) {
+            return Some((i, 1));
+        }
+        match x.node(e) {
+            &Node::Bin { op: Shl, a, b, bits: 64 } => Some((sext(a)?, 1u64.checked_shl(x.as_const(b)? as u32)?)),
+            &Node::Bin { op: Mul, a, b, bits: 64 } => match (sext(a), sext(b)) {
+                (Some(i), None) => Some((i, x.as_const(b).filter(|&c| c > 0)?)),
+                (None, Some(i)) => Some((i, x.as_const(a).filter(|&c| c > 0)?)),
+                _ => None,
+            },
+            _ => None,
+        }
+    };
+    // An addend divided by `scale`, if it is a multiple of it.
+    let divided = |e: ExprId, scale: u64| -> Option<Increment> {
+        if let Some(v) = x.as_const(e) {
+            return (v % scale == 0).then(|| Increment::Const(v / scale));
+        }
+        match x.node(e) {
+            &Node::Bin { op: Shl, a, b, bits: 64 } => {
+                let by = x.as_const(b)? as u32;
+                (scale.is_power_of_two() && scale.trailing_zeros() <= by).then(|| Increment::Shifted(a, by - scale.trailing_zeros()))
+            }
+            &Node::Bin { op: Mul, a, b, bits: 64 } => {
+                let (e, c) = match (x.as_const(a), x.as_const(b)) {
+                    (None, Some(c)) => (a, c),
+                    (Some(c), None) => (b, c),
+                    _ => return None,
+                };
+                (c % scale == 0).then(|| Increment::Times(e, c / scale))
+            }
+            _ => None,
+        }
+    };
+    let mut out = Vec::new();
+    for (n, &e) in addends.iter().enumerate() {
+        let Some((index, scale)) = scaled(e) else { continue };
+        let others: Option<Vec<Increment>> = addends.iter().enumerate().filter(|&(m, _)| m != n).map(|(_, &d)| divided(d, scale)).collect();
+        let Some(increments) = others else { continue };
+        for split in row_major_splits(x, index) {
+            out.push(OffsetSplit { scale, split, increments: increments.clone() });
+        }
+    }
+    out
+}
+
+/// `ctaid_d * ntid_e + tid_e` with `d != e`: `(d, e)`.
+fn mixed_global_index(x: &Exprs, e: ExprId) -> Option<(u8, u8)> {
+    use model::ops::BinOp::{Add, Mul};
+    let (a, b) = operands(x, e, Add, 32)?;
+    let (prod, tid) = if operands(x, a, Mul, 32).is_some() { (a, b) } else { (b, a) };
+    let (m, n) = operands(x, prod, Mul, 32)?;
+    let te = special(x, tid, Special::Tid)?;
+    let pick = |c: ExprId, s: ExprId| Some((special(x, c, Special::Ctaid)?, special(x, s, Special::Ntid).filter(|&d| d == te)?));
+    let (d, _) = pick(m, n).or_else(|| pick(n, m))?;
+    (d != te).then_some((d, te))
 }
 
 /// `(bvadd …)` of 32-bit terms (`#x00000000` for none).

@@ -18,6 +18,8 @@ use std::collections::HashMap;
 /// Buffers of unknown size get this many bytes (enough for the small witnesses we ask for).
 const DEFAULT_BUFFER_BYTES: u64 = 1 << 20;
 pub const MAX_BUFFER_BYTES: u64 = 1 << 28;
+/// The largest value [`every_reproduction`] gives the scalars nothing fixes.
+const MAX_UNSET_SCALAR: u64 = 1 << 16;
 const STEP_LIMIT: u64 = 20_000_000;
 
 pub const FILLS: [Fill; 4] = [Fill::Zero, Fill::One, Fill::Random(1), Fill::Random(2)];
@@ -185,18 +187,26 @@ pub fn first_reproduction<T>(
 /// Like [`first_reproduction`], but under every fill, and once more with the scalars nothing
 /// fixes set to the launch's thread count (a size `n` left at 0 makes every thread skip its work,
 /// which shows nothing about the values it would store): the judgements of all runs that
-/// reproduce the bug (a benign race must look benign in each of them).
+/// reproduce the bug (a benign race must look benign in each of them), stopping after the first
+/// judgement `settled` says decides the question. The thread count is capped at
+/// [`MAX_UNSET_SCALAR`]: a size of tens of millions made one replay of a strided loop run for
+/// the whole budget.
 pub fn every_reproduction<T>(
     inputs: &ReplayInputs,
     judge: impl Fn(&Replay, &Trace, &Result<(), InterpError>) -> Option<T>,
+    settled: impl Fn(&T) -> bool,
 ) -> Result<Vec<(T, Fill)>, model::budget::Stop> {
     let w = inputs.w;
-    let threads = w.grid.iter().chain(&w.block).fold(1u64, |acc, &d| acc.saturating_mul(d as u64));
+    let threads = w.grid.iter().chain(&w.block).fold(1u64, |acc, &d| acc.saturating_mul(d as u64)).min(MAX_UNSET_SCALAR);
     let runs = FILLS.iter().map(|&f| (f, 0)).chain(std::iter::once((Fill::Random(3), threads)));
     let mut out = Vec::new();
     for (fill, unset) in runs {
         if let Some(t) = inputs.once(fill, unset, &judge)? {
+            let done = settled(&t);
             out.push((t, fill));
+            if done {
+                break;
+            }
         }
     }
     Ok(out)
