@@ -80,6 +80,7 @@ pub fn dump(k: &Kernel, l: &Lifted, phases: &Phases) -> String {
                     IvKind::Affine { .. } => "affine",
                     IvKind::Shr { .. } => "halving",
                     IvKind::Shl { .. } => "doubling",
+                    IvKind::Derived => "derived",
                     // Only the unknown values the checks depend on are worth a line.
                     _ if !used.contains(&Sym::Havoc { lp: i as u32, reg: *r }) => {
                         unknown += 1;

@@ -99,9 +99,19 @@ pub struct WarpOpSite {
 #[derive(Clone, Debug, PartialEq)]
 pub enum IvKind {
     Invariant,
-    Affine { step: ExprId },
-    Shr { amount: u64 },
-    Shl { amount: u64 },
+    Affine {
+        step: ExprId,
+    },
+    Shr {
+        amount: u64,
+    },
+    Shl {
+        amount: u64,
+    },
+    /// Recomputed each iteration from the other induction variables (`rd = sext(col)` where
+    /// `col` is affine, a 64-bit copy of a 32-bit loop index): its value is the latch's formula
+    /// over their values in the previous iteration.
+    Derived,
     Havoc,
 }
 
@@ -393,6 +403,9 @@ impl Lifter<'_> {
             header_map.insert(Sym::Header { lp: l, reg: r }, value);
             final_state.regs[r as usize] = value;
         }
+        if let Some(latch) = &latch {
+            self.derive_from_other_ivs(l, counter, &entry, latch, &mut ivs, &mut header_map, &mut final_state);
+        }
 
         // Iteration k runs if k == 0 or the loop continued at k - 1.
         let (guard, bounded) = match &latch {
@@ -523,10 +536,59 @@ impl Lifter<'_> {
         }
     }
 
+    /// Upgrades havoc registers whose latch value is a formula over the loop's other (not havoc)
+    /// induction variables and invariants to [`IvKind::Derived`]: at iteration `k > 0` the
+    /// register holds that formula over their values at `k - 1` (the latch computes it from the
+    /// header values of iteration `k - 1`), and its entry value at `k = 0`.
+    #[allow(clippy::too_many_arguments)]
+    fn derive_from_other_ivs(
+        &mut self,
+        l: LoopId,
+        counter: ExprId,
+        entry: &State,
+        latch: &State,
+        ivs: &mut [(RegId, IvKind, ExprId)],
+        header_map: &mut HashMap<Sym, ExprId>,
+        final_state: &mut State,
+    ) {
+        let exact: Vec<RegId> = ivs.iter().filter(|(_, k, _)| !matches!(k, IvKind::Havoc)).map(|(r, _, _)| *r).collect();
+        if exact.len() == ivs.len() {
+            return;
+        }
+        let one = self.x.konst(1, COUNTER_BITS);
+        let prev = self.x.bin(BinOp::Sub, counter, one);
+        let mut prev_map = HashMap::new();
+        for (r, kind, _) in ivs.iter().filter(|(r, _, _)| exact.contains(r)) {
+            let bits = self.reg_bits(*r);
+            let v = self.iv_value(kind, entry.regs[*r as usize], prev, bits, l, *r);
+            prev_map.insert(Sym::Header { lp: l, reg: *r }, v);
+        }
+        let zero = self.x.konst(0, COUNTER_BITS);
+        let first = self.x.cmp(CmpOp::Eq, counter, zero);
+        for (r, kind, value) in ivs.iter_mut().filter(|(_, k, _)| matches!(k, IvKind::Havoc)) {
+            let next = latch.regs[*r as usize];
+            let from_exact = self.x.symbols(next).into_iter().all(|s| match s {
+                Sym::Header { lp, reg } if lp == l => exact.contains(&reg),
+                s => !self.varies_in(l, s),
+            });
+            if !from_exact {
+                continue;
+            }
+            let derived = self.x.subst(next, &prev_map);
+            let v = self.x.ite(first, entry.regs[*r as usize], derived);
+            *kind = IvKind::Derived;
+            *value = v;
+            header_map.insert(Sym::Header { lp: l, reg: *r }, v);
+            final_state.regs[*r as usize] = v;
+        }
+    }
+
     fn iv_value(&mut self, kind: &IvKind, init: ExprId, k: ExprId, bits: u32, l: LoopId, r: RegId) -> ExprId {
         match kind {
             IvKind::Invariant => init,
-            IvKind::Havoc => self.x.var(Sym::Havoc { lp: l, reg: r }, bits),
+            // Only `derive_from_other_ivs` knows a derived register's formula; elsewhere (the
+            // previous iteration's values in the guard) it stays unknown, as before.
+            IvKind::Derived | IvKind::Havoc => self.x.var(Sym::Havoc { lp: l, reg: r }, bits),
             IvKind::Affine { step } => {
                 let kk = self.x.ext(k, bits, false);
                 let delta = self.x.bin(BinOp::Mul, kk, *step);
