@@ -21,6 +21,7 @@ mod races;
 pub mod render;
 mod replay;
 pub mod report;
+mod row_major;
 mod schedule;
 mod scope;
 pub mod smt;

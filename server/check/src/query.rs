@@ -202,32 +202,30 @@ impl<'a> Query<'a> {
         }
     }
 
-    /// Row-major indices. A byte offset `s*sext(E) + D` (`E` a signed 32-bit index, which is
-    /// what `int` indexing compiles to; `D` a pointer increment of a strength-reduced loop,
-    /// divisible by the element size `s`) whose `E` splits into multiples of a stride `B` and a
-    /// rest (`y*w + x`, and unrolled copies `y*w + x + 8*w`) is `s*(A*B + C)` with the column
-    /// `C = sext(rest) + D/s`. Two threads' offsets `o1`, `o2` with `0 <= C < B` in both are
-    /// equal only for the same `A` and the same `C`, because division by `B` is unique. That
-    /// holds when the index arithmetic does not wrap around, which C++ leaves undefined and
-    /// compilers assume (the lemma is exactly that assumption, used only here; the report says
-    /// so). Solvers cannot find it themselves (the product is nonlinear once `B` is a
-    /// parameter): with it, `out[y * w + x]` guarded by `x < w` is decided instead of timing
-    /// out. Returns how many lemmas were stated.
+    /// Row-major indices. A byte offset that reads `g * (A * B + C)` (see [`crate::row_major`]:
+    /// `4 * sext(y * w + x)`, unrolled copies `+ 32 * w`, pointer increments `+ 4096 * k`, 64-bit
+    /// row strides) names the same element in two threads with `0 <= C < B` in both only for
+    /// the same `A` and the same `C`, because division by `B` is unique. That holds when the
+    /// index arithmetic does not wrap around, which C++ leaves undefined and compilers assume
+    /// (the lemma is exactly that assumption, used only here; the report says so). Solvers
+    /// cannot find it themselves (the product is nonlinear once `B` is a parameter): with it,
+    /// `out[y * w + x]` guarded by `x < w` is decided instead of timing out. Stated for every
+    /// pair of readings of thread 1's offset `o1` and thread 2's `o2` with the same stride;
+    /// returns how many lemmas were stated.
     pub fn add_index_lemmas(&mut self, x: &Exprs, o1: ExprId, o2: ExprId) -> usize {
-        let (mut s1, mut s2) = (offset_splits(x, o1), offset_splits(x, o2));
+        let (mut s1, mut s2) = (crate::row_major::splits(x, o1), crate::row_major::splits(x, o2));
         s1.truncate(MAX_ROW_MAJOR_SPLITS);
         s2.truncate(MAX_ROW_MAJOR_SPLITS);
         let zero = bv(0, 64);
         let (e1, e2) = (self.enc.term(o1, 1), self.enc.term(o2, 2));
         let mut added = 0;
         for p in &s1 {
-            for q in s2.iter().filter(|q| q.split.stride == p.split.stride && q.scale == p.scale) {
-                let (b1, b2) = (self.enc.term(p.split.stride, 1), self.enc.term(q.split.stride, 2));
-                let (c1, c2) = (self.column_term(p, 1), self.column_term(q, 2));
-                let (a1, a2) = (self.multiple_term(&p.split, 1), self.multiple_term(&q.split, 2));
-                let (w1, w2) = (format!("((_ sign_extend 32) {b1})"), format!("((_ sign_extend 32) {b2})"));
+            for q in s2.iter().filter(|q| q.stride == p.stride && q.scale == p.scale) {
+                let (b1, b2) = (self.factor_term(x, &p.stride, 1), self.factor_term(x, &q.stride, 2));
+                let (a1, a2) = (self.sum_of(x, &p.multiple, 1), self.sum_of(x, &q.multiple, 2));
+                let (c1, c2) = (self.sum_of(x, &p.rest, 1), self.sum_of(x, &q.rest, 2));
                 self.asserts.push(format!(
-                    "(=> (and (= {e1} {e2}) (= {b1} {b2}) (bvsle {zero} {c1}) (bvslt {c1} {w1}) (bvsle {zero} {c2}) (bvslt {c2} {w2})) (and (= {a1} {a2}) (= {c1} {c2})))"
+                    "(=> (and (= {e1} {e2}) (= {b1} {b2}) (bvsle {zero} {c1}) (bvslt {c1} {b1}) (bvsle {zero} {c2}) (bvslt {c2} {b2})) (and (= {a1} {a2}) (= {c1} {c2})))"
                 ));
                 added += 1;
                 for (name, scale) in [(&e1, p.scale), (&e2, q.scale)] {
@@ -241,6 +239,35 @@ impl<'a> Query<'a> {
             self.add_mixed_index_lemmas(x);
         }
         added
+    }
+
+    /// A factor of a row-major reading in thread copy `t`, widened to 64 bits.
+    fn factor_term(&mut self, x: &Exprs, f: &crate::row_major::Factor, t: u8) -> String {
+        use crate::row_major::Widen;
+        let term = self.enc.term(f.e, t);
+        let bits = x.bits(f.e);
+        match f.widen {
+            Widen::Signed if bits < 64 => format!("((_ sign_extend {}) {term})", 64 - bits),
+            Widen::Unsigned if bits < 64 => format!("((_ zero_extend {}) {term})", 64 - bits),
+            _ => term,
+        }
+    }
+
+    /// The 64-bit sum of `monomials` in thread copy `t`.
+    fn sum_of(&mut self, x: &Exprs, monomials: &[crate::row_major::Monomial], t: u8) -> String {
+        let mut terms = Vec::new();
+        for m in monomials {
+            let mut parts: Vec<String> = m.factors.iter().map(|f| self.factor_term(x, f, t)).collect();
+            if m.coeff != 1 || parts.is_empty() {
+                parts.insert(0, bv(m.coeff as i64 as u64, 64));
+            }
+            terms.push(if parts.len() == 1 { parts.swap_remove(0) } else { format!("(bvmul {})", parts.join(" ")) });
+        }
+        match terms.len() {
+            0 => bv(0, 64),
+            1 => terms.swap_remove(0),
+            _ => format!("(bvadd {})", terms.join(" ")),
+        }
     }
 
     /// `ctaid_d * ntid_e + tid_e` with `d != e` (a row per `threadIdx.y` in blocks counted
@@ -269,24 +296,6 @@ impl<'a> Query<'a> {
         }
     }
 
-    /// `C` of an offset split in thread copy `t` (64 bits): the rest of the index, sign-extended,
-    /// plus the offset's other addends divided by the element size.
-    fn column_term(&mut self, s: &OffsetSplit, t: u8) -> String {
-        let rest = self.rest_term(&s.split, t);
-        let mut terms = vec![format!("((_ sign_extend 32) {rest})")];
-        for d in &s.increments {
-            terms.push(match *d {
-                Increment::Const(v) => bv(v, 64),
-                Increment::Shifted(e, by) => format!("(bvshl {} {})", self.enc.term(e, t), bv(by as u64, 64)),
-                Increment::Times(e, c) => format!("(bvmul {} {})", self.enc.term(e, t), bv(c, 64)),
-            });
-        }
-        if terms.len() == 1 {
-            return terms.swap_remove(0);
-        }
-        format!("(bvadd {})", terms.join(" "))
-    }
-
     /// The query with the row-major offsets' definitions dropped (each becomes a free value,
     /// still a multiple of its element size), keeping the index lemmas that relate them to
     /// their rows and columns: a weaker query, so `unsat` here is `unsat` for the query itself.
@@ -313,25 +322,6 @@ impl<'a> Query<'a> {
             }
         }
         Some(crate::smt::read_query(&script))
-    }
-
-    /// `A` of a row-major split in thread copy `t`: the sum of the stride's coefficients.
-    fn multiple_term(&mut self, s: &RowMajor, t: u8) -> String {
-        let terms: Vec<String> = s
-            .coefficients
-            .iter()
-            .map(|c| match c {
-                Coefficient::Expr(e) => self.enc.term(*e, t),
-                Coefficient::Const(v) => bv(*v, 32),
-            })
-            .collect();
-        sum_term(terms)
-    }
-
-    /// `C` of a row-major split in thread copy `t`.
-    fn rest_term(&mut self, s: &RowMajor, t: u8) -> String {
-        let terms: Vec<String> = s.rest.iter().map(|&e| self.enc.term(e, t)).collect();
-        sum_term(terms)
     }
 
     /// `(bvugt end size)`-style term for a buffer's size in bytes (64-bit).
@@ -452,155 +442,6 @@ fn grid_stride(x: &Exprs, e: ExprId) -> Option<(ExprId, ExprId, u8)> {
 /// At most this many row-major splits per query (their lemmas are pairwise).
 const MAX_ROW_MAJOR_SPLITS: usize = 8;
 
-/// A 32-bit index written as `A*stride + C`, `A` the sum of `coefficients` and `C` of `rest`.
-struct RowMajor {
-    stride: ExprId,
-    coefficients: Vec<Coefficient>,
-    rest: Vec<ExprId>,
-}
-
-enum Coefficient {
-    Expr(ExprId),
-    Const(u64),
-}
-
-/// The ways `index` (a 32-bit sum) splits into multiples of one non-constant factor and a rest:
-/// one split per factor that some addend multiplies by.
-fn row_major_splits(x: &Exprs, index: ExprId) -> Vec<RowMajor> {
-    use model::ops::BinOp::{Add, Mul, Shl};
-    let mut addends = Vec::new();
-    let mut stack = vec![index];
-    while let Some(e) = stack.pop() {
-        match operands(x, e, Add, 32) {
-            Some((a, b)) => stack.extend([b, a]),
-            None => addends.push(e),
-        }
-    }
-    // The coefficient of `stride` in one addend, if the addend is a multiple of it.
-    let coefficient = |e: ExprId, stride: ExprId| -> Option<Coefficient> {
-        if e == stride {
-            return Some(Coefficient::Const(1));
-        }
-        if let Some((m, n)) = operands(x, e, Mul, 32) {
-            if n == stride {
-                return Some(Coefficient::Expr(m));
-            }
-            if m == stride {
-                return Some(Coefficient::Expr(n));
-            }
-        }
-        match x.node(e) {
-            model::expr::Node::Bin { op: Shl, a, b, bits: 32 } if *a == stride => x.as_const(*b).filter(|&s| s < 32).map(|s| Coefficient::Const(1 << s)),
-            _ => None,
-        }
-    };
-    let mut strides: Vec<ExprId> = Vec::new();
-    for &e in &addends {
-        if let Some((m, n)) = operands(x, e, Mul, 32) {
-            // A stride is a size (a parameter, a launch dimension), not a loop counter: a
-            // counter times a size is a grid-stride step, which `add_stride_lemmas` covers.
-            let size = |f: ExprId| x.as_const(f).is_none() && !x.symbols(f).iter().any(|s| matches!(s, model::expr::Sym::Counter(_)));
-            strides.extend([m, n].into_iter().filter(|&f| size(f)));
-        }
-    }
-    strides.sort_unstable();
-    strides.dedup();
-    strides
-        .into_iter()
-        .map(|stride| {
-            let (mut coefficients, mut rest) = (Vec::new(), Vec::new());
-            for &e in &addends {
-                match coefficient(e, stride) {
-                    Some(c) => coefficients.push(c),
-                    None => rest.push(e),
-                }
-            }
-            RowMajor { stride, coefficients, rest }
-        })
-        .collect()
-}
-
-/// A byte offset `scale*sext(index) + Σ increments`, with the index split row-major.
-struct OffsetSplit {
-    scale: u64,
-    split: RowMajor,
-    /// The offset's other addends divided by `scale`.
-    increments: Vec<Increment>,
-}
-
-/// An addend of an offset divided by the element size: a constant, `e << by`, or `e * c`.
-#[derive(Clone, Copy)]
-enum Increment {
-    Const(u64),
-    Shifted(ExprId, u32),
-    Times(ExprId, u64),
-}
-
-/// The ways a 64-bit byte offset splits as an element size times a row-major index plus
-/// increments divisible by the element size (see [`Query::add_index_lemmas`]).
-fn offset_splits(x: &Exprs, offset: ExprId) -> Vec<OffsetSplit> {
-    use model::expr::Node;
-    use model::ops::BinOp::{Add, Mul, Shl};
-    let mut addends = Vec::new();
-    let mut stack = vec![offset];
-    while let Some(e) = stack.pop() {
-        match operands(x, e, Add, 64) {
-            Some((a, b)) => stack.extend([b, a]),
-            None => addends.push(e),
-        }
-    }
-    let sext = |e: ExprId| match x.node(e) {
-        &Node::Ext { a, from: 32, to: 64, signed: true } => Some(a),
-        _ => None,
-    };
-    // `scale * sext(index)` as `sext(index)`, `sext(index) << n` or `sext(index) * c`.
-    let scaled = |e: ExprId| -> Option<(ExprId, u64)> {
-        if let Some(i) = sext(e) {
-            return Some((i, 1));
-        }
-        match x.node(e) {
-            &Node::Bin { op: Shl, a, b, bits: 64 } => Some((sext(a)?, 1u64.checked_shl(x.as_const(b)? as u32)?)),
-            &Node::Bin { op: Mul, a, b, bits: 64 } => match (sext(a), sext(b)) {
-                (Some(i), None) => Some((i, x.as_const(b).filter(|&c| c > 0)?)),
-                (None, Some(i)) => Some((i, x.as_const(a).filter(|&c| c > 0)?)),
-                _ => None,
-            },
-            _ => None,
-        }
-    };
-    // An addend divided by `scale`, if it is a multiple of it.
-    let divided = |e: ExprId, scale: u64| -> Option<Increment> {
-        if let Some(v) = x.as_const(e) {
-            return (v % scale == 0).then(|| Increment::Const(v / scale));
-        }
-        match x.node(e) {
-            &Node::Bin { op: Shl, a, b, bits: 64 } => {
-                let by = x.as_const(b)? as u32;
-                (scale.is_power_of_two() && scale.trailing_zeros() <= by).then(|| Increment::Shifted(a, by - scale.trailing_zeros()))
-            }
-            &Node::Bin { op: Mul, a, b, bits: 64 } => {
-                let (e, c) = match (x.as_const(a), x.as_const(b)) {
-                    (None, Some(c)) => (a, c),
-                    (Some(c), None) => (b, c),
-                    _ => return None,
-                };
-                (c % scale == 0).then(|| Increment::Times(e, c / scale))
-            }
-            _ => None,
-        }
-    };
-    let mut out = Vec::new();
-    for (n, &e) in addends.iter().enumerate() {
-        let Some((index, scale)) = scaled(e) else { continue };
-        let others: Option<Vec<Increment>> = addends.iter().enumerate().filter(|&(m, _)| m != n).map(|(_, &d)| divided(d, scale)).collect();
-        let Some(increments) = others else { continue };
-        for split in row_major_splits(x, index) {
-            out.push(OffsetSplit { scale, split, increments: increments.clone() });
-        }
-    }
-    out
-}
-
 /// `ctaid_d * ntid_e + tid_e` with `d != e`: `(d, e)`.
 fn mixed_global_index(x: &Exprs, e: ExprId) -> Option<(u8, u8)> {
     use model::ops::BinOp::{Add, Mul};
@@ -611,15 +452,6 @@ fn mixed_global_index(x: &Exprs, e: ExprId) -> Option<(u8, u8)> {
     let pick = |c: ExprId, s: ExprId| Some((special(x, c, Special::Ctaid)?, special(x, s, Special::Ntid).filter(|&d| d == te)?));
     let (d, _) = pick(m, n).or_else(|| pick(n, m))?;
     (d != te).then_some((d, te))
-}
-
-/// `(bvadd …)` of 32-bit terms (`#x00000000` for none).
-fn sum_term(terms: Vec<String>) -> String {
-    match terms.len() {
-        0 => bv(0, 32),
-        1 => terms.into_iter().next().unwrap_or_default(),
-        _ => format!("(bvadd {})", terms.join(" ")),
-    }
 }
 
 /// Linear thread id of thread copy `t` as an SMT term.

@@ -1,0 +1,200 @@
+//! Byte offsets read as row-major indices. A kernel's offset is a sum of products: the element
+//! size times `row * ld + col` (`int` or 64-bit), often plus pointer increments of a
+//! strength-reduced loop (`k * 4096`) and unrolled copies (`8 * ld`). Expanded into monomials
+//! (a constant times widened factors) and divided by their common factor, it reads
+//! `g * (A * B + C)` for each factor `B` that multiplies something: the shape the row-major lemma
+//! of [`crate::query::Query::add_index_lemmas`] needs.
+//!
+//! The expansion distributes sign- and zero-extensions over sums and products, which is exact
+//! only when the kernel's index arithmetic does not wrap around: the assumption that lemma
+//! states (C++ leaves signed overflow undefined; compilers assume it).
+
+use model::expr::{ExprId, Exprs, Node, Sym};
+use model::ops::BinOp;
+
+/// How a factor of fewer than 64 bits is widened to 64.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Widen {
+    Signed,
+    Unsigned,
+    /// Already 64 bits.
+    None,
+}
+
+/// A widened expression: an atom of the expansion.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Factor {
+    pub e: ExprId,
+    pub widen: Widen,
+}
+
+/// `coeff * Π factors`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Monomial {
+    pub coeff: i128,
+    pub factors: Vec<Factor>,
+}
+
+/// An offset as `scale * (A * stride + C)`: `A` is the sum of `multiple` (the monomials that
+/// had `stride` as a factor, with it removed), `C` of `rest`, both divided by `scale`.
+#[derive(Clone, Debug)]
+pub struct Split {
+    pub scale: u64,
+    pub stride: Factor,
+    pub multiple: Vec<Monomial>,
+    pub rest: Vec<Monomial>,
+}
+
+/// At most this many monomials per offset (products of sums multiply out).
+const MAX_MONOMIALS: usize = 32;
+
+/// The row-major readings of a 64-bit byte offset, one per candidate stride.
+pub fn splits(x: &Exprs, offset: ExprId) -> Vec<Split> {
+    let Some(monomials) = expand(x, offset, Widen::None) else { return Vec::new() };
+    let scale = monomials.iter().fold(0u128, |g, m| gcd(g, m.coeff.unsigned_abs()));
+    if scale == 0 || scale > u64::MAX as u128 {
+        return Vec::new();
+    }
+    let scale_i = scale as i128;
+    let mut strides: Vec<Factor> = Vec::new();
+    for m in monomials.iter().filter(|m| m.factors.len() >= 2) {
+        for f in &m.factors {
+            if is_size(x, f.e) && !strides.contains(f) {
+                strides.push(*f);
+            }
+        }
+    }
+    strides
+        .into_iter()
+        .map(|stride| {
+            let (mut multiple, mut rest) = (Vec::new(), Vec::new());
+            for m in &monomials {
+                let coeff = m.coeff / scale_i;
+                match m.factors.iter().position(|f| *f == stride) {
+                    Some(at) => {
+                        let mut factors = m.factors.clone();
+                        factors.remove(at);
+                        multiple.push(Monomial { coeff, factors });
+                    }
+                    None => rest.push(Monomial { coeff, factors: m.factors.clone() }),
+                }
+            }
+            Split { scale: scale as u64, stride, multiple, rest }
+        })
+        // A column is an index plus loop steps: a reading whose rest multiplies two sizes or
+        // indices (`tid.y * ld` when the stride is `ntid.y`) only costs the solver products.
+        .filter(|s| s.rest.iter().all(|m| m.factors.iter().filter(|f| !is_counter(x, f.e)).count() <= 1))
+        // A row that steps with a loop counter times a size is a grid-stride loop, which the
+        // grid-stride lemma states without the product.
+        .filter(|s| s.multiple.iter().all(|m| m.factors.len() <= 1 || !m.factors.iter().any(|f| is_counter(x, f.e))))
+        .collect()
+}
+
+/// A stride is a size (a parameter, a launch dimension, a value computed from them), not a
+/// constant, a thread or block index, or a loop counter: a counter times a size is a
+/// grid-stride step, which the grid-stride lemma covers, and an index is what gets multiplied.
+/// (Every other reading is a true lemma too, but each costs the solver its products.)
+fn is_size(x: &Exprs, e: ExprId) -> bool {
+    use model::ops::Special::{Ctaid, LaneId, Tid, WarpId};
+    let index = |s: &Sym| matches!(s, Sym::Counter(_) | Sym::Special(Tid(_) | Ctaid(_) | LaneId | WarpId));
+    x.as_const(e).is_none() && !x.symbols(e).iter().any(index)
+}
+
+fn is_counter(x: &Exprs, e: ExprId) -> bool {
+    matches!(x.node(e), Node::Var { sym: Sym::Counter(_), .. })
+}
+
+/// `e` (widened by `widen` to 64 bits) as a sum of monomials; `None` past [`MAX_MONOMIALS`].
+fn expand(x: &Exprs, e: ExprId, widen: Widen) -> Option<Vec<Monomial>> {
+    let bits = x.bits(e);
+    let atom = || Some(vec![Monomial { coeff: 1, factors: vec![Factor { e, widen }] }]);
+    if let Some(v) = x.as_const(e) {
+        let value = match widen {
+            Widen::Signed if bits < 64 => ((v << (64 - bits)) as i64 >> (64 - bits)) as i128,
+            _ if bits == 64 => v as i64 as i128,
+            _ => v as i128,
+        };
+        return Some(vec![Monomial { coeff: value, factors: vec![] }]);
+    }
+    let out = match x.node(e) {
+        &Node::Bin { op: BinOp::Add, a, b, .. } => {
+            let mut sum = expand(x, a, widen)?;
+            sum.extend(expand(x, b, widen)?);
+            sum
+        }
+        &Node::Bin { op: BinOp::Sub, a, b, .. } => {
+            let mut sum = expand(x, a, widen)?;
+            sum.extend(expand(x, b, widen)?.into_iter().map(|m| Monomial { coeff: -m.coeff, ..m }));
+            sum
+        }
+        &Node::Bin { op: BinOp::Mul, a, b, .. } => {
+            let (l, r) = (expand(x, a, widen)?, expand(x, b, widen)?);
+            if l.len() * r.len() > MAX_MONOMIALS {
+                return None;
+            }
+            let mut product = Vec::new();
+            for p in &l {
+                for q in &r {
+                    let mut factors = p.factors.clone();
+                    factors.extend(q.factors.iter().copied());
+                    product.push(Monomial { coeff: p.coeff.checked_mul(q.coeff)?, factors });
+                }
+            }
+            product
+        }
+        &Node::Bin { op: BinOp::Shl, a, b, .. } => match x.as_const(b).filter(|&n| n < 62) {
+            Some(n) => expand(x, a, widen)?.into_iter().map(|m| Monomial { coeff: m.coeff << n, ..m }).collect(),
+            None => return atom(),
+        },
+        &Node::Ext { a, from, to, signed } if to == bits && widen == Widen::None && to == 64 && from < 64 => {
+            expand(x, a, if signed { Widen::Signed } else { Widen::Unsigned })?
+        }
+        _ => return atom(),
+    };
+    (out.len() <= MAX_MONOMIALS).then_some(out)
+}
+
+fn gcd(a: u128, b: u128) -> u128 {
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use model::ops::Special;
+
+    #[test]
+    fn a_row_major_offset_with_a_pointer_increment_splits_by_its_leading_dimension() {
+        // 4 * sext(row * ld + tid) + (k << 12), as clang writes `dst[row * ld + col]` in a
+        // strided loop with a pointer increment.
+        let mut x = Exprs::new();
+        let row = x.var(Sym::Special(Special::Ctaid(0)), 32);
+        let ld = x.var(Sym::Param { index: 2, offset: 0 }, 32);
+        let tid = x.var(Sym::Special(Special::Tid(0)), 32);
+        let k = x.var(Sym::Counter(0), 32);
+        let prod = x.bin(BinOp::Mul, row, ld);
+        let index = x.bin(BinOp::Add, prod, tid);
+        let wide = x.ext(index, 64, true);
+        let four = x.konst(2, 64);
+        let scaled = x.bin(BinOp::Shl, wide, four);
+        let k64 = x.ext(k, 64, false);
+        let twelve = x.konst(12, 64);
+        let step = x.bin(BinOp::Shl, k64, twelve);
+        let offset = x.bin(BinOp::Add, scaled, step);
+        let s = splits(&x, offset);
+        let by_ld: Vec<&Split> = s.iter().filter(|s| s.stride.e == ld).collect();
+        assert_eq!(by_ld.len(), 1);
+        let s = by_ld[0];
+        assert_eq!(s.scale, 4);
+        assert_eq!(s.multiple, vec![Monomial { coeff: 1, factors: vec![Factor { e: row, widen: Widen::Signed }] }]);
+        // The column: tid + 1024 * k.
+        assert_eq!(s.rest.len(), 2);
+        assert!(s.rest.contains(&Monomial { coeff: 1024, factors: vec![Factor { e: k, widen: Widen::Unsigned }] }));
+        // The counter is never a stride.
+        assert!(splits(&x, offset).iter().all(|s| s.stride.e != k));
+    }
+}
