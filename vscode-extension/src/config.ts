@@ -21,6 +21,7 @@ export interface LarkSettings {
   };
   smt: { timeoutMs: number };
   strictRaces: boolean;
+  firstLook: boolean;
   interfaceFile: string;
   logLevel: LogLevel;
   trace: { server: TraceLevel };
@@ -45,6 +46,7 @@ export const DEFAULT_SETTINGS: LarkSettings = {
   compiler: { path: '', arch: 'sm_80', includePaths: [], defines: [] },
   smt: { timeoutMs: 2000 },
   strictRaces: false,
+  firstLook: true,
   interfaceFile: '',
   logLevel: 'info',
   trace: { server: 'off' },
@@ -90,6 +92,7 @@ export const compilerIncludePaths = (cfg: ConfigSource) => strList(cfg, 'compile
 export const compilerDefines = (cfg: ConfigSource) => strList(cfg, 'compiler.defines');
 export const smtTimeoutMs = (cfg: ConfigSource) => positiveInt(cfg, 'smt.timeoutMs', DEFAULT_SETTINGS.smt.timeoutMs);
 export const strictRaces = (cfg: ConfigSource) => bool(cfg, 'strictRaces', DEFAULT_SETTINGS.strictRaces);
+export const firstLook = (cfg: ConfigSource) => bool(cfg, 'firstLook', DEFAULT_SETTINGS.firstLook);
 export const interfaceFile = (cfg: ConfigSource) => str(cfg, 'interfaceFile', DEFAULT_SETTINGS.interfaceFile);
 export const logLevel = (cfg: ConfigSource) => oneOf(cfg, 'logLevel', LOG_LEVELS, DEFAULT_SETTINGS.logLevel);
 export const traceServer = (cfg: ConfigSource) => oneOf(cfg, 'trace.server', TRACE_LEVELS, DEFAULT_SETTINGS.trace.server);
@@ -110,6 +113,7 @@ export function readSettings(cfg: ConfigSource): LarkSettings {
     },
     smt: { timeoutMs: smtTimeoutMs(cfg) },
     strictRaces: strictRaces(cfg),
+    firstLook: firstLook(cfg),
     interfaceFile: interfaceFile(cfg),
     logLevel: logLevel(cfg),
     trace: { server: traceServer(cfg) },
@@ -132,6 +136,7 @@ export interface ServerSettings {
   compiler: { path: string; arch: string; includePaths: string[]; defines: string[] };
   smt: { timeoutMs: number };
   strictRaces: boolean;
+  firstLook: boolean;
   interfaceFile: string;
   logLevel: LogLevel;
   agent: AgentSettings;
@@ -148,6 +153,7 @@ export function toServerSettings(s: LarkSettings): ServerSettings {
     },
     smt: { timeoutMs: s.smt.timeoutMs },
     strictRaces: s.strictRaces,
+    firstLook: s.firstLook,
     interfaceFile: s.interfaceFile,
     logLevel: s.logLevel,
     agent: { command: s.agent.command, endpoint: s.agent.endpoint, model: s.agent.model, keyEnv: s.agent.keyEnv },

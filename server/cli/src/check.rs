@@ -106,6 +106,8 @@ pub fn run(args: CheckArgs) -> ExitCode {
         solver,
         jobs: (cores / parallel_files).max(1),
         strict_races: args.strict_races,
+        // The command line waits for the verdicts: a first look has no one to show it to.
+        first_look: false,
     };
     let mut host = AnalysisHost::new(settings);
     let keys: Vec<Result<String, String>> = args

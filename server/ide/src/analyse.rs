@@ -10,6 +10,7 @@
 
 use crate::db::{lock, FileKeys};
 use crate::inputs::InterfaceInput;
+use crate::quick::{self, FirstLookLaunch};
 use crate::{cu, Analysis, Cancelled, FileKind, Observer, Severity, SourceFile};
 use check::{KernelReport, Location, Sources};
 use model::budget::CancelToken;
@@ -92,6 +93,9 @@ pub struct KernelResult {
     pub extent: Range<usize>,
     /// The `.entry` in `ptx`.
     pub func_span: ptx::Span,
+    /// Set when `report` is a first look at one assumed launch (see [`crate::quick`]), not the
+    /// kernel's check: its findings are preliminary and it has no verdict of its own.
+    pub first_look: Option<FirstLookLaunch>,
 }
 
 impl KernelResult {
@@ -175,6 +179,17 @@ pub(crate) fn trimmed_line(text: &str, index: &ptx::LineIndex, line: u32) -> Ran
 
 pub(crate) fn basename(p: &str) -> &str {
     p.rsplit(['/', '\\']).next().unwrap_or(p)
+}
+
+/// Which pass over a file an analysis is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Pass {
+    /// Every kernel checked for its declared (or every allowed) launch; results are cached.
+    Full,
+    /// Kernels without a declared block checked quickly at one assumed launch, results cached
+    /// by the full pass taken as they are, and kernels with a declared block left out (see
+    /// [`crate::quick`]). Nothing of it is cached or counted as a kernel check.
+    FirstLook,
 }
 
 /// A compiler run's outcome, cached by content hash.
@@ -348,7 +363,7 @@ fn compile_path(file: &SourceFile) -> PathBuf {
     file.path.clone().unwrap_or_else(|| PathBuf::from(if file.kind == FileKind::Cu { "kernel.cu" } else { "kernel.ptx" }))
 }
 
-pub(crate) fn analyse_file(an: &Analysis, file: &SourceFile, cancel: &CancelToken, observer: &Observer) -> Result<FileAnalysis, Cancelled> {
+pub(crate) fn analyse_file(an: &Analysis, file: &SourceFile, cancel: &CancelToken, observer: &Observer, pass: Pass) -> Result<FileAnalysis, Cancelled> {
     let index = ptx::LineIndex::new(&file.text);
     let path = compile_path(file);
     let mut iface = an.db.inputs.interface_for(an.settings(), file.path.as_deref());
@@ -435,8 +450,11 @@ pub(crate) fn analyse_file(an: &Analysis, file: &SourceFile, cancel: &CancelToke
     };
     fa.ptx_index = if file.kind == FileKind::Ptx { fa.index.clone() } else { ptx::LineIndex::new(&fa.ptx) };
     let only = an.settings().only_kernel.clone();
-    check_module(an, &mut fa, &iface, cu_text.as_deref(), only.as_deref(), cancel, observer, &mut keys)?;
-    an.db.record_file(&file.key, keys);
+    check_module(an, &mut fa, &iface, cu_text.as_deref(), only.as_deref(), cancel, observer, &mut keys, pass)?;
+    // A first look leaves out kernels: the keys of the full pass are the file's.
+    if pass == Pass::Full {
+        an.db.record_file(&file.key, keys);
+    }
     Ok(fa)
 }
 
@@ -474,6 +492,7 @@ pub(crate) fn check_module(
     cancel: &CancelToken,
     observer: &Observer,
     keys: &mut FileKeys,
+    pass: Pass,
 ) -> Result<(), Cancelled> {
     let ptx_text = fa.ptx.clone();
     let t = Instant::now();
@@ -523,6 +542,7 @@ pub(crate) fn check_module(
     }
     let clean_interface = fa.interface_errors.is_empty() && setups.iter().all(|k| k.ki.errors.is_empty());
     let total = setups.len();
+    let first_look_budget_ms = quick::kernel_budget_ms(total);
     for (done, setup) in setups.into_iter().enumerate() {
         let KernelSetup { fi, name, source_name, header, extent, param_names, ki } = setup;
         let func = &parsed.module.functions[fi];
@@ -546,6 +566,7 @@ pub(crate) fn check_module(
             |main_file: Option<u32>| Sources { ptx: &ptx_text, index: &fa.ptx_index, cu_file: file_name(main_file), param_names: param_names.clone() };
         let model = OnceLock::new();
         let cached = if incomplete.is_some() { None } else { lock(&an.db.kernels).get(&key) };
+        let mut first_look = None;
         let (report, checked) = match cached {
             // What did not parse is not in the model: checking the rest would prove something
             // about another kernel.
@@ -558,6 +579,21 @@ pub(crate) fn check_module(
                 keys.kernels.push(key);
                 (c.rebased(func, &sources(c.main_file), &bases), false)
             }
+            None if pass == Pass::FirstLook => match model::Kernel::lower(&parsed.module, func) {
+                Ok(kernel) if !quick::block_is_declared(&kernel, spec) => {
+                    let (report, launch) =
+                        an.db.with_solver(|solver| quick::first_look(&kernel, spec, &sources(kernel.main_file), &opts, first_look_budget_ms, solver));
+                    if cancel.is_cancelled() {
+                        return Err(Cancelled);
+                    }
+                    first_look = Some(launch);
+                    let _ = model.set(Some(Arc::new(kernel)));
+                    (report, true)
+                }
+                // A kernel with a declared block has a fast check of its own, and one that does
+                // not lower is reported by the full pass: neither has anything to show first.
+                _ => continue,
+            },
             None => match model::Kernel::lower(&parsed.module, func) {
                 Ok(kernel) => {
                     let te = Instant::now();
@@ -593,7 +629,7 @@ pub(crate) fn check_module(
                 }
             },
         };
-        if clean_interface {
+        if clean_interface && first_look.is_none() {
             (observer.checked)(&report);
         }
         fa.kernels.push(KernelResult {
@@ -612,6 +648,7 @@ pub(crate) fn check_module(
             header,
             extent,
             func_span: func.span,
+            first_look,
         });
     }
     fa.timings.push(("kernels", ms(t)));
@@ -787,6 +824,6 @@ pub(crate) fn recheck(an: &Analysis, fa: &FileAnalysis, text: Arc<str>, iface: &
         FileKind::Ptx => fa.path.as_deref().and_then(|p| companion_cu_text(an, p, &text)),
     };
     efa.ptx_index = ptx::LineIndex::new(&efa.ptx);
-    check_module(an, &mut efa, iface, cu_text.as_deref(), Some(only), cancel, &Observer::default(), &mut FileKeys::default()).ok()?;
+    check_module(an, &mut efa, iface, cu_text.as_deref(), Some(only), cancel, &Observer::default(), &mut FileKeys::default(), Pass::Full).ok()?;
     Some(efa)
 }

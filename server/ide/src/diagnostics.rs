@@ -1,7 +1,8 @@
 //! Diagnostics of an analysed file: parse and compile errors, one error per finding (a race on
 //! one access, pointing at the other), uncertified regions as information. A finding that needs
 //! particular values in an index buffer the interface says nothing about is a warning: it is a
-//! bug only if those values can occur, which the user knows and LARK does not.
+//! bug only if those values can occur, which the user knows and LARK does not. A first look's
+//! findings (see `crate::quick`) are warnings that name the launch they were found at.
 
 use crate::analyse::{FileAnalysis, KernelResult};
 use crate::Severity;
@@ -43,6 +44,10 @@ pub fn diagnostics(fa: &FileAnalysis) -> Vec<Diagnostic> {
         })
         .collect();
     for k in &fa.kernels {
+        if let Some(launch) = &k.first_look {
+            out.extend(k.report.findings.iter().map(|f| preliminary(finding(fa, k, f), launch)));
+            continue;
+        }
         for f in &k.report.findings {
             out.push(finding(fa, k, f));
         }
@@ -68,6 +73,18 @@ pub fn diagnostics(fa: &FileAnalysis) -> Vec<Diagnostic> {
         }
     }
     out
+}
+
+/// A finding of a first look: a warning whatever it is, since only the general check decides
+/// whether the kernel is wrong, naming the launch it was found at; `data.preliminary` says so to
+/// clients.
+fn preliminary(mut d: Diagnostic, launch: &crate::FirstLookLaunch) -> Diagnostic {
+    d.severity = d.severity.max(Severity::Warning);
+    d.message.push_str(&launch.message_suffix());
+    if let Some(serde_json::Value::Object(m)) = &mut d.data {
+        m.insert("preliminary".into(), serde_json::Value::Bool(true));
+    }
+    d
 }
 
 /// The line of the file an access of a finding is on (for ordering).

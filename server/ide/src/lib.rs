@@ -20,6 +20,7 @@ mod hover;
 mod inputs;
 mod lean;
 mod lens;
+mod quick;
 
 pub use analyse::{FileAnalysis, KernelResult, Problem};
 pub use diagnostics::{diagnostics, Diagnostic, Related};
@@ -27,6 +28,7 @@ pub use fixes::{FileEdit, Fix, TextEdit};
 pub use hover::{hover, Hover};
 pub use lean::region_diagnostics;
 pub use lens::{lenses, Lens, LensCommand};
+pub use quick::{FirstLookLaunch, LaunchOrigin, FIRST_LOOK_BUDGET_MS};
 
 use db::Db;
 pub use model::budget::CancelToken;
@@ -134,6 +136,9 @@ pub struct Settings {
     pub jobs: usize,
     /// Report write-write races of equal values as races (`check::Options::strict_races`).
     pub strict_races: bool,
+    /// Whether [`Analysis::first_look`] looks quickly at kernels without a declared block
+    /// before their general check (on by default; off: it never has anything to show).
+    pub first_look: bool,
 }
 
 impl Default for Settings {
@@ -150,6 +155,7 @@ impl Default for Settings {
             solver: check::Options::default().solver,
             jobs: 0,
             strict_races: false,
+            first_look: true,
         }
     }
 }
@@ -339,7 +345,24 @@ impl Analysis {
     pub fn analyse_observed(&self, key: &str, observer: &Observer) -> Result<Arc<FileAnalysis>, Cancelled> {
         let file = self.files.get(key).ok_or(Cancelled)?;
         let cancel = self.cancel_token(key);
-        analyse::analyse_file(self, file, &cancel, observer).map(Arc::new)
+        analyse::analyse_file(self, file, &cancel, observer, analyse::Pass::Full).map(Arc::new)
+    }
+
+    /// A first look at the file, for an editor to show while [`Analysis::analyse`] runs: each
+    /// kernel whose block no interface declares is checked quickly at one assumed launch (see
+    /// [`FirstLookLaunch`]; its [`KernelResult::first_look`] is set and its findings become
+    /// preliminary warnings), kernels whose result is cached come as they are, and kernels with
+    /// a declared block are left out. `None` when no kernel needed a first look (the full
+    /// analysis has nothing slow to wait for) or the settings turn it off. Nothing of it is
+    /// cached: the full analysis still checks every kernel.
+    pub fn first_look(&self, key: &str) -> Result<Option<Arc<FileAnalysis>>, Cancelled> {
+        if !self.settings.first_look {
+            return Ok(None);
+        }
+        let file = self.files.get(key).ok_or(Cancelled)?;
+        let cancel = self.cancel_token(key);
+        let fa = analyse::analyse_file(self, file, &cancel, &Observer::default(), analyse::Pass::FirstLook)?;
+        Ok(fa.kernels.iter().any(|k| k.first_look.is_some()).then(|| Arc::new(fa)))
     }
 
     /// Code actions for a byte range of an analysed file: interface stubs for kernels without an

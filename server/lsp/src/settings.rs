@@ -1,7 +1,7 @@
 //! The settings the VS Code extension sends, as `initializationOptions` and as
 //! `workspace/didChangeConfiguration` `{settings: {lark: {...}}}`:
 //! `{server: {path}, compiler: {path, arch, includePaths, defines}, smt: {timeoutMs},
-//! interfaceFile, logLevel, strictRaces, agent: {command, endpoint, model, keyEnv}}`. The agent settings say
+//! interfaceFile, logLevel, strictRaces, firstLook, agent: {command, endpoint, model, keyEnv}}`. The agent settings say
 //! which proof agent "Certify" uses (the built-in prover when none is set); they come from the
 //! user's settings, and the extension marks them restricted so an untrusted workspace cannot set
 //! them. Read leniently: unknown keys are ignored, missing or ill-typed ones
@@ -19,6 +19,8 @@ pub struct ClientSettings {
     pub timeout_ms: u64,
     /// Write-write races of equal values are races, not tolerated warnings.
     pub strict_races: bool,
+    /// Publish a first look at kernels without a declared launch before their general check.
+    pub first_look: bool,
     pub interface_file: String,
     pub log_level: String,
     /// A command run as the proof agent (empty: none).
@@ -39,6 +41,7 @@ impl Default for ClientSettings {
             defines: vec![],
             timeout_ms: 2000,
             strict_races: false,
+            first_look: true,
             interface_file: String::new(),
             log_level: "info".into(),
             agent_command: String::new(),
@@ -61,7 +64,7 @@ fn strings(v: &Value, path: &[&str]) -> Option<Vec<String>> {
     at(v, path).and_then(Value::as_array).map(|a| a.iter().filter_map(Value::as_str).map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect())
 }
 
-const KNOWN: [&str; 7] = ["server", "compiler", "smt", "interfaceFile", "logLevel", "strictRaces", "agent"];
+const KNOWN: [&str; 8] = ["server", "compiler", "smt", "interfaceFile", "logLevel", "strictRaces", "firstLook", "agent"];
 
 /// Finds the `lark` settings object in what a client sent: the object itself, `{lark: ...}` or
 /// `{settings: {lark: ...}}`.
@@ -84,6 +87,7 @@ impl ClientSettings {
             defines: strings(v, &["compiler", "defines"]).unwrap_or(d.defines),
             timeout_ms: at(v, &["smt", "timeoutMs"]).and_then(Value::as_f64).filter(|t| t.is_finite() && *t >= 1.0).map_or(d.timeout_ms, |t| t.round() as u64),
             strict_races: at(v, &["strictRaces"]).and_then(Value::as_bool).unwrap_or(d.strict_races),
+            first_look: at(v, &["firstLook"]).and_then(Value::as_bool).unwrap_or(d.first_look),
             interface_file: string(v, &["interfaceFile"]).unwrap_or(d.interface_file),
             log_level: string(v, &["logLevel"]).unwrap_or(d.log_level),
             agent_command: string(v, &["agent", "command"]).unwrap_or(d.agent_command),
@@ -119,6 +123,7 @@ impl ClientSettings {
             interface_file: opt(&self.interface_file).map(PathBuf::from),
             workspace_root,
             strict_races: self.strict_races,
+            first_look: self.first_look,
             ..ide::Settings::default()
         }
     }
@@ -139,6 +144,8 @@ mod tests {
         assert_eq!(s.timeout_ms, 500);
         assert!(!s.strict_races, "tolerant by default");
         assert!(ClientSettings::from_json(&json!({"strictRaces": true})).to_ide(None).strict_races);
+        assert!(s.first_look, "a first look by default");
+        assert!(!ClientSettings::from_json(&json!({"firstLook": false})).to_ide(None).first_look);
         assert_eq!(s.log_level, "debug");
         let bad = json!({"smt": {"timeoutMs": "soon"}, "compiler": 7});
         assert_eq!(ClientSettings::from_json(find_lark(&bad).unwrap()), ClientSettings::default());

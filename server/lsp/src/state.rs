@@ -1,7 +1,9 @@
 //! The server's state and its edit loop: documents (ropes), the analysis host, debounced and
 //! cancellable analyses on a bounded pool of analysis threads, and
 //! publishing with a version check, so a result for an older version of a document is never
-//! published after a newer version arrived.
+//! published after a newer version arrived. An analysis publishes twice when the file has a
+//! kernel without a declared launch: the first look (`ide::Analysis::first_look`, within about a
+//! second), then the full analysis, whose diagnostics replace it.
 
 use crate::log::{debug, error};
 use crate::settings::ClientSettings;
@@ -215,6 +217,22 @@ impl State {
         }
         let snapshot = lock(&self.host).snapshot();
         let started = Instant::now();
+        let Ok(uri) = Uri::from_str(&key) else { return };
+        let look = snapshot.clone();
+        let k = key.clone();
+        match self.pool.run(move || look.first_look(&k)).await {
+            Ok(Ok(Some(fa))) => {
+                debug!("{key} v{version}: first look in {:.1} ms", started.elapsed().as_secs_f64() * 1e3);
+                self.publish_first_look(&uri, version, &fa).await;
+            }
+            Ok(Ok(None)) => {}
+            Ok(Err(ide::Cancelled)) => {
+                debug!("{key} v{version}: first look cancelled by a newer version");
+                return;
+            }
+            // The full analysis still runs: a failed first look only costs the early diagnostics.
+            Err(panic) => error!("{key} v{version}: the first look failed: {panic}"),
+        }
         let k = key.clone();
         let (tx, rx) = watch::channel((0usize, 0usize));
         tokio::spawn(self.clone().report_progress(key.clone(), rx));
@@ -227,7 +245,6 @@ impl State {
                 snapshot.analyse_with_progress(&k, &progress)
             })
             .await;
-        let Ok(uri) = Uri::from_str(&key) else { return };
         match result {
             Ok(Ok(fa)) => {
                 let stages: Vec<String> = fa.timings.iter().map(|(s, t)| format!("{s} {t:.1}")).collect();
@@ -297,10 +314,7 @@ impl State {
             doc.latest.send_replace(Some((version, fa.clone())));
         }
         let Some(fa) = fa else { return };
-        let reason = |kernel: &str| self.certifications.reason(uri.as_str(), kernel);
-        let regions = ide::region_diagnostics(&fa, &reason);
-        let diagnostics = ide::diagnostics(&fa).iter().chain(&regions).map(|d| to_proto::diagnostic(&fa, uri, d)).collect();
-        self.client.publish_diagnostics(uri.clone(), diagnostics, Some(version)).await;
+        self.client.publish_diagnostics(uri.clone(), self.diagnostics(uri, &fa), Some(version)).await;
         self.client.send_notification::<FileStatus>(to_proto::file_status(uri, Some(&fa))).await;
         if let Some(s) = &fa.status {
             if !self.warned.swap(true, Ordering::SeqCst) {
@@ -313,6 +327,23 @@ impl State {
                 let _ = client.code_lens_refresh().await;
             });
         }
+    }
+
+    /// Publishes a first look unless the document changed meanwhile. It is not the document's
+    /// latest analysis: hovers, lenses and code actions wait for the full one.
+    async fn publish_first_look(self: &Arc<Self>, uri: &Uri, version: i32, fa: &FileAnalysis) {
+        let _order = self.publish.lock().await;
+        if lock(&self.docs).get(&uri.to_string()).is_none_or(|d| d.version != version) {
+            return;
+        }
+        self.client.publish_diagnostics(uri.clone(), self.diagnostics(uri, fa), Some(version)).await;
+    }
+
+    /// An analysis's diagnostics in LSP terms, with the uncertified regions of verified kernels.
+    fn diagnostics(&self, uri: &Uri, fa: &FileAnalysis) -> Vec<lsp::Diagnostic> {
+        let reason = |kernel: &str| self.certifications.reason(uri.as_str(), kernel);
+        let regions = ide::region_diagnostics(fa, &reason);
+        ide::diagnostics(fa).iter().chain(&regions).map(|d| to_proto::diagnostic(fa, uri, d)).collect()
     }
 
     async fn publish_failure(self: &Arc<Self>, uri: &Uri, version: i32, message: &str) {
