@@ -116,18 +116,18 @@ fn expand(x: &Exprs, e: ExprId, widen: Widen) -> Option<Vec<Monomial>> {
         };
         return Some(vec![Monomial { coeff: value, factors: vec![] }]);
     }
-    let out = match x.node(e) {
-        &Node::Bin { op: BinOp::Add, a, b, .. } => {
+    let out = match *x.node(e) {
+        Node::Bin { op: BinOp::Add, a, b, .. } => {
             let mut sum = expand(x, a, widen)?;
             sum.extend(expand(x, b, widen)?);
             sum
         }
-        &Node::Bin { op: BinOp::Sub, a, b, .. } => {
+        Node::Bin { op: BinOp::Sub, a, b, .. } => {
             let mut sum = expand(x, a, widen)?;
             sum.extend(expand(x, b, widen)?.into_iter().map(|m| Monomial { coeff: -m.coeff, ..m }));
             sum
         }
-        &Node::Bin { op: BinOp::Mul, a, b, .. } => {
+        Node::Bin { op: BinOp::Mul, a, b, .. } => {
             let (l, r) = (expand(x, a, widen)?, expand(x, b, widen)?);
             if l.len() * r.len() > MAX_MONOMIALS {
                 return None;
@@ -142,11 +142,11 @@ fn expand(x: &Exprs, e: ExprId, widen: Widen) -> Option<Vec<Monomial>> {
             }
             product
         }
-        &Node::Bin { op: BinOp::Shl, a, b, .. } => match x.as_const(b).filter(|&n| n < 62) {
+        Node::Bin { op: BinOp::Shl, a, b, .. } => match x.as_const(b).filter(|&n| n < 62) {
             Some(n) => expand(x, a, widen)?.into_iter().map(|m| Monomial { coeff: m.coeff << n, ..m }).collect(),
             None => return atom(),
         },
-        &Node::Ext { a, from, to, signed } if to == bits && widen == Widen::None && to == 64 && from < 64 => {
+        Node::Ext { a, from, to, signed } if to == bits && widen == Widen::None && to == 64 && from < 64 => {
             expand(x, a, if signed { Widen::Signed } else { Widen::Unsigned })?
         }
         _ => return atom(),
