@@ -551,7 +551,13 @@ impl ShapeCheck<'_, '_> {
             self.uncertified(out, Reason::EquivalenceUnsupported { shape: self.shape_name.clone(), what: e }, None);
             verdict = Verdict::Uncertified;
         }
-        if let Some((o, flat)) = unproved {
+        // Forms left apart because the budget ran out are undecided for that reason, not "not
+        // proved": the report must say which (a loaded machine stops a slow proof midway).
+        if let Some((o, flat)) = unproved.filter(|_| self.req.budget.check().is_err()) {
+            let what = format!("the time budget for this kernel ran out before {} was decided", self.element_name(o, flat));
+            self.uncertified(out, Reason::EquivalenceUnsupported { shape: self.shape_name.clone(), what }, None);
+            verdict = Verdict::Uncertified;
+        } else if let Some((o, flat)) = unproved {
             let i = self.index_of(o, flat);
             let show = |v: &Result<Val, nf::NfError>| v.as_ref().map(|v| render::val(&nf, &names, v)).unwrap_or_else(|e| e.to_string());
             self.uncertified(
