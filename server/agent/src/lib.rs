@@ -6,7 +6,8 @@
 //! * [`protocol`]: the JSON request an agent receives and the response it returns;
 //! * [`transport`]: the agents — the built-in prover (a portfolio of tactics, no LLM), any
 //!   command (request on stdin, response on stdout) and an OpenAI-compatible chat-completions
-//!   endpoint — each bounded in time and output and cancellable;
+//!   endpoint — each bounded in time and output and cancellable; an endpoint's tokens are
+//!   counted (its `usage`, else estimated) against the budget's token limit;
 //! * [`prove`]: the loop: ask, audit, check with Lean, feed the errors back, until accepted or
 //!   out of budget;
 //! * [`repair`]: when Lean rejects a tactic proof, keep what it did not object to and prove the
@@ -33,4 +34,4 @@ pub mod transport;
 pub use protocol::{Attempt, ProofError, ProveRequest, ProveResponse, SegmentRequest, SegmentResponse};
 pub use prove::{prove, Budget, Outcome};
 pub use segmentation::{propose_segmentation, SegmentOutcome};
-pub use transport::{Agent, AgentError, BuiltIn, CommandAgent, EndpointAgent, Limits};
+pub use transport::{Agent, AgentError, BuiltIn, CommandAgent, EndpointAgent, Limits, TokenMeter, TokenUsage};

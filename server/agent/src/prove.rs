@@ -5,6 +5,11 @@
 //! did not object to, prove the goals left open one by one — before the agent is asked for a
 //! new proof; both spend the same budget.
 //!
+//! Tokens are counted for the whole run: the token meter in `budget.per_call` is shared by every
+//! clone of the budget, so a caller that uses one budget for every obligation of a certification
+//! stops asking once the certification as a whole has spent `budget.tokens`. Only endpoints count
+//! tokens; a command agent's budget is time, attempts and output only.
+//!
 //! Without a Lean toolchain the loop stops at the first proof that passes the audit: it cannot
 //! be checked, so it is not a certificate, and asking for more would only spend the agent's
 //! budget.
@@ -31,6 +36,11 @@ pub struct Budget {
     pub repair_rounds: u32,
     /// The most agent calls on one sub-goal (each also counts as one of `attempts`).
     pub subgoal_attempts: u32,
+    /// The most tokens an endpoint may spend, counted on `per_call.tokens` — which every clone of
+    /// this budget shares, so it is the whole certification's when one budget serves all its
+    /// obligations (`None`: no limit). No call is made once it is spent; the answer that crossed
+    /// it is still checked. Command agents report no tokens: this never stops them.
+    pub tokens: Option<u64>,
 }
 
 impl Default for Budget {
@@ -42,7 +52,29 @@ impl Default for Budget {
             lean_timeout: Duration::from_secs(300),
             repair_rounds: 2,
             subgoal_attempts: 2,
+            tokens: None,
         }
+    }
+}
+
+impl Budget {
+    /// Tokens left of [`Budget::tokens`] (`None`: no limit).
+    pub fn tokens_left(&self) -> Option<u64> {
+        self.tokens.map(|limit| limit.saturating_sub(self.per_call.tokens.used()))
+    }
+
+    /// The reason no more agent calls may be made, once the token budget is spent.
+    pub fn tokens_exhausted(&self) -> Option<String> {
+        let limit = self.tokens?;
+        let usage = self.per_call.tokens.usage();
+        (usage.total >= limit).then(|| format!("agent token budget exhausted: {} of {limit} tokens used{}", usage.total, usage.estimate_note()))
+    }
+
+    /// The limits of an agent call that may take `time_left`: the per-call limits, with the
+    /// timeout and `max_tokens` cut to what is left of the whole.
+    pub fn call_limits(&self, time_left: Duration) -> Limits {
+        let max_tokens = self.tokens_left().map_or(self.per_call.max_tokens, |left| self.per_call.max_tokens.min(left.clamp(1, u32::MAX as u64) as u32));
+        Limits { timeout: self.per_call.timeout.min(time_left), max_tokens, ..self.per_call.clone() }
     }
 }
 
@@ -71,9 +103,10 @@ impl<'b> Spend<'b> {
         self.budget.per_call.cancel.is_cancelled()
     }
 
-    /// The limits of the next agent call: its own, or what is left of the whole if less.
+    /// The limits of the next agent call: its own, or what is left of the whole if less (time,
+    /// and tokens for `max_tokens`).
     pub fn call_limits(&self) -> Limits {
-        Limits { timeout: self.budget.per_call.timeout.min(self.time_left()), ..self.budget.per_call.clone() }
+        self.budget.call_limits(self.time_left())
     }
 
     /// The timeout of the next Lean run.
@@ -122,6 +155,9 @@ pub fn prove(request: &ProveRequest, agent: &mut dyn Agent, checker: Option<&dyn
         }
         if spend.time_left().is_zero() {
             return Outcome::NotProved { reason: format!("agent budget exhausted ({} s)", budget.total.as_secs()), attempts: req.attempts };
+        }
+        if let Some(reason) = budget.tokens_exhausted() {
+            return Outcome::NotProved { reason, attempts: req.attempts };
         }
         let limits = spend.call_limits();
         spend.calls += 1;

@@ -15,8 +15,8 @@
 //!
 //! Nothing here is trusted. A hole is `done`, never `sorry`; a sub-goal stated wrongly only makes
 //! a proof fail; and the result is exactly what the prove loop would accept from an agent: a
-//! whole proof that passed the audit and Lean. Agent calls and time come out of the prove loop's
-//! budget.
+//! whole proof that passed the audit and Lean. Agent calls, time and tokens come out of the prove
+//! loop's budget.
 
 use crate::goals::{self, Goal};
 use crate::protocol::{Attempt, ProofError, ProveRequest, SubgoalOf};
@@ -253,6 +253,9 @@ impl Run<'_, '_> {
             }
             if spend.time_left().is_zero() {
                 return Err(unproved(&req, "no time left"));
+            }
+            if let Some(reason) = spend.budget.tokens_exhausted() {
+                return Err(unproved(&req, &reason));
             }
             let limits = spend.call_limits();
             let answer = agent.propose(&req, &limits);

@@ -5,7 +5,7 @@
 
 use crate::protocol::{FlatInstruction, SegmentAttempt, SegmentRequest, SegmentResponse};
 use crate::prove::Budget;
-use crate::transport::{Agent, AgentError, Limits};
+use crate::transport::{Agent, AgentError};
 use lean::segment::{self, Segment};
 use model::Kernel;
 use std::time::Instant;
@@ -44,7 +44,7 @@ pub enum SegmentOutcome {
 }
 
 /// Asks `agent` for a segmentation of `kernel` until one is valid or `budget` (attempts, total
-/// time, per call) is spent. `request` must have been made for this kernel ([`request`]).
+/// time, per call, tokens) is spent. `request` must have been made for this kernel ([`request`]).
 pub fn propose_segmentation(kernel: &Kernel, request: &SegmentRequest, agent: &mut dyn Agent, budget: &Budget) -> SegmentOutcome {
     let len = segment::flat_len(kernel);
     if request.instructions.len() != len {
@@ -59,7 +59,10 @@ pub fn propose_segmentation(kernel: &Kernel, request: &SegmentRequest, agent: &m
         if left.is_zero() {
             return SegmentOutcome::Refused { reason: format!("agent budget exhausted ({} s)", budget.total.as_secs()), attempts: req.attempts };
         }
-        let limits = Limits { timeout: budget.per_call.timeout.min(left), ..budget.per_call.clone() };
+        if let Some(reason) = budget.tokens_exhausted() {
+            return SegmentOutcome::Refused { reason, attempts: req.attempts };
+        }
+        let limits = budget.call_limits(left);
         let proposal = match agent.propose_segments(&req, &limits) {
             Ok(p) => p,
             Err(e) if e.is_fatal() => {

@@ -1,6 +1,8 @@
 //! The agents: where proofs come from. Every agent is bounded by [`Limits`] — a wall-clock
 //! timeout, an output cap and a cancellation token — and reports why it produced nothing as an
-//! [`AgentError`], never by panicking or hanging.
+//! [`AgentError`], never by panicking or hanging. An endpoint also counts the tokens it spends
+//! on the [`TokenMeter`] its limits carry; a command agent has no token count (its budget is
+//! time, attempts and output only), and the built-in prover spends none.
 
 use crate::protocol::{parse_segment_response, ProveRequest, ProveResponse, SegmentRequest, SegmentResponse};
 use lean::runner::{run_process, ProcessLimits};
@@ -9,7 +11,75 @@ use std::io::{Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
 use std::path::PathBuf;
 use std::process::Command;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+
+/// Tokens spent so far. An endpoint's own count (its response's `usage` block) where it gave
+/// one; otherwise an estimate of a quarter of the bytes of the request and response bodies.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TokenUsage {
+    pub prompt: u64,
+    pub completion: u64,
+    pub total: u64,
+    /// Answers counted.
+    pub calls: u32,
+    /// Answers without a `usage` block, whose tokens were estimated (bytes / 4).
+    pub estimated_calls: u32,
+}
+
+impl TokenUsage {
+    /// `"N tokens"`, with `(estimated …)` when any answer's count was estimated.
+    pub fn describe(&self) -> String {
+        format!("{} tokens{}", self.total, self.estimate_note())
+    }
+
+    /// `""`, or ` (estimated …)` when any answer's count was estimated.
+    pub fn estimate_note(&self) -> String {
+        match self.estimated_calls {
+            0 => String::new(),
+            n if n == self.calls => " (estimated as bytes/4: the endpoint reported no usage)".into(),
+            n => format!(" ({n} of {} answers estimated as bytes/4: the endpoint reported no usage)", self.calls),
+        }
+    }
+}
+
+/// Where an endpoint adds up the tokens it spends. Clones share one count, as clones of a
+/// [`CancelToken`] share one flag: a [`Limits`] (or a `Budget`) used for every obligation of a
+/// certification counts the whole certification.
+#[derive(Clone, Debug, Default)]
+pub struct TokenMeter(Arc<Mutex<TokenUsage>>);
+
+impl TokenMeter {
+    pub fn new() -> TokenMeter {
+        TokenMeter::default()
+    }
+
+    pub fn usage(&self) -> TokenUsage {
+        *self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Tokens spent so far (prompt and completion together).
+    pub fn used(&self) -> u64 {
+        self.usage().total
+    }
+
+    /// Counts one answer: its own `usage` when it had one, else `estimate`.
+    pub fn record(&self, reported: Option<(u64, u64, u64)>, estimate: u64) {
+        let mut u = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        u.calls += 1;
+        match reported {
+            Some((prompt, completion, total)) => {
+                u.prompt += prompt;
+                u.completion += completion;
+                u.total += total;
+            }
+            None => {
+                u.estimated_calls += 1;
+                u.total += estimate;
+            }
+        }
+    }
+}
 
 /// How far one call of an agent may go.
 #[derive(Clone, Debug)]
@@ -20,11 +90,13 @@ pub struct Limits {
     /// The most tokens an endpoint may generate (`max_tokens`).
     pub max_tokens: u32,
     pub cancel: CancelToken,
+    /// Where an endpoint counts the tokens it spent (shared by clones).
+    pub tokens: TokenMeter,
 }
 
 impl Default for Limits {
     fn default() -> Limits {
-        Limits { timeout: Duration::from_secs(120), max_output: 256 * 1024, max_tokens: 4096, cancel: CancelToken::new() }
+        Limits { timeout: Duration::from_secs(120), max_output: 256 * 1024, max_tokens: 4096, cancel: CancelToken::new(), tokens: TokenMeter::new() }
     }
 }
 
@@ -299,13 +371,27 @@ impl EndpointAgent {
         parse_segment_response(json)
     }
 
-    /// Sends one chat-completions request and returns the answer's content.
+    /// The token counts of a response's `usage` block (`prompt_tokens`, `completion_tokens`,
+    /// `total_tokens`; a missing total is the sum of the other two). `None` when it has no
+    /// count at all.
+    pub fn usage_of(usage: &serde_json::Value) -> Option<(u64, u64, u64)> {
+        let field = |k: &str| usage.get(k).and_then(serde_json::Value::as_u64);
+        let (prompt, completion, total) = (field("prompt_tokens"), field("completion_tokens"), field("total_tokens"));
+        if prompt.is_none() && completion.is_none() && total.is_none() {
+            return None;
+        }
+        let (prompt, completion) = (prompt.unwrap_or(0), completion.unwrap_or(0));
+        Some((prompt, completion, total.unwrap_or(prompt + completion)))
+    }
+
+    /// Sends one chat-completions request and returns the answer's content. The tokens of an
+    /// answer with status 200 are counted on `limits.tokens`.
     fn chat(&self, system: &str, user: String, limits: &Limits) -> Result<String, AgentError> {
         if limits.cancel.is_cancelled() {
             return Err(AgentError::Cancelled);
         }
         let (host, prefix) = self.target()?;
-        let body = serde_json::json!({
+        let request_body = serde_json::json!({
             "model": self.model,
             "temperature": 0,
             "max_tokens": limits.max_tokens,
@@ -319,8 +405,8 @@ impl EndpointAgent {
         let auth = key.map_or(String::new(), |k| format!("Authorization: Bearer {k}\r\n"));
         // HTTP/1.0: the server answers with a plain body and closes the connection (no chunks).
         let request = format!(
-            "POST {prefix}/chat/completions HTTP/1.0\r\nHost: {host}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n{auth}\r\n{body}",
-            body.len()
+            "POST {prefix}/chat/completions HTTP/1.0\r\nHost: {host}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n{auth}\r\n{request_body}",
+            request_body.len()
         );
         let deadline = Instant::now() + limits.timeout;
         let addr = host
@@ -363,8 +449,11 @@ impl EndpointAgent {
         if status != "200" {
             return Err(AgentError::Http(format!("status {status}: {}", excerpt(body.trim()))));
         }
-        let json: serde_json::Value =
-            serde_json::from_str(body).map_err(|e| AgentError::Garbage { why: format!("the body is not JSON: {e}"), excerpt: excerpt(body) })?;
+        // An answer spent tokens even when it is of no use: count them before judging it.
+        let json: Result<serde_json::Value, _> = serde_json::from_str(body);
+        let reported = json.as_ref().ok().and_then(|j| EndpointAgent::usage_of(&j["usage"]));
+        limits.tokens.record(reported, (request_body.len() + body.len()).div_ceil(4) as u64);
+        let json = json.map_err(|e| AgentError::Garbage { why: format!("the body is not JSON: {e}"), excerpt: excerpt(body) })?;
         let content = json["choices"][0]["message"]["content"]
             .as_str()
             .ok_or_else(|| AgentError::Garbage { why: "no choices[0].message.content".into(), excerpt: excerpt(body) })?;

@@ -2,10 +2,11 @@
 //! (`tests/agents/*.sh`, and a small in-test HTTP server speaking the chat-completions format):
 //! errors are fed back and used, hanging agents are killed at the budget with their children,
 //! crashes, garbage and oversized answers cost an attempt and nothing else, cancellation stops
-//! the loop, and without Lean no proof is ever reported as proved.
+//! the loop, an endpoint's tokens are counted (its `usage`, else estimated) and a spent token
+//! budget stops the loop, and without Lean no proof is ever reported as proved.
 
 use agent::prove::{prove, Budget, Checker, Outcome};
-use agent::{Agent, AgentError, CommandAgent, EndpointAgent, Limits, ProveRequest};
+use agent::{Agent, AgentError, CommandAgent, EndpointAgent, Limits, ProveRequest, TokenUsage};
 use lean::audit::{sha256_hex, Pinned, Policy};
 use lean::certify::CertifyError;
 use lean::runner::{Message, Severity};
@@ -194,8 +195,23 @@ fn fake_endpoint(responses: Vec<Option<(u16, String)>>) -> (String, std::thread:
     (url, handle)
 }
 
+/// An answer without a `usage` block (some servers omit it).
 fn chat(content: &str) -> String {
     serde_json::json!({ "choices": [ { "message": { "role": "assistant", "content": content } } ] }).to_string()
+}
+
+/// An answer with the `usage` block OpenAI-compatible servers send.
+fn chat_with_usage(content: &str, prompt: u64, completion: u64) -> String {
+    serde_json::json!({
+        "choices": [ { "message": { "role": "assistant", "content": content } } ],
+        "usage": { "prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion },
+    })
+    .to_string()
+}
+
+/// The body of a request the fake endpoint saw.
+fn body_of(seen: &str) -> &str {
+    seen.split_once("\r\n\r\n").unwrap().1
 }
 
 #[test]
@@ -204,11 +220,12 @@ fn a_chat_completions_endpoint_is_used_with_retries_and_its_key_is_never_shown()
     let (url, server) = fake_endpoint(vec![
         Some((200, "not json at all".into())),
         Some((500, "{\"error\": \"overloaded\"}".into())),
-        Some((200, chat("Here you go:\n```lean\nby\n  sorry\n```"))),
-        Some((200, chat("```lean\ntrivial\n```"))),
+        Some((200, chat_with_usage("Here you go:\n```lean\nby\n  sorry\n```", 300, 40))),
+        Some((200, chat_with_usage("```lean\ntrivial\n```", 350, 10))),
     ]);
     let mut a = EndpointAgent { base_url: url, model: "test-model".into(), key_env: Some("LARK_TEST_KEY".into()) };
-    let out = prove(&request(), &mut a, None, &Policy::default(), &budget(6, Duration::from_secs(10), Duration::from_secs(60)));
+    let b = budget(6, Duration::from_secs(10), Duration::from_secs(60));
+    let out = prove(&request(), &mut a, None, &Policy::default(), &b);
     let Outcome::NotProved { reason, attempts } = &out else { panic!("{out:?}") };
     assert!(reason.contains("Lean toolchain not found"), "{reason}");
     assert_eq!(attempts.len(), 4, "{attempts:#?}");
@@ -221,6 +238,75 @@ fn a_chat_completions_endpoint_is_used_with_retries_and_its_key_is_never_shown()
     assert!(seen[0].contains("Authorization: Bearer sk-test-secret"), "the key is sent to the endpoint");
     assert!(seen[0].contains("\"model\":\"test-model\""));
     assert!(!format!("{out:?}").contains("sk-test-secret") && !a.name().contains("sk-test"), "the key never appears in results");
+    // Tokens: the two `usage` blocks as reported, the answer that was not JSON estimated from
+    // its bytes, the status 500 not at all.
+    let usage = b.per_call.tokens.usage();
+    let estimate = ((body_of(&seen[0]).len() + "not json at all".len()) as u64).div_ceil(4);
+    assert_eq!(usage, TokenUsage { prompt: 650, completion: 50, total: 700 + estimate, calls: 3, estimated_calls: 1 });
+    assert!(usage.describe().contains("1 of 3 answers estimated"), "{}", usage.describe());
+}
+
+#[test]
+fn a_token_budget_stops_the_loop_after_the_answer_that_spends_it_and_holds_for_the_whole_run() {
+    std::env::set_var("LARK_TEST_TOKEN_KEY", "sk-token-secret");
+    // Two answers of 500 and 600 tokens against a budget of 1000: no third request is made (the
+    // fake server accepts no third connection, so one would fail as an attempt of its own).
+    let (url, server) =
+        fake_endpoint(vec![Some((200, chat_with_usage("```lean\ntrivial\n```", 300, 200))), Some((200, chat_with_usage("```lean\ntrivial\n```", 450, 150)))]);
+    let mut a = EndpointAgent { base_url: url, model: "test-model".into(), key_env: Some("LARK_TEST_TOKEN_KEY".into()) };
+    let b = Budget { tokens: Some(1000), ..budget(6, Duration::from_secs(10), Duration::from_secs(60)) };
+    let out = prove(&request(), &mut a, Some(&RejectingLean), &Policy::default(), &b);
+    let Outcome::NotProved { reason, attempts } = &out else { panic!("a certificate past the token budget: {out:?}") };
+    assert_eq!(reason, "agent token budget exhausted: 1100 of 1000 tokens used");
+    // The answer that crossed the budget was still checked (and Lean rejected it).
+    assert_eq!(attempts.len(), 2, "{attempts:#?}");
+    assert!(attempts[1].errors[0].message.contains("unsolved goals"), "{attempts:#?}");
+    let seen = server.join().unwrap();
+    assert_eq!(seen.len(), 2);
+    // Each request asked for no more than the tokens left.
+    assert!(body_of(&seen[0]).contains("\"max_tokens\":1000"), "{}", body_of(&seen[0]));
+    assert!(body_of(&seen[1]).contains("\"max_tokens\":500"), "{}", body_of(&seen[1]));
+    // The next obligation of the same run (the same budget) asks nothing at all.
+    let next = prove(&request(), &mut a, Some(&RejectingLean), &Policy::default(), &b);
+    assert_eq!(next, Outcome::NotProved { reason: "agent token budget exhausted: 1100 of 1000 tokens used".into(), attempts: vec![] });
+    let shown = format!("{out:?}{next:?}{}{}", b.per_call.tokens.usage().describe(), a.name());
+    assert!(!shown.contains("sk-token-secret"), "the key never appears in results: {shown}");
+}
+
+#[test]
+fn without_usage_the_tokens_are_estimated_and_the_reason_says_so() {
+    let answer = chat("```lean\ntrivial\n```");
+    let (url, server) = fake_endpoint(vec![Some((200, answer.clone()))]);
+    let mut a = EndpointAgent { base_url: url, model: "m".into(), key_env: None };
+    let b = Budget { tokens: Some(20), ..budget(6, Duration::from_secs(10), Duration::from_secs(60)) };
+    let out = prove(&request(), &mut a, Some(&RejectingLean), &Policy::default(), &b);
+    let seen = server.join().unwrap();
+    let estimate = ((body_of(&seen[0]).len() + answer.len()) as u64).div_ceil(4);
+    assert_eq!(b.per_call.tokens.usage(), TokenUsage { prompt: 0, completion: 0, total: estimate, calls: 1, estimated_calls: 1 });
+    let Outcome::NotProved { reason, attempts } = &out else { panic!("{out:?}") };
+    assert_eq!(attempts.len(), 1, "{attempts:#?}");
+    assert_eq!(reason, &format!("agent token budget exhausted: {estimate} of 20 tokens used (estimated as bytes/4: the endpoint reported no usage)"));
+}
+
+#[test]
+fn a_usage_block_is_read_leniently() {
+    let usage = |v: serde_json::Value| EndpointAgent::usage_of(&v);
+    assert_eq!(usage(serde_json::json!({"prompt_tokens": 7, "completion_tokens": 3, "total_tokens": 10})), Some((7, 3, 10)));
+    assert_eq!(usage(serde_json::json!({"prompt_tokens": 7, "completion_tokens": 3})), Some((7, 3, 10)));
+    assert_eq!(usage(serde_json::json!({"total_tokens": 12})), Some((0, 0, 12)));
+    assert_eq!(usage(serde_json::json!({})), None);
+    assert_eq!(usage(serde_json::Value::Null), None);
+    assert_eq!(usage(serde_json::json!({"total_tokens": "many"})), None);
+}
+
+#[test]
+fn a_command_agent_is_not_stopped_by_a_token_budget() {
+    // It reports no tokens: its budget is time, attempts and output only.
+    let mut a = CommandAgent::new(double("learns.sh"));
+    let b = Budget { tokens: Some(1), ..budget(4, Duration::from_secs(20), Duration::from_secs(60)) };
+    let out = prove(&request(), &mut a, None, &Policy::default(), &b);
+    assert!(matches!(&out, Outcome::NotProved { reason, attempts } if reason.contains("Lean toolchain not found") && attempts.len() == 2), "{out:?}");
+    assert_eq!(b.per_call.tokens.used(), 0);
 }
 
 #[test]

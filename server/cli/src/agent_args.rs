@@ -30,6 +30,11 @@ pub struct AgentArgs {
     /// Seconds for all the attempts on one obligation (or on the segmentation).
     #[arg(long, value_name = "S", default_value_t = 600, value_parser = clap::value_parser!(u64).range(1..))]
     pub budget: u64,
+    /// Tokens an endpoint may spend in the whole run, every obligation (or the segmentation)
+    /// together: its answers' `usage`, else estimated as a quarter of the bytes sent and
+    /// received. Command agents report no tokens; their budget is time, attempts and output.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub token_budget: Option<u64>,
 }
 
 impl AgentArgs {
@@ -44,13 +49,21 @@ impl AgentArgs {
         }
     }
 
-    /// The budget the flags set: attempts, total time, time per call.
+    /// The budget the flags set: attempts, total time, time per call, tokens. Its clones share
+    /// one token count: use one budget for the whole run.
     pub fn budget(&self) -> Budget {
         Budget {
             attempts: self.attempts,
             total: Duration::from_secs(self.budget),
             per_call: agent::Limits { timeout: Duration::from_secs(self.agent_timeout), ..agent::Limits::default() },
+            tokens: self.token_budget,
             ..Budget::default()
         }
+    }
+
+    /// A warning when a flag cannot take effect: a token budget for an agent that counts none.
+    pub fn warning(&self) -> Option<String> {
+        (self.token_budget.is_some() && self.endpoint.is_none())
+            .then(|| "--token-budget applies to --endpoint agents only; other agents report no tokens (their budget is time, attempts and output)".into())
     }
 }

@@ -77,6 +77,10 @@ pub fn certify(args: CertifyArgs) -> ExitCode {
         }
     };
     let mut agent = args.agent.agent();
+    if let Some(w) = args.agent.warning() {
+        eprintln!("warning: {w}");
+    }
+    // One budget for the whole run: its token count covers every obligation of every kernel.
     let budget = args.agent.budget();
     let store = args.store.clone().unwrap_or_else(|| certificate::store_dir(Path::new(".")));
     let mut all_certified = true;
@@ -111,6 +115,11 @@ pub fn certify(args: CertifyArgs) -> ExitCode {
             for (n, a) in outcome.attempts().iter().enumerate() {
                 let why = a.errors.first().map_or("passed the audit".to_string(), |e| e.message.lines().next().unwrap_or("").to_string());
                 eprintln!("      attempt {}: {why}", n + 1);
+            }
+            let tokens = budget.per_call.tokens.usage();
+            if tokens.calls > 0 {
+                let of = budget.tokens.map_or(String::new(), |limit| format!(" of {limit}"));
+                eprintln!("      tokens so far: {}{of}{}", tokens.total, tokens.estimate_note());
             }
             match outcome {
                 Outcome::Proved { file, axioms, .. } => {

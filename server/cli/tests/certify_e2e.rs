@@ -98,3 +98,91 @@ fn recheck_refuses_what_is_not_a_certificate() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("the manifest is not valid"), "{}", String::from_utf8_lossy(&o.stderr));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A TEST DOUBLE of a chat-completions server: answers each of `answers` connections with a
+/// `sorry` proof (which the audit rejects) and a `usage` block of `tokens` tokens; returns the
+/// requests it saw.
+fn token_counting_endpoint(answers: usize, tokens: u64) -> (String, std::thread::JoinHandle<Vec<String>>) {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/v1", listener.local_addr().unwrap());
+    let handle = std::thread::spawn(move || {
+        let mut seen = Vec::new();
+        for _ in 0..answers {
+            let (mut s, _) = listener.accept().unwrap();
+            s.set_read_timeout(Some(Duration::from_millis(500))).unwrap();
+            let (mut got, mut buf) = (Vec::new(), vec![0u8; 1 << 16]);
+            while let Ok(n) = s.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                got.extend_from_slice(&buf[..n]);
+                let text = String::from_utf8_lossy(&got);
+                if let Some((head, body)) = text.split_once("\r\n\r\n") {
+                    let len = head.lines().find_map(|l| l.strip_prefix("Content-Length: ")).and_then(|v| v.trim().parse::<usize>().ok()).unwrap_or(0);
+                    if body.len() >= len {
+                        break;
+                    }
+                }
+            }
+            seen.push(String::from_utf8_lossy(&got).into_owned());
+            let body = serde_json::json!({
+                "choices": [ { "message": { "role": "assistant", "content": "```lean\nby\n  sorry\n```" } } ],
+                "usage": { "prompt_tokens": tokens - 100, "completion_tokens": 100, "total_tokens": tokens },
+            })
+            .to_string();
+            let _ = write!(s, "HTTP/1.0 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}", body.len());
+        }
+        seen
+    });
+    (url, handle)
+}
+
+#[test]
+fn a_token_budget_covers_the_whole_run_and_then_nothing_more_is_asked() {
+    // 600 tokens an answer, 1000 for the run: the first obligation's second answer spends it,
+    // and the other four obligations ask nothing (the server answers two connections only).
+    let (url, server) = token_counting_endpoint(2, 600);
+    let store = scratch("tokens");
+    let o = Command::new(env!("CARGO_BIN_EXE_lark"))
+        .args(["certify", "gelu_tanh.ptx", "--endpoint", &url, "--model", "m", "--key-env", "LARK_E2E_TOKEN_KEY", "--token-budget", "1000"])
+        .args(["--attempts", "6", "--store", store.to_str().unwrap()])
+        .env("LARK_E2E_TOKEN_KEY", "sk-e2e-token-secret")
+        .current_dir(lean_dir())
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+    assert_eq!(o.status.code(), Some(1), "{stderr}");
+    assert_eq!(stderr.matches("not proved: agent token budget exhausted: 1200 of 1000 tokens used").count(), 5, "{stderr}");
+    assert!(stderr.contains("tokens so far: 1200 of 1000"), "{stderr}");
+    assert!(stderr.contains("not certified"), "{stderr}");
+    assert!(!stdout.contains("certified ("), "no certificate line: {stdout}");
+    assert!(!store.exists(), "nothing was written");
+    let seen = server.join().unwrap();
+    assert_eq!(seen.len(), 2);
+    assert!(seen[0].contains("Bearer sk-e2e-token-secret"), "the key is sent to the endpoint");
+    assert!(!stdout.contains("sk-e2e") && !stderr.contains("sk-e2e"), "the key is never printed: {stderr}");
+}
+
+#[test]
+fn a_token_budget_for_a_command_agent_is_said_to_have_no_effect() {
+    let o = lark(
+        &[
+            "certify",
+            "gelu_tanh.ptx",
+            "--agent",
+            &double("garbage.sh"),
+            "--attempts",
+            "1",
+            "--token-budget",
+            "5",
+            "--store",
+            scratch("tokcmd").to_str().unwrap(),
+        ],
+        &lean_dir(),
+    );
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("--token-budget applies to --endpoint agents only"), "{stderr}");
+    assert!(!stderr.contains("token budget exhausted"), "{stderr}");
+}

@@ -189,3 +189,69 @@ fn a_segment_with_its_own_obligation_can_be_certified_alone() {
     assert!(message.starts_with("s11_store_loop_agrees: ") && !message.contains("race_free"), "only the segment's obligation: {message}");
     let _ = c.shutdown(Duration::from_secs(10));
 }
+
+/// A TEST DOUBLE of a chat-completions server: answers each of `answers` connections with a
+/// `sorry` proof (which the audit rejects) and a `usage` block of `tokens` tokens; returns how
+/// many requests it saw.
+fn token_counting_endpoint(answers: usize, tokens: u64) -> (String, std::thread::JoinHandle<usize>) {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/v1", listener.local_addr().unwrap());
+    let handle = std::thread::spawn(move || {
+        for _ in 0..answers {
+            let (mut s, _) = listener.accept().unwrap();
+            s.set_read_timeout(Some(Duration::from_millis(500))).unwrap();
+            let (mut got, mut buf) = (Vec::new(), vec![0u8; 1 << 16]);
+            while let Ok(n) = s.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                got.extend_from_slice(&buf[..n]);
+                let text = String::from_utf8_lossy(&got);
+                if let Some((head, body)) = text.split_once("\r\n\r\n") {
+                    let len = head.lines().find_map(|l| l.strip_prefix("Content-Length: ")).and_then(|v| v.trim().parse::<usize>().ok()).unwrap_or(0);
+                    if body.len() >= len {
+                        break;
+                    }
+                }
+            }
+            let body = json!({
+                "choices": [ { "message": { "role": "assistant", "content": "```lean\nby\n  sorry\n```" } } ],
+                "usage": { "prompt_tokens": tokens - 100, "completion_tokens": 100, "total_tokens": tokens },
+            })
+            .to_string();
+            let _ = write!(s, "HTTP/1.0 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}", body.len());
+        }
+        answers
+    });
+    (url, handle)
+}
+
+#[test]
+fn the_agent_s_token_budget_ends_the_run_in_regions_that_say_so() {
+    // 600 tokens an answer, `tokenBudget` 1000 for the run: two requests in all, however many
+    // obligations the kernel has.
+    let (url, server) = token_counting_endpoint(2, 600);
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_lark"));
+    cmd.arg("serve").env("LARK_LSP_TOKEN_KEY", "sk-lsp-token-secret");
+    let mut c = StdioClient::spawn(cmd).expect("lark serve starts");
+    let agent = json!({ "endpoint": url, "model": "m", "keyEnv": "LARK_LSP_TOKEN_KEY", "tokenBudget": 1000 });
+    c.initialize(&uri(&lean_dir()), json!({ "agent": agent })).expect("initialize answers");
+    let path = lean_dir().join("softmax_rows.cu");
+    let u = uri(&path);
+    let text = std::fs::read_to_string(&path).unwrap();
+    c.notify("textDocument/didOpen", json!({ "textDocument": { "uri": u, "languageId": "cuda", "version": 1, "text": text } }));
+    c.wait_for(LONG, |m| m["method"] == "textDocument/publishDiagnostics" && m["params"]["uri"] == u.as_str()).expect("diagnostics");
+    c.request("workspace/executeCommand", json!({ "command": "lark.certify", "arguments": [u, "softmax_rows"] }), LONG).unwrap();
+    let end = progress(&mut c, "end");
+    let message = end["params"]["value"]["message"].as_str().unwrap().to_string();
+    assert!(message.contains("agent token budget exhausted: 1200 of 1000 tokens used"), "{message}");
+    let rs = regions(&mut c, &u, "agent token budget exhausted: 1200 of 1000 tokens used");
+    assert!(!rs.is_empty());
+    assert_eq!(server.join().unwrap(), 2);
+    let lenses = c.request("textDocument/codeLens", json!({ "textDocument": { "uri": u } }), LONG).unwrap();
+    assert!(lenses.as_array().unwrap().iter().any(|l| l["command"]["title"] == "0/5 Lean obligations proved"), "{lenses:#?}");
+    let shown = format!("{:?}", c.inbox);
+    assert!(!shown.contains("sk-lsp") && !message.contains("sk-lsp"), "the key never appears in what the server sends");
+    let _ = c.shutdown(Duration::from_secs(10));
+}

@@ -1,7 +1,8 @@
 //! "Certify kernel" in the editor: the prove loop for each Lean obligation of a kernel, run in
 //! the background with work-done progress (one step per obligation) and a cancel button, and its
 //! outcome shown where the user looks — the uncertified regions say why there is no certificate
-//! ("Lean toolchain not found", "agent budget exhausted", "Lean rejected: …", "cancelled").
+//! ("Lean toolchain not found", "agent budget exhausted", "agent token budget exhausted: N of M
+//! tokens used", "Lean rejected: …", "cancelled"). One token count covers the whole run.
 //!
 //! Nothing here decides anything: `agent::prove` audits every answer and only Lean accepts one.
 
@@ -179,8 +180,13 @@ impl State {
                 return Some(e);
             }
         };
-        let mut agent = lock(&self.settings).agent();
+        let (mut agent, token_budget) = {
+            let settings = lock(&self.settings);
+            (settings.agent(), settings.agent_token_budget)
+        };
         let agent_name = agent.name();
+        // One token count for the whole run: every obligation's budget shares it.
+        let tokens = agent::TokenMeter::new();
         let mut failures = Vec::new();
         let mut entries = Vec::new();
         let mut files = vec![(agent::certificate::MODULE_FILE.to_string(), g.text.clone())];
@@ -189,9 +195,15 @@ impl State {
                 progress.finish("cancelled").await;
                 return Some("cancelled".into());
             }
-            progress.report(&format!("{} ({}/{})", o.name, i + 1, open.len()), (i * 100 / open.len()) as u32).await;
+            let spent = tokens.usage();
+            let spent = if spent.calls > 0 { format!(", {} so far", spent.describe()) } else { String::new() };
+            progress.report(&format!("{} ({}/{}){spent}", o.name, i + 1, open.len()), (i * 100 / open.len()) as u32).await;
             let req = agent::task::request(&g, o, lib.as_ref(), vec![format!("LARK's engine verified `{kernel}` at this launch")]);
-            let budget = Budget { per_call: agent::Limits { cancel: cancel.clone(), ..agent::Limits::default() }, ..Budget::default() };
+            let budget = Budget {
+                per_call: agent::Limits { cancel: cancel.clone(), tokens: tokens.clone(), ..agent::Limits::default() },
+                tokens: token_budget,
+                ..Budget::default()
+            };
             let (policy, checker) = (policy.clone(), checker.clone());
             let asked = req.clone();
             let (outcome, back) = tokio::task::spawn_blocking(move || {

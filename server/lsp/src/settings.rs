@@ -1,8 +1,9 @@
 //! The settings the VS Code extension sends, as `initializationOptions` and as
 //! `workspace/didChangeConfiguration` `{settings: {lark: {...}}}`:
 //! `{server: {path}, compiler: {path, arch, includePaths, defines}, smt: {timeoutMs},
-//! interfaceFile, logLevel, strictRaces, firstLook, agent: {command, endpoint, model, keyEnv}}`. The agent settings say
-//! which proof agent "Certify" uses (the built-in prover when none is set); they come from the
+//! interfaceFile, logLevel, strictRaces, firstLook, agent: {command, endpoint, model, keyEnv, tokenBudget}}`. The agent settings say
+//! which proof agent "Certify" uses (the built-in prover when none is set) and how many tokens
+//! an endpoint may spend on one "Certify kernel" run (`tokenBudget`; none when absent); they come from the
 //! user's settings, and the extension marks them restricted so an untrusted workspace cannot set
 //! them. Read leniently: unknown keys are ignored, missing or ill-typed ones
 //! take their defaults.
@@ -30,6 +31,8 @@ pub struct ClientSettings {
     pub agent_endpoint: String,
     pub agent_model: String,
     pub agent_key_env: String,
+    /// The most tokens an endpoint may spend on one certification (`None`: no limit).
+    pub agent_token_budget: Option<u64>,
 }
 
 impl Default for ClientSettings {
@@ -48,6 +51,7 @@ impl Default for ClientSettings {
             agent_endpoint: String::new(),
             agent_model: String::new(),
             agent_key_env: String::new(),
+            agent_token_budget: None,
         }
     }
 }
@@ -94,6 +98,10 @@ impl ClientSettings {
             agent_endpoint: string(v, &["agent", "endpoint"]).unwrap_or(d.agent_endpoint),
             agent_model: string(v, &["agent", "model"]).unwrap_or(d.agent_model),
             agent_key_env: string(v, &["agent", "keyEnv"]).unwrap_or(d.agent_key_env),
+            agent_token_budget: at(v, &["agent", "tokenBudget"])
+                .and_then(Value::as_f64)
+                .filter(|t| t.is_finite() && *t >= 1.0)
+                .map_or(d.agent_token_budget, |t| Some(t.round() as u64)),
         }
     }
 
@@ -151,5 +159,13 @@ mod tests {
         assert_eq!(ClientSettings::from_json(find_lark(&bad).unwrap()), ClientSettings::default());
         assert!(find_lark(&json!({"other": 1})).is_none());
         assert!(find_lark(&json!(null)).is_none());
+    }
+
+    #[test]
+    fn reads_the_agent_s_token_budget() {
+        assert_eq!(ClientSettings::from_json(&json!({"agent": {"tokenBudget": 50000}})).agent_token_budget, Some(50000));
+        for bad in [json!({"agent": {"tokenBudget": 0}}), json!({"agent": {"tokenBudget": "lots"}}), json!({"agent": {}})] {
+            assert_eq!(ClientSettings::from_json(&bad).agent_token_budget, None, "{bad}");
+        }
     }
 }
