@@ -38,6 +38,8 @@ export interface AgentSettings {
   endpoint: string;
   model: string;
   keyEnv: string;
+  /** The most tokens an endpoint may spend on one certification run; 0: no limit. */
+  tokenBudget: number;
 }
 
 /** Defaults; they must equal the `default`s in package.json (a unit test checks). */
@@ -50,7 +52,7 @@ export const DEFAULT_SETTINGS: LarkSettings = {
   interfaceFile: '',
   logLevel: 'info',
   trace: { server: 'off' },
-  agent: { command: '', endpoint: '', model: '', keyEnv: '' },
+  agent: { command: '', endpoint: '', model: '', keyEnv: '', tokenBudget: 0 },
 };
 
 const LOG_LEVELS: readonly LogLevel[] = ['error', 'warn', 'info', 'debug'];
@@ -78,6 +80,12 @@ function positiveInt(cfg: ConfigSource, key: string, fallback: number): number {
   return Math.round(v);
 }
 
+function nonNegativeInt(cfg: ConfigSource, key: string, fallback: number): number {
+  const v = cfg.get<unknown>(key);
+  if (typeof v !== 'number' || !Number.isFinite(v) || v < 0) return fallback;
+  return Math.round(v);
+}
+
 function oneOf<T extends string>(cfg: ConfigSource, key: string, allowed: readonly T[], fallback: T): T {
   const v = cfg.get<unknown>(key);
   return typeof v === 'string' && (allowed as readonly string[]).includes(v) ? (v as T) : fallback;
@@ -100,6 +108,7 @@ export const agentCommand = (cfg: ConfigSource) => str(cfg, 'agent.command', DEF
 export const agentEndpoint = (cfg: ConfigSource) => str(cfg, 'agent.endpoint', DEFAULT_SETTINGS.agent.endpoint);
 export const agentModel = (cfg: ConfigSource) => str(cfg, 'agent.model', DEFAULT_SETTINGS.agent.model);
 export const agentKeyEnv = (cfg: ConfigSource) => str(cfg, 'agent.keyEnv', DEFAULT_SETTINGS.agent.keyEnv);
+export const agentTokenBudget = (cfg: ConfigSource) => nonNegativeInt(cfg, 'agent.tokenBudget', DEFAULT_SETTINGS.agent.tokenBudget);
 
 /** Reads all settings; wrong types fall back to the default instead of reaching the server. */
 export function readSettings(cfg: ConfigSource): LarkSettings {
@@ -122,6 +131,7 @@ export function readSettings(cfg: ConfigSource): LarkSettings {
       endpoint: agentEndpoint(cfg),
       model: agentModel(cfg),
       keyEnv: agentKeyEnv(cfg),
+      tokenBudget: agentTokenBudget(cfg),
     },
   };
 }
@@ -156,7 +166,13 @@ export function toServerSettings(s: LarkSettings): ServerSettings {
     firstLook: s.firstLook,
     interfaceFile: s.interfaceFile,
     logLevel: s.logLevel,
-    agent: { command: s.agent.command, endpoint: s.agent.endpoint, model: s.agent.model, keyEnv: s.agent.keyEnv },
+    agent: {
+      command: s.agent.command,
+      endpoint: s.agent.endpoint,
+      model: s.agent.model,
+      keyEnv: s.agent.keyEnv,
+      tokenBudget: s.agent.tokenBudget,
+    },
   };
 }
 

@@ -26,7 +26,7 @@ test('settings map to the server initializationOptions, nested and camelCase', (
     interfaceFile: 'specs/lark.toml',
     logLevel: 'debug',
     trace: { server: 'verbose' },
-    agent: { command: 'prover --json', endpoint: 'http://127.0.0.1:8000/v1', model: 'm', keyEnv: 'LARK_KEY' },
+    agent: { command: 'prover --json', endpoint: 'http://127.0.0.1:8000/v1', model: 'm', keyEnv: 'LARK_KEY', tokenBudget: 50000 },
   });
   assert.deepEqual(toServerSettings(readSettings(cfg)), {
     server: { path: '/opt/lark/bin/lark' },
@@ -36,7 +36,7 @@ test('settings map to the server initializationOptions, nested and camelCase', (
     firstLook: false,
     interfaceFile: 'specs/lark.toml',
     logLevel: 'debug',
-    agent: { command: 'prover --json', endpoint: 'http://127.0.0.1:8000/v1', model: 'm', keyEnv: 'LARK_KEY' },
+    agent: { command: 'prover --json', endpoint: 'http://127.0.0.1:8000/v1', model: 'm', keyEnv: 'LARK_KEY', tokenBudget: 50000 },
   });
 });
 
@@ -88,7 +88,7 @@ test('only a change of the server path needs a restart', () => {
 });
 
 test('the agent object is always sent, empty by default (the built-in prover)', () => {
-  const empty = { command: '', endpoint: '', model: '', keyEnv: '' };
+  const empty = { command: '', endpoint: '', model: '', keyEnv: '', tokenBudget: 0 };
   assert.deepEqual(DEFAULT_SETTINGS.agent, empty);
   const s = readSettings(objectConfigSource({}));
   assert.deepEqual(toServerSettings(s).agent, empty);
@@ -101,11 +101,12 @@ test('agent settings are trimmed strings; other types fall back to empty', () =>
   });
   assert.deepEqual(agentCommand(cfg), 'python3 prove.py');
   const sent = didChangeConfigurationParams(readSettings(cfg)).settings.lark.agent;
-  assert.deepEqual(sent, { command: 'python3 prove.py', endpoint: 'http://127.0.0.1:8000/v1', model: 'qwen', keyEnv: 'LARK_API_KEY' });
+  assert.deepEqual(sent, { command: 'python3 prove.py', endpoint: 'http://127.0.0.1:8000/v1', model: 'qwen', keyEnv: 'LARK_API_KEY', tokenBudget: 0 });
   assert.deepEqual(toServerSettings(readSettings(cfg)).agent, sent);
-  const bad = readSettings(objectConfigSource({ agent: { command: ['sh'], endpoint: 8000, model: null, keyEnv: { name: 'K' } } }));
-  assert.deepEqual(bad.agent, { command: '', endpoint: '', model: '', keyEnv: '' });
-  assert.deepEqual(readSettings(objectConfigSource({ agent: 'x' })).agent, { command: '', endpoint: '', model: '', keyEnv: '' });
+  const bad = readSettings(objectConfigSource({ agent: { command: ['sh'], endpoint: 8000, model: null, keyEnv: { name: 'K' }, tokenBudget: -5 } }));
+  assert.deepEqual(bad.agent, { command: '', endpoint: '', model: '', keyEnv: '', tokenBudget: 0 });
+  assert.deepEqual(readSettings(objectConfigSource({ agent: 'x' })).agent, { command: '', endpoint: '', model: '', keyEnv: '', tokenBudget: 0 });
+  assert.equal(readSettings(objectConfigSource({ agent: { tokenBudget: 'lots' } })).agent.tokenBudget, 0);
 });
 
 test('changing the agent does not restart the server (it is sent to the running one)', () => {
