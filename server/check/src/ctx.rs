@@ -21,9 +21,6 @@ use std::time::Duration;
 
 /// What one worker needs to answer the two-thread questions of one kernel: the lifted model,
 /// its solver, the budget and the shared enumeration cache.
-/// The least time a witness tier query gets (see [`Ctx::run_witness`]).
-const WITNESS_TIER_MIN_MS: u64 = 300;
-
 pub struct Ctx<'a> {
     pub k: &'a Kernel,
     pub l: &'a Lifted,
@@ -215,22 +212,15 @@ impl<'a> Ctx<'a> {
         if !preferred.is_empty() {
             tiers.push(small);
         }
-        // A model is already in hand: a tier only makes it nicer, so it gets a fraction of a
-        // query's time (four tiers at the full limit made one finding cost up to 8 s more).
-        let full = self.timeout_ms;
-        self.timeout_ms = (full / 4).max(WITNESS_TIER_MIN_MS).min(full);
-        let mut nicer = None;
+        // Each tier gets a query's full time: a witness with small values is what the replay can
+        // run (with a quarter of it, the cross-block race of a KV-cache write kept only a
+        // witness with 2^62-sized slots, which no replay reproduces).
         for extra in tiers {
             if let Answer::Sat(m) = self.ask_with(&mut query, &extra) {
-                nicer = Some(m);
-                break;
+                return Answer::Sat(m).reported(q);
             }
         }
-        self.timeout_ms = full;
-        match nicer {
-            Some(m) => Answer::Sat(m).reported(q),
-            None => first.reported(q),
-        }
+        first.reported(q)
     }
 
     /// Assertions for a small witness: block indices up to 3, scalar parameters (wider than

@@ -91,12 +91,12 @@ pub fn splits(x: &Exprs, offset: ExprId) -> Vec<Split> {
 }
 
 /// A stride is a size (a parameter, a launch dimension, a value computed from them), not a
-/// constant, a thread or block index, or a loop counter: a counter times a size is a
+/// constant, a thread or block index, a loaded value (an index buffer's slot), or a loop counter: a counter times a size is a
 /// grid-stride step, which the grid-stride lemma covers, and an index is what gets multiplied.
 /// (Every other reading is a true lemma too, but each costs the solver its products.)
 fn is_size(x: &Exprs, e: ExprId) -> bool {
     use model::ops::Special::{Ctaid, LaneId, Tid, WarpId};
-    let index = |s: &Sym| matches!(s, Sym::Counter(_) | Sym::Special(Tid(_) | Ctaid(_) | LaneId | WarpId));
+    let index = |s: &Sym| matches!(s, Sym::Counter(_) | Sym::Value { .. } | Sym::Special(Tid(_) | Ctaid(_) | LaneId | WarpId));
     x.as_const(e).is_none() && !x.symbols(e).iter().any(index)
 }
 
