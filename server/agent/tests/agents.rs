@@ -10,7 +10,6 @@ use agent::{Agent, AgentError, CommandAgent, EndpointAgent, Limits, ProveRequest
 use lean::audit::{sha256_hex, Pinned, Policy};
 use lean::certify::CertifyError;
 use lean::runner::{Message, Severity};
-use std::io::{Read, Write};
 use std::net::TcpListener;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -162,26 +161,11 @@ fn fake_endpoint(responses: Vec<Option<(u16, String)>>) -> (String, std::thread:
         let mut held = Vec::new();
         for r in responses {
             let (mut s, _) = listener.accept().unwrap();
-            s.set_read_timeout(Some(Duration::from_millis(500))).unwrap();
-            let mut buf = vec![0u8; 1 << 20];
-            let mut got = Vec::new();
-            while let Ok(n) = s.read(&mut buf) {
-                if n == 0 {
-                    break;
-                }
-                got.extend_from_slice(&buf[..n]);
-                let text = String::from_utf8_lossy(&got);
-                if let Some((head, body)) = text.split_once("\r\n\r\n") {
-                    let len = head.lines().find_map(|l| l.strip_prefix("Content-Length: ")).and_then(|v| v.trim().parse::<usize>().ok()).unwrap_or(0);
-                    if body.len() >= len {
-                        break;
-                    }
-                }
-            }
-            seen.push(String::from_utf8_lossy(&got).into_owned());
+            let got = lsp_test_client::fake_http::read_request(&mut s);
+            seen.push(got);
             match r {
                 Some((status, body)) => {
-                    let _ = write!(s, "HTTP/1.0 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}", body.len());
+                    lsp_test_client::fake_http::respond(&mut s, status, &body);
                 }
                 None => held.push(s),
             }

@@ -7,7 +7,6 @@ use agent::prove::Budget;
 use agent::segmentation::{propose_segmentation, request, SegmentOutcome};
 use agent::{BuiltIn, CommandAgent, EndpointAgent, Limits, SegmentRequest};
 use lean::segment::{self, Proposal, ProposedSegment};
-use std::io::{Read, Write};
 use std::net::TcpListener;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -159,25 +158,10 @@ fn fake_endpoint(content: String) -> (String, std::thread::JoinHandle<String>) {
     let url = format!("http://{}/v1", listener.local_addr().unwrap());
     let handle = std::thread::spawn(move || {
         let (mut s, _) = listener.accept().unwrap();
-        s.set_read_timeout(Some(Duration::from_millis(500))).unwrap();
-        let mut got = Vec::new();
-        let mut buf = vec![0u8; 1 << 16];
-        while let Ok(n) = s.read(&mut buf) {
-            if n == 0 {
-                break;
-            }
-            got.extend_from_slice(&buf[..n]);
-            let text = String::from_utf8_lossy(&got);
-            if let Some((head, body)) = text.split_once("\r\n\r\n") {
-                let len = head.lines().find_map(|l| l.strip_prefix("Content-Length: ")).and_then(|v| v.trim().parse::<usize>().ok()).unwrap_or(0);
-                if body.len() >= len {
-                    break;
-                }
-            }
-        }
+        let got = lsp_test_client::fake_http::read_request(&mut s);
         let body = serde_json::json!({ "choices": [ { "message": { "role": "assistant", "content": content } } ] }).to_string();
-        let _ = write!(s, "HTTP/1.0 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}", body.len());
-        String::from_utf8_lossy(&got).into_owned()
+        lsp_test_client::fake_http::respond(&mut s, 200, &body);
+        got
     });
     (url, handle)
 }

@@ -103,35 +103,20 @@ fn recheck_refuses_what_is_not_a_certificate() {
 /// `sorry` proof (which the audit rejects) and a `usage` block of `tokens` tokens; returns the
 /// requests it saw.
 fn token_counting_endpoint(answers: usize, tokens: u64) -> (String, std::thread::JoinHandle<Vec<String>>) {
-    use std::io::{Read, Write};
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://{}/v1", listener.local_addr().unwrap());
     let handle = std::thread::spawn(move || {
         let mut seen = Vec::new();
         for _ in 0..answers {
             let (mut s, _) = listener.accept().unwrap();
-            s.set_read_timeout(Some(Duration::from_millis(500))).unwrap();
-            let (mut got, mut buf) = (Vec::new(), vec![0u8; 1 << 16]);
-            while let Ok(n) = s.read(&mut buf) {
-                if n == 0 {
-                    break;
-                }
-                got.extend_from_slice(&buf[..n]);
-                let text = String::from_utf8_lossy(&got);
-                if let Some((head, body)) = text.split_once("\r\n\r\n") {
-                    let len = head.lines().find_map(|l| l.strip_prefix("Content-Length: ")).and_then(|v| v.trim().parse::<usize>().ok()).unwrap_or(0);
-                    if body.len() >= len {
-                        break;
-                    }
-                }
-            }
-            seen.push(String::from_utf8_lossy(&got).into_owned());
+            let got = lsp_test_client::fake_http::read_request(&mut s);
+            seen.push(got);
             let body = serde_json::json!({
                 "choices": [ { "message": { "role": "assistant", "content": "```lean\nby\n  sorry\n```" } } ],
                 "usage": { "prompt_tokens": tokens - 100, "completion_tokens": 100, "total_tokens": tokens },
             })
             .to_string();
-            let _ = write!(s, "HTTP/1.0 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}", body.len());
+            lsp_test_client::fake_http::respond(&mut s, 200, &body);
         }
         seen
     });

@@ -7,6 +7,8 @@
 //! well-framed JSON message is recorded (see [`StdioClient::protocol_errors`]), so tests can
 //! assert that the server never writes anything else there.
 
+pub mod fake_http;
+
 use serde_json::{json, Value};
 use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Write};
