@@ -158,17 +158,22 @@ impl<'a> Ctx<'a> {
     /// and the caller's cancellation) is polled while the solver works, so a cancelled check
     /// stops within milliseconds even in the middle of a hard query.
     fn ask(&mut self, query: &::smt::Query) -> Answer {
+        self.ask_within(query, self.timeout_ms)
+    }
+
+    /// [`Ctx::ask`] with a time limit of its own.
+    fn ask_within(&mut self, query: &::smt::Query, timeout_ms: u64) -> Answer {
         if let Err(stop) = self.budget.check() {
             return Answer::Unknown(Undecided::from(stop));
         }
         self.queries += 1;
         let budget = &self.budget;
-        let (outcome, spent) = crate::smt::ask(self.solver, query, Duration::from_millis(self.timeout_ms), &|| budget.check().is_err());
+        let (outcome, spent) = crate::smt::ask(self.solver, query, Duration::from_millis(timeout_ms), &|| budget.check().is_err());
         self.solver_time += spent;
         match outcome {
             Outcome::Sat(model) => Answer::Sat(model),
             Outcome::Unsat => Answer::Unsat,
-            Outcome::Timeout => Answer::Unknown(Undecided::Timeout { millis: self.timeout_ms }),
+            Outcome::Timeout => Answer::Unknown(Undecided::Timeout { millis: timeout_ms }),
             Outcome::Failed(message) => Answer::Unknown(Undecided::Failure(message)),
             Outcome::Stopped => Answer::Unknown(self.budget.check().err().map_or(Undecided::Cancelled, Undecided::from)),
         }
@@ -176,11 +181,7 @@ impl<'a> Ctx<'a> {
 
     /// Whether `query` is unsatisfiable, asked with at most `limit_ms` (an unknown is `false`).
     pub fn refutes_within(&mut self, query: &::smt::Query, limit_ms: u64) -> bool {
-        let full = self.timeout_ms;
-        self.timeout_ms = full.min(limit_ms);
-        let answer = self.ask(query);
-        self.timeout_ms = full;
-        matches!(answer, Answer::Unsat)
+        matches!(self.ask_within(query, self.timeout_ms.min(limit_ms)), Answer::Unsat)
     }
 
     /// Asks the solver about `q`; a satisfiable query is asked again for a counterexample that is easy to
