@@ -114,9 +114,8 @@ pub fn check_kernel(k: &Kernel, spec: Option<&KernelSpec>, src: &Sources, opts: 
     if !assumed.is_empty() {
         report.notes.push(Note::AssumedLaunch { facts: assumed });
     }
-    // Facts whose origin is a `.cu` file were read from a launch site (`spec::launch_sites`).
     if let Some(s) = spec {
-        let from_source = |key: &str| s.origins.get(key).filter(|o| o.file.ends_with(".cu") || o.file.ends_with(".cuh"));
+        let from_source = |key: &str| s.from_launch_site(key);
         let mut facts = Vec::new();
         let dims = |d: &[spec::Dim; 3]| d.iter().map(|x| x.value().map_or_else(|| "?".into(), |v| v.to_string())).collect::<Vec<_>>().join(", ");
         if let (Some(b), Some(_)) = (&s.block, from_source("block")) {

@@ -60,13 +60,8 @@ impl FirstLookLaunch {
 /// `block` (not one read from a launch site, whose origin is the `.cu` file) or `.reqntid`.
 /// Such kernels are checked at that block anyway, which is fast: they get no first look.
 pub(crate) fn block_is_declared(k: &model::Kernel, spec: Option<&KernelSpec>) -> bool {
-    let from_interface = spec.is_some_and(|s| s.block.is_some() && !from_launch_site(s, "block"));
+    let from_interface = spec.is_some_and(|s| s.block.is_some() && s.from_launch_site("block").is_none());
     from_interface || k.reqntid.is_some()
-}
-
-/// Facts whose origin is a `.cu` file were read from a launch site (as `check::engine` says).
-fn from_launch_site(s: &KernelSpec, key: &str) -> bool {
-    s.origins.get(key).is_some_and(|o| o.file.ends_with(".cu") || o.file.ends_with(".cuh"))
 }
 
 /// The launch a first look checks (see the module comment).

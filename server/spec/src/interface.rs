@@ -307,6 +307,12 @@ impl KernelSpec {
         self.origins.get(key).cloned().unwrap_or_else(|| Origin::detached(key))
     }
 
+    /// The fact at `key` when it was read from a launch site (`spec::launch_sites`): its origin is
+    /// the `.cu`/`.cuh` file, not an interface file or code.
+    pub fn from_launch_site(&self, key: &str) -> Option<&Origin> {
+        self.origins.get(key).filter(|o| o.file.ends_with(".cu") || o.file.ends_with(".cuh"))
+    }
+
     /// The values the spec fixes for scalar parameters (`value = ...`, integers only).
     pub fn scalar_values(&self) -> BTreeMap<String, i128> {
         self.params
