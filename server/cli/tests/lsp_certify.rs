@@ -3,46 +3,13 @@
 //! work-done progress; it ends (here, without Lean, at the first audited proof) in uncertified
 //! regions that say why; the cancel button stops a hanging agent; the server keeps serving.
 
+mod agent_lsp;
+
+use agent_lsp::{double, lean_dir, open_softmax, progress, uri, LONG};
 use lsp_test_client::StdioClient;
 use serde_json::{json, Value};
-use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
-
-const LONG: Duration = Duration::from_secs(120);
-
-fn lean_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/lean").canonicalize().unwrap()
-}
-
-fn double(name: &str) -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../agent/tests/agents").join(name).canonicalize().unwrap().display().to_string()
-}
-
-fn uri(p: &Path) -> String {
-    format!("file://{}", p.display())
-}
-
-/// Starts the server with `agent` as the proof agent and opens the softmax.
-fn open_softmax(agent: &str) -> (StdioClient, String) {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_lark"));
-    cmd.arg("serve");
-    let mut c = StdioClient::spawn(cmd).expect("lark serve starts");
-    c.initialize(&uri(&lean_dir()), json!({ "agent": { "command": agent } })).expect("initialize answers");
-    let path = lean_dir().join("softmax_rows.cu");
-    let u = uri(&path);
-    let text = std::fs::read_to_string(&path).unwrap();
-    c.notify("textDocument/didOpen", json!({ "textDocument": { "uri": u, "languageId": "cuda", "version": 1, "text": text } }));
-    c.wait_for(LONG, |m| m["method"] == "textDocument/publishDiagnostics" && m["params"]["uri"] == u.as_str()).expect("diagnostics");
-    (c, u)
-}
-
-fn progress(c: &mut StdioClient, kind: &str) -> Value {
-    c.wait_for(LONG, |m| {
-        m["method"] == "$/progress" && m["params"]["value"]["kind"] == kind && m["params"]["token"].as_str().is_some_and(|t| t.starts_with("lark/certify/"))
-    })
-    .unwrap_or_else(|| panic!("no `{kind}` progress; inbox {:#?}", c.inbox))
-}
 
 fn regions(c: &mut StdioClient, u: &str, containing: &str) -> Vec<Value> {
     let published = c
@@ -69,10 +36,10 @@ fn the_certify_action_reports_progress_and_ends_in_regions_that_say_why() {
     assert_eq!(command["command"], "lark.certify");
     let started = c.request("workspace/executeCommand", json!({ "command": "lark.certify", "arguments": command["arguments"] }), LONG).unwrap();
     assert_eq!(started["started"], true);
-    let begin = progress(&mut c, "begin");
+    let begin = progress(&mut c, "lark/certify/", "begin");
     assert_eq!(begin["params"]["value"]["title"], "LARK: certifying softmax_rows");
     assert_eq!(begin["params"]["value"]["cancellable"], true);
-    let end = progress(&mut c, "end");
+    let end = progress(&mut c, "lark/certify/", "end");
     let lean = lean::toolchain::detect(&lean::library_dir()).is_ok();
     if lean {
         println!("Lean is installed: the outcome depends on what it accepts; only the shape is checked");
@@ -93,13 +60,13 @@ fn the_certify_action_reports_progress_and_ends_in_regions_that_say_why() {
 fn the_cancel_button_stops_a_hanging_agent_and_the_server_keeps_serving() {
     let (mut c, u) = open_softmax(&double("hang.sh"));
     c.request("workspace/executeCommand", json!({ "command": "lark.certify", "arguments": [u, "softmax_rows"] }), LONG).unwrap();
-    let begin = progress(&mut c, "begin");
+    let begin = progress(&mut c, "lark/certify/", "begin");
     // A second certification of the same kernel is refused while the first runs.
     let again = c.request("workspace/executeCommand", json!({ "command": "lark.certify", "arguments": [u, "softmax_rows"] }), LONG);
     assert!(format!("{again:?}").contains("already being certified"), "{again:?}");
     let started = std::time::Instant::now();
     c.notify("window/workDoneProgress/cancel", json!({ "token": begin["params"]["token"] }));
-    let end = progress(&mut c, "end");
+    let end = progress(&mut c, "lark/certify/", "end");
     assert_eq!(end["params"]["value"]["message"], "cancelled", "{end}");
     assert!(started.elapsed() < Duration::from_secs(20), "{:?}", started.elapsed());
     let rs = regions(&mut c, &u, "(cancelled)");
@@ -183,8 +150,8 @@ fn a_segment_with_its_own_obligation_can_be_certified_alone() {
         .unwrap_or_else(|| panic!("{titles:?}"));
     assert_eq!(segment["command"]["arguments"][2], "s11_store_loop");
     c.request("workspace/executeCommand", json!({ "command": "lark.certify", "arguments": segment["command"]["arguments"] }), LONG).unwrap();
-    progress(&mut c, "begin");
-    let end = progress(&mut c, "end");
+    progress(&mut c, "lark/certify/", "begin");
+    let end = progress(&mut c, "lark/certify/", "end");
     let message = end["params"]["value"]["message"].as_str().unwrap().to_string();
     assert!(message.starts_with("s11_store_loop_agrees: ") && !message.contains("race_free"), "only the segment's obligation: {message}");
     let _ = c.shutdown(Duration::from_secs(10));
@@ -228,7 +195,7 @@ fn the_agent_s_token_budget_ends_the_run_in_regions_that_say_so() {
     c.notify("textDocument/didOpen", json!({ "textDocument": { "uri": u, "languageId": "cuda", "version": 1, "text": text } }));
     c.wait_for(LONG, |m| m["method"] == "textDocument/publishDiagnostics" && m["params"]["uri"] == u.as_str()).expect("diagnostics");
     c.request("workspace/executeCommand", json!({ "command": "lark.certify", "arguments": [u, "softmax_rows"] }), LONG).unwrap();
-    let end = progress(&mut c, "end");
+    let end = progress(&mut c, "lark/certify/", "end");
     let message = end["params"]["value"]["message"].as_str().unwrap().to_string();
     assert!(message.contains("agent token budget exhausted: 1200 of 1000 tokens used"), "{message}");
     let rs = regions(&mut c, &u, "agent token budget exhausted: 1200 of 1000 tokens used");

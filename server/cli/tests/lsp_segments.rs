@@ -5,45 +5,19 @@
 //! module `lark.showLean` shows; a proposal that never validates leaves LARK's cuts; the cancel
 //! button stops a hanging agent.
 
+mod agent_lsp;
+
+use agent_lsp::{double, open_softmax, progress, LONG};
 use lsp_test_client::StdioClient;
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::Duration;
-
-const LONG: Duration = Duration::from_secs(120);
-
-fn lean_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/lean").canonicalize().unwrap()
-}
-
-fn double(name: &str) -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../agent/tests/agents").join(name).canonicalize().unwrap().display().to_string()
-}
-
-fn uri(p: &Path) -> String {
-    format!("file://{}", p.display())
-}
 
 fn scratch(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("lark-lsp-segments-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir
-}
-
-/// Starts the server with `agent` as the agent and opens the softmax.
-fn open_softmax(agent: &str) -> (StdioClient, String) {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_lark"));
-    cmd.arg("serve");
-    let mut c = StdioClient::spawn(cmd).expect("lark serve starts");
-    c.initialize(&uri(&lean_dir()), json!({ "agent": { "command": agent } })).expect("initialize answers");
-    let path = lean_dir().join("softmax_rows.cu");
-    let u = uri(&path);
-    let text = std::fs::read_to_string(&path).unwrap();
-    c.notify("textDocument/didOpen", json!({ "textDocument": { "uri": u, "languageId": "cuda", "version": 1, "text": text } }));
-    c.wait_for(LONG, |m| m["method"] == "textDocument/publishDiagnostics" && m["params"]["uri"] == u.as_str()).expect("diagnostics");
-    (c, u)
 }
 
 fn show_lean(c: &mut StdioClient, u: &str) -> Value {
@@ -55,13 +29,6 @@ fn instruction_count(module: &str) -> usize {
     let segments = &module[module.find("def segments").unwrap()..];
     let segments = &segments[..segments.find("\n\n").unwrap()];
     segments.lines().filter_map(|l| l.split("stop := ").nth(1)).filter_map(|r| r.split(' ').next()?.parse().ok()).max().unwrap()
-}
-
-fn progress(c: &mut StdioClient, kind: &str) -> Value {
-    c.wait_for(LONG, |m| {
-        m["method"] == "$/progress" && m["params"]["value"]["kind"] == kind && m["params"]["token"].as_str().is_some_and(|t| t.starts_with("lark/segments/"))
-    })
-    .unwrap_or_else(|| panic!("no `{kind}` progress; inbox {:#?}", c.inbox))
 }
 
 /// Writes the two proposals the double reads: a refused one (it covers only part of the
@@ -98,10 +65,10 @@ fn the_agent_s_valid_segmentation_cuts_the_module_shown() {
     let started =
         c.request("workspace/executeCommand", json!({ "command": "lark.proposeSegments", "arguments": propose["command"]["arguments"] }), LONG).unwrap();
     assert_eq!(started["started"], true);
-    let begin = progress(&mut c, "begin");
+    let begin = progress(&mut c, "lark/segments/", "begin");
     assert_eq!(begin["params"]["value"]["title"], "LARK: proposing segments for softmax_rows");
     assert_eq!(begin["params"]["value"]["cancellable"], true);
-    let end = progress(&mut c, "end");
+    let end = progress(&mut c, "lark/segments/", "end");
     let message = end["params"]["value"]["message"].as_str().unwrap().to_string();
     // The first proposal was refused and fed back; the second was accepted.
     assert!(message.starts_with("`softmax_rows`: 1 segment proposed by command `") && message.contains("accepted after 2 attempts"), "{message}");
@@ -129,8 +96,8 @@ fn a_segmentation_that_never_validates_leaves_lark_s_cuts() {
     let (bad, _) = proposals(&dir, 0);
     let (mut c, u) = open_softmax(&format!("sh {} {}", double("segments.sh"), bad.display()));
     c.request("workspace/executeCommand", json!({ "command": "lark.proposeSegments", "arguments": [u, "softmax_rows"] }), LONG).unwrap();
-    progress(&mut c, "begin");
-    let end = progress(&mut c, "end");
+    progress(&mut c, "lark/segments/", "begin");
+    let end = progress(&mut c, "lark/segments/", "end");
     let message = end["params"]["value"]["message"].as_str().unwrap().to_string();
     assert!(message.starts_with("no segmentation of `softmax_rows`: no valid segmentation in 6 attempts; last: "), "{message}");
     let shown = c.wait_for(LONG, |m| m["method"] == "window/showMessage" && m["params"]["message"] == message.as_str()).expect("the outcome is shown");
@@ -146,13 +113,13 @@ fn a_segmentation_that_never_validates_leaves_lark_s_cuts() {
 fn the_cancel_button_stops_a_hanging_segment_agent() {
     let (mut c, u) = open_softmax(&double("hang.sh"));
     c.request("workspace/executeCommand", json!({ "command": "lark.proposeSegments", "arguments": [u, "softmax_rows"] }), LONG).unwrap();
-    let begin = progress(&mut c, "begin");
+    let begin = progress(&mut c, "lark/segments/", "begin");
     // A second request for the same kernel is refused while the first runs.
     let again = c.request("workspace/executeCommand", json!({ "command": "lark.proposeSegments", "arguments": [u, "softmax_rows"] }), LONG);
     assert!(format!("{again:?}").contains("already being proposed"), "{again:?}");
     let started = std::time::Instant::now();
     c.notify("window/workDoneProgress/cancel", json!({ "token": begin["params"]["token"] }));
-    let end = progress(&mut c, "end");
+    let end = progress(&mut c, "lark/segments/", "end");
     assert_eq!(end["params"]["value"]["message"], "no segmentation of `softmax_rows`: cancelled", "{end}");
     assert!(started.elapsed() < Duration::from_secs(20), "{:?}", started.elapsed());
     // The server keeps serving, with LARK's cuts.
