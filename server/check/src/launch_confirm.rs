@@ -10,7 +10,7 @@
 use crate::engine::{check_kernel_guarded, Options, Sources};
 use crate::report::{FindingKind, KernelReport, Verdict};
 use crate::Solver;
-use model::ops::{Operand, Special};
+use model::ops::Special;
 use model::Kernel;
 use spec::{Dim, KernelSpec};
 
@@ -86,10 +86,10 @@ fn finding_lines(f: &crate::report::Finding) -> Vec<u32> {
 /// Whether the kernel reads the y thread index or block size (then two-dimensional tiles are
 /// the common launches to compare with).
 fn reads_y(k: &Kernel) -> bool {
-    k.insts().flat_map(|(_, _, i)| i.op.operands()).any(|o| matches!(o, Operand::Special(Special::Tid(1) | Special::Ntid(1))))
+    k.reads(Special::Tid(1)) || k.reads(Special::Ntid(1))
 }
 
 /// Whether the kernel reads the z thread index or block size (no common launch to compare with).
 fn reads_z(k: &Kernel) -> bool {
-    k.insts().flat_map(|(_, _, i)| i.op.operands()).any(|o| matches!(o, Operand::Special(Special::Tid(2) | Special::Ntid(2))))
+    k.reads(Special::Tid(2)) || k.reads(Special::Ntid(2))
 }

@@ -10,7 +10,7 @@
 //! and a first look never makes a kernel verified.
 
 use check::{KernelReport, Options, Solver, Sources, Verdict};
-use model::ops::{Operand, Special};
+use model::ops::Special;
 use spec::{Dim, KernelSpec};
 
 /// The first look's budget for one file: short enough that the first diagnostics of a typical
@@ -66,14 +66,13 @@ pub(crate) fn block_is_declared(k: &model::Kernel, spec: Option<&KernelSpec>) ->
 
 /// The launch a first look checks (see the module comment).
 pub(crate) fn first_look_launch(k: &model::Kernel, spec: Option<&KernelSpec>) -> FirstLookLaunch {
-    let reads = |s: Special| k.insts().flat_map(|(_, _, i)| i.op.operands()).any(|o| matches!(o, Operand::Special(r) if *r == s));
     let exact = |d: &Option<[Dim; 3]>| d.as_ref().and_then(|d| Some([d[0].value()?, d[1].value()?, d[2].value()?]));
     let site_block = spec.and_then(|s| exact(&s.block));
     let site_grid = spec.and_then(|s| exact(&s.grid));
     let max = k.max_threads.filter(|n| (1..=1024).contains(n));
     let (block, origin) = match (site_block, max) {
         (Some(b), _) => (b, LaunchOrigin::LaunchSite),
-        _ if reads(Special::Tid(1)) || reads(Special::Ntid(1)) => {
+        _ if k.reads(Special::Tid(1)) || k.reads(Special::Ntid(1)) => {
             let limit = max.unwrap_or(1024);
             let [x, y] = COMMON_TILES.iter().copied().find(|[x, y]| x * y <= limit).unwrap_or([limit, 1]);
             ([x, y, 1], if max.is_some() { LaunchOrigin::LaunchBounds } else { LaunchOrigin::Common })
@@ -85,7 +84,7 @@ pub(crate) fn first_look_launch(k: &model::Kernel, spec: Option<&KernelSpec>) ->
     // when it (or an interface's) is one, it is kept where it is small: more blocks only cost
     // time at a first look.
     let grid = std::array::from_fn(|d| {
-        let read = reads(Special::Ctaid(d as u8)) || reads(Special::Nctaid(d as u8));
+        let read = k.reads(Special::Ctaid(d as u8)) || k.reads(Special::Nctaid(d as u8));
         match site_grid {
             Some(g) => g[d].min(SMALL_GRID),
             None if read => SMALL_GRID,

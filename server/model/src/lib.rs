@@ -68,6 +68,11 @@ impl Kernel {
         self.cfg.blocks.iter().enumerate().flat_map(|(b, blk)| blk.insts.iter().enumerate().map(move |(i, inst)| (b as BlockId, i, inst)))
     }
 
+    /// Whether some instruction reads the special register `s` (`%tid.y`, `%nctaid.x`, ...).
+    pub fn reads(&self, s: Special) -> bool {
+        self.insts().flat_map(|(_, _, i)| i.op.operands()).any(|o| matches!(o, Operand::Special(r) if *r == s))
+    }
+
     /// The unsupported instructions, with their reasons.
     pub fn unsupported(&self) -> impl Iterator<Item = (&Inst, &str)> {
         self.insts().filter_map(|(_, _, i)| match &i.op {
