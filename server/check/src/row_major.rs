@@ -146,9 +146,7 @@ fn expand(x: &Exprs, e: ExprId, widen: Widen) -> Option<Vec<Monomial>> {
             Some(n) => expand(x, a, widen)?.into_iter().map(|m| Monomial { coeff: m.coeff << n, ..m }).collect(),
             None => return atom(),
         },
-        Node::Ext { a, from, to, signed } if to == bits && widen == Widen::None && to == 64 && from < 64 => {
-            expand(x, a, if signed { Widen::Signed } else { Widen::Unsigned })?
-        }
+        Node::Ext { a, from, to: 64, signed } if widen == Widen::None && from < 64 => expand(x, a, if signed { Widen::Signed } else { Widen::Unsigned })?,
         _ => return atom(),
     };
     (out.len() <= MAX_MONOMIALS).then_some(out)
