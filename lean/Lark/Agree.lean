@@ -6,8 +6,9 @@ import Lark.Reference
 # A kernel's buffers and its reference's tensors
 
 How the obligations LARK emits tie a kernel's global memory to a reference's tensors at one
-shape. A tensor argument of the reference lives in a kernel buffer: element `i` is the cell at
-byte `base + bytes * i`. For a float tensor the cell holds the element's exact value; for an
+shape, and what a segment leaves in shared memory at a barrier (`SharedAgree`). A tensor
+argument of the reference lives in a kernel buffer: element `i` is the cell at byte
+`base + bytes * i`. For a float tensor the cell holds the element's exact value; for an
 integer tensor (indices, counts) it holds the element's bits.
 
 Parameter `p`'s buffer starts at `base p`, the address the launch passes for that parameter.
@@ -57,6 +58,27 @@ theorem OutputsAgree.append {g : BitVec 64 → Value} {base : Nat → Nat} {valu
   cases List.mem_append.mp ho with
   | inl h => exact hx o h
   | inr h => exact hy o h
+
+/-- One shared-memory cell at a barrier: byte `offset` of shared variable `var`, in block `block`
+(linear index), must hold the value of node `node` once the block has passed `phase` barriers. -/
+structure SharedCell where
+  var : Nat
+  offset : Nat
+  block : Nat
+  phase : Nat
+  node : Nat
+  deriving Repr
+
+/-- The location of byte `offset` of shared variable `v` (as `extents` places the variable). -/
+def sharedLoc (inputs : Inputs) (v offset : Nat) : Loc :=
+  { region := .shared, addr := windowOffset sharedBase (inputs.varAddr v) + BitVec.ofNat 64 offset }
+
+/-- Whenever a block of the run passes the barrier a cell names, the cell holds the exact value of
+its node: what a segment ending at that barrier leaves in shared memory. -/
+def SharedAgree (inputs : Inputs) (snaps : List Snapshot) (value : Nat → Rat)
+    (cells : List SharedCell) : Prop :=
+  ∀ c, c ∈ cells → ∀ s, s ∈ snaps → s.block = c.block → s.phase = c.phase →
+    s.mem (sharedLoc inputs c.var c.offset) = .float (.finite (value c.node))
 
 /-- Buffers `(param, bytes)`: each starts at an address aligned to 256 bytes (as `cudaMalloc`
 returns), ends below `2 ^ 64`, and no two overlap. -/

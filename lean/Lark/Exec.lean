@@ -444,12 +444,23 @@ structure Event where
   phase : Nat
   access : Access
 
+/-- Memory as a block left it when it passed a barrier: the segment specifications of shared
+memory (`Lark.Agree.SharedAgree`) are about these. -/
+structure Snapshot where
+  /-- Linear index of the block. -/
+  block : Nat
+  /-- Number of block barriers the block has passed, this one included. -/
+  phase : Nat
+  mem : Mem
+
 /-- The state of a block between phases. -/
 structure BlockState where
   threads : Nat → ThreadState
   mem : Mem
   phase : Nat
   events : List Event
+  /-- Memory at each barrier the block passed, in order. -/
+  snapshots : List Snapshot
 
 /-- The thread indices of a block, in linear order. -/
 def threadIds (env : Env) : List Nat := List.range env.launch.block.count
@@ -637,7 +648,8 @@ def blockLoop (env : Env) (fuel : Nat) : Nat → BlockState → Option (BlockSta
     let logs := phaseLogs (runThread env fuel) ids bs.threads bs.mem
     let r := runPhase env fuel ids bs.threads bs.mem
     let bs' : BlockState :=
-      { threads := r.1, mem := r.2, phase := bs.phase, events := bs.events ++ phaseEvents env bs.phase logs }
+      { threads := r.1, mem := r.2, phase := bs.phase, events := bs.events ++ phaseEvents env bs.phase logs,
+        snapshots := bs.snapshots }
     if ids.any (fun i => (bs'.threads i).isRunning) then none
     else
       match ids.find? (fun i => ((bs'.threads i).fault?).isSome) with
@@ -656,7 +668,10 @@ def blockLoop (env : Env) (fuel : Nat) : Nat → BlockState → Option (BlockSta
             | some ts =>
               match barrierEffect env ids bs'.threads ts with
               | .error f => some (bs', some f)
-              | .ok ts' => blockLoop env fuel n { bs' with threads := ts', phase := bs'.phase + 1 }
+              | .ok ts' =>
+                let snap : Snapshot := { block := blockIndex env, phase := bs'.phase + 1, mem := bs'.mem }
+                blockLoop env fuel n
+                  { bs' with threads := ts', phase := bs'.phase + 1, snapshots := bs'.snapshots ++ [snap] }
 
 /-! ## Kernels -/
 
@@ -679,34 +694,38 @@ def launchProblem (k : Kernel) (l : Launch) (inputs : Inputs) : Option String :=
     | some r => if r = l.block then none else some "the block shape differs from .reqntid"
     | none => none
 
-/-- The result of a kernel run: global memory at the end (or the fault that stopped it) and every
-access, in the order they happened. -/
+/-- The result of a kernel run: global memory at the end (or the fault that stopped it), every
+access in the order they happened, and memory at every barrier a block passed. -/
 structure KernelResult where
   outcome : Except Fault (BitVec 64 → Value)
   events : List Event
+  snapshots : List Snapshot
 
 /-- Runs the blocks in order, threading global memory. -/
 def runBlocks (k : Kernel) (I : Ideal) (l : Launch) (inputs : Inputs) (fuel : Nat) :
-    List Dim3 → (BitVec 64 → Value) → List Event → Option KernelResult
-  | [], g, evs => some { outcome := .ok g, events := evs }
-  | c :: rest, g, evs =>
+    List Dim3 → (BitVec 64 → Value) → List Event → List Snapshot → Option KernelResult
+  | [], g, evs, snaps => some { outcome := .ok g, events := evs, snapshots := snaps }
+  | c :: rest, g, evs, snaps =>
     let env : Env := { kernel := k, launch := l, inputs := inputs, ideal := I, ctaid := c }
     let mem : Mem := fun loc =>
       match loc.region with
       | .global => g loc.addr
       | .shared => .bits 0
-    let start : BlockState := { threads := initThread env, mem := mem, phase := 0, events := [] }
+    let start : BlockState :=
+      { threads := initThread env, mem := mem, phase := 0, events := [], snapshots := [] }
     match blockLoop env fuel fuel start with
     | none => none
-    | some (bs, some f) => some { outcome := .error f, events := evs ++ bs.events }
+    | some (bs, some f) =>
+      some { outcome := .error f, events := evs ++ bs.events, snapshots := snaps ++ bs.snapshots }
     | some (bs, none) =>
-      runBlocks k I l inputs fuel rest (fun a => bs.mem { region := .global, addr := a }) (evs ++ bs.events)
+      runBlocks k I l inputs fuel rest (fun a => bs.mem { region := .global, addr := a })
+        (evs ++ bs.events) (snaps ++ bs.snapshots)
 
 /-- The kernel's semantics: `none` when `fuel` (steps per thread per phase, and rounds per
 block) ran out, otherwise the run's result. -/
 def runKernel (k : Kernel) (I : Ideal) (l : Launch) (inputs : Inputs) (fuel : Nat) : Option KernelResult :=
   match launchProblem k l inputs with
-  | some why => some { outcome := .error (.badLaunch why), events := [] }
-  | none => runBlocks k I l inputs fuel (blockIds l.grid) inputs.global []
+  | some why => some { outcome := .error (.badLaunch why), events := [], snapshots := [] }
+  | none => runBlocks k I l inputs fuel (blockIds l.grid) inputs.global [] []
 
 end Lark

@@ -43,6 +43,10 @@ inductive RFun where
   | abs
   | sin
   | cos
+  /-- `2 ^ x` as `ex2.approx` computes it (kernel values in shared-memory specifications). -/
+  | ex2
+  /-- `log₂ x` as `lg2.approx` computes it. -/
+  | lg2
   deriving DecidableEq, Repr
 
 /-- One scalar node. Operands are indices of earlier nodes of the same graph. -/
@@ -118,6 +122,8 @@ def RFun.eval (I : Ideal) (f : RFun) (a : Rat) : Rat :=
   | .abs => if a < 0 then -a else a
   | .sin => I.sin a
   | .cos => I.cos a
+  | .ex2 => I.ex2 a
+  | .lg2 => I.lg2 a
 
 /-- The value of one node, given the values of the nodes before it (`prev`) and the inputs
 (`x arg index`). An operand index past `prev` reads `0`; LARK never emits one. -/

@@ -54,6 +54,14 @@ fn hover_virtual_document_regions_and_lens_show_the_obligations() {
     assert!(md.contains("`race_free`, `barrier_aligned`, `in_bounds`, `completes` — **unproved** (no certificate)"), "{md}");
     assert!(!md.contains("**proved**") && !md.contains("certified"), "nothing is proved without Lean: {md}");
 
+    // Hover on `s_max = red[0]` (line 19): what that segment leaves in shared memory, stated as
+    // an intermediate statement (the row maximum is a node of the reference).
+    let hover = c.request("textDocument/hover", json!({ "textDocument": { "uri": u }, "position": { "line": 18, "character": 20 } }), LONG).unwrap();
+    let md = hover["contents"]["value"].as_str().unwrap_or_default();
+    assert!(md.contains("_shared_exchange_establishes` — intermediate statement, unproved"), "{md}");
+    assert!(md.contains("SharedAgree inputs r.snapshots (RGraph.value I x stateGraph)"), "{md}");
+    assert!(md.contains("1 of them reference sub-expressions"), "{md}");
+
     // The code lens counts proved obligations, and opens the module.
     let lenses = c.request("textDocument/codeLens", json!({ "textDocument": { "uri": u } }), LONG).unwrap();
     let lean_lens = lenses.as_array().unwrap().iter().find(|l| l["command"]["command"] == "lark.showLeanForFile").unwrap_or_else(|| panic!("{lenses:#?}"));

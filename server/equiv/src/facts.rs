@@ -13,6 +13,7 @@ use crate::constants::{Constants, Origin};
 use crate::nf::Nf;
 use crate::setup::{self, BufferRole, Draw};
 use crate::shadow::Shadow;
+use crate::state::{self, SharedSpecs};
 use crate::term::{FloatValKey, Term, TermId};
 use crate::Request;
 use model::interp::{self, InstRef};
@@ -75,6 +76,8 @@ pub struct ShapeFacts {
     pub notes: Vec<String>,
     /// The literals the engine reads as constants, sorted, without duplicates.
     pub literal_constants: Vec<LiteralConstant>,
+    /// What the kernel leaves in shared memory at its barriers ([`crate::state`]).
+    pub shared: SharedSpecs,
 }
 
 /// The facts of the first shape the interface lists; `Err` says why there are none.
@@ -94,7 +97,8 @@ pub fn shape_facts(req: &Request) -> Result<ShapeFacts, String> {
     let mut run = setup::prepare(req.kernel, &plan, Draw::Integers(1), &req.budget);
     let roles = setup::roles(&plan, &run);
     let mut shadow = Shadow::new(req.kernel, roles);
-    let (_, result) = interp::run_observed(req.kernel, &run.launch, &mut run.mem, &mut shadow);
+    shadow.record_shared_states();
+    let (trace, result) = interp::run_observed(req.kernel, &run.launch, &mut run.mem, &mut shadow);
     result.map_err(|e| format!("the kernel does not run at {}: {e:?}", check::render::shape(&scalars)))?;
     let mut outputs = Vec::new();
     let mut roots: Vec<TermId> = shadow.path_conditions.iter().map(|p| p.term).collect();
@@ -112,7 +116,7 @@ pub fn shape_facts(req: &Request) -> Result<ShapeFacts, String> {
             outputs.push(OutputCell { param: p.param, byte_offset, root: *root, writer });
         }
     }
-    let buffers = plan
+    let buffers: Vec<BufferFact> = plan
         .buffers
         .iter()
         .map(|b| BufferFact {
@@ -130,6 +134,9 @@ pub fn shape_facts(req: &Request) -> Result<ShapeFacts, String> {
     let mut nf = Nf::default();
     let consts = Constants::for_reference(&mut nf, &lowered.graph, &req.budget);
     let literal_constants = literal_constants(&shadow, &roots, &consts);
+    let sources =
+        state::Sources { shadow: &shadow, shared_vars: &trace.shared_vars, grid: plan.grid, graph: &lowered.graph, buffers: &buffers, consts: &consts };
+    let shared = state::shared_specs(&sources, &mut nf, &req.budget);
     Ok(ShapeFacts {
         scalars: plan.scalars.clone(),
         grid: plan.grid,
@@ -141,6 +148,7 @@ pub fn shape_facts(req: &Request) -> Result<ShapeFacts, String> {
         outputs,
         notes: lowered.notes.into_iter().map(|n| n.message).collect(),
         literal_constants,
+        shared,
     })
 }
 

@@ -35,6 +35,7 @@ pub mod render;
 pub mod setup;
 pub mod shadow;
 pub mod solve;
+pub mod state;
 pub mod term;
 
 use check::report::{

@@ -30,6 +30,32 @@ pub enum Role {
 struct Cell {
     bytes: u32,
     term: Option<TermId>,
+    /// The number of barriers its block had passed when it was written.
+    written: u32,
+}
+
+/// Shared memory of one block when it passed a barrier: the cells holding input-dependent
+/// values, with the phase in which each was written.
+#[derive(Clone, Debug)]
+pub struct SharedSnapshot {
+    pub ctaid: [u32; 3],
+    /// The number of barriers the block had passed, this one included.
+    pub phase: u32,
+    /// The barrier instruction.
+    pub barrier: InstRef,
+    pub cells: Vec<SharedCellTerm>,
+}
+
+/// One shared cell of a [`SharedSnapshot`].
+#[derive(Clone, Copy, Debug)]
+pub struct SharedCellTerm {
+    /// The interpreter's shared slot (see `model::interp::Trace::shared_vars`).
+    pub slot: u32,
+    pub offset: u64,
+    pub bytes: u32,
+    pub term: TermId,
+    /// The number of barriers the block had passed when the cell was written.
+    pub written: u32,
 }
 
 /// The instruction that last wrote a global location.
@@ -73,7 +99,16 @@ pub struct Shadow<'k> {
     pub roundings: Vec<Option<u32>>,
     /// The first execution of each store instruction: who stored what where.
     pub samples: HashMap<InstRef, Sample>,
+    /// Shared memory at every barrier release, when asked for ([`Shadow::record_shared_states`]).
+    pub shared_states: Option<Vec<SharedSnapshot>>,
+    /// Set when snapshots stopped at [`MAX_SNAPSHOT_CELLS`].
+    pub shared_states_truncated: bool,
+    /// The number of barriers the running block has passed (blocks run one after another).
+    block_phase: u32,
 }
+
+/// The most shared cells all snapshots together keep.
+pub const MAX_SNAPSHOT_CELLS: usize = 200_000;
 
 /// One store, for showing what a store instruction writes.
 #[derive(Clone, Copy, Debug)]
@@ -99,7 +134,15 @@ impl<'k> Shadow<'k> {
             problems: Vec::new(),
             roundings: Vec::new(),
             samples: HashMap::new(),
+            shared_states: None,
+            shared_states_truncated: false,
+            block_phase: 0,
         }
+    }
+
+    /// Keep [`Shadow::shared_states`] (the Lean segment specifications read them).
+    pub fn record_shared_states(&mut self) {
+        self.shared_states.get_or_insert_with(Vec::new);
     }
 
     /// The term of a global location after the run: what was stored there, or its initial
@@ -213,7 +256,7 @@ impl<'k> Shadow<'k> {
 
     fn store(&mut self, at: &At, pc: InstRef, place: Place, bytes: u32, term: Option<TermId>, line: Option<u32>) {
         self.samples.entry(pc).or_insert(Sample { at: *at, place, bytes, term });
-        let cell = Cell { bytes, term };
+        let cell = Cell { bytes, term, written: self.block_phase };
         match place {
             Place::Global { buffer, offset } => {
                 overwrite(&mut self.global, (buffer, offset), cell, |k| k.1, |k, o| (k.0, o));
@@ -547,7 +590,24 @@ impl Observer for Shadow<'_> {
         }
     }
 
+    fn barrier_released(&mut self, ctaid: [u32; 3], pc: InstRef, phase: u32) {
+        self.block_phase = phase;
+        let Some(states) = self.shared_states.as_mut() else { return };
+        let kept: usize = states.iter().map(|s| s.cells.len()).sum();
+        if kept + self.shared.len() > MAX_SNAPSHOT_CELLS {
+            self.shared_states_truncated = true;
+            return;
+        }
+        let cells: Vec<SharedCellTerm> = self
+            .shared
+            .iter()
+            .filter_map(|(&(slot, offset), c)| c.term.map(|term| SharedCellTerm { slot, offset, bytes: c.bytes, term, written: c.written }))
+            .collect();
+        states.push(SharedSnapshot { ctaid, phase, barrier: pc, cells });
+    }
+
     fn block_done(&mut self, _ctaid: [u32; 3]) {
+        self.block_phase = 0;
         self.regs.clear();
         self.shared.clear();
         self.local.clear();

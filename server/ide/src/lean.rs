@@ -133,7 +133,8 @@ pub fn hover_section(an: &Analysis, fa: &FileAnalysis, offset: usize) -> Option<
         return Some(md);
     }
     for o in g.obligations.iter().filter(|o| o.segment.is_some_and(|s| here.contains(&s))) {
-        let _ = write!(md, "\n- `{}` — **unproved** (no certificate): {}\n\n```lean\n{}\n```\n", o.name, o.summary, o.statement);
+        let status = if o.kind.required() { "**unproved** (no certificate)" } else { "intermediate statement, unproved" };
+        let _ = write!(md, "\n- `{}` — {status}: {}\n\n```lean\n{}\n```\n", o.name, o.summary, o.statement);
     }
     let shared: Vec<String> = g.open_obligations().filter(|o| o.segment.is_none()).map(|o| format!("`{}`", o.name)).collect();
     let _ = writeln!(md, "\n- {} — **unproved** (no certificate): the properties every segment shares.", shared.join(", "));

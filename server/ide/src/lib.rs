@@ -403,14 +403,14 @@ impl Analysis {
         lean::module_with_segments(self, fa, k, proposal)
     }
 
-    /// The segments of a kernel with an obligation of their own (outputs they store) that have
+    /// The segments of a kernel with a required obligation of their own (outputs they store) that have
     /// instructions on the zero-based line: what "Certify this segment" offers there.
     pub fn certifiable_segments_at(&self, fa: &FileAnalysis, kernel: &str, line0: u32) -> Vec<String> {
         let Some(k) = fa.kernels.iter().find(|k| k.name == kernel) else { return vec![] };
         let Ok(g) = lean::module(self, fa, k) else { return vec![] };
         lean::segments_at(fa, k, &g.segments, line0)
             .into_iter()
-            .filter(|s| g.obligations.iter().any(|o| o.segment == Some(*s)))
+            .filter(|s| g.open_obligations().any(|o| o.segment == Some(*s)))
             .map(|s| g.segments[s].name.clone())
             .collect()
     }

@@ -60,8 +60,8 @@ fn library() -> LibraryIndex {
 /// The bound variables and core names the generator writes.
 fn generated_local(name: &str) -> bool {
     const LOCALS: &[&str] = &[
-        "I", "inputs", "arg", "x", "g", "hg", "h", "hc", "Prop", "Nat", "Rat", "Int", "List", "mkRat", "decide", "intro", "obtain", "exact", "first", "unfold",
-        "none", "some", "true", "false", "Lark",
+        "I", "inputs", "arg", "x", "g", "hg", "h", "hc", "fuel", "r", "Prop", "Nat", "Rat", "Int", "List", "mkRat", "decide", "intro", "obtain", "exact",
+        "first", "unfold", "none", "some", "true", "false", "Lark",
     ];
     LOCALS.contains(&name) || name.starts_with("h_")
 }
@@ -96,7 +96,8 @@ fn literal_constants_are_hypotheses_with_a_model() {
     assert!(g.text.contains("theorem literal_constants_satisfiable : ∃ I : Ideal, LiteralConstants I :=\n  ⟨Ideal.withConstants (mkRat 8388608 12102203)"));
     for o in &g.obligations {
         let assumes = o.statement.contains("LiteralConstants I →");
-        let equivalence = matches!(o.kind, ObligationKind::SegmentAgrees | ObligationKind::UntouchedAgree | ObligationKind::Correct);
+        let equivalence =
+            matches!(o.kind, ObligationKind::SegmentAgrees | ObligationKind::SegmentEstablishes | ObligationKind::UntouchedAgree | ObligationKind::Correct);
         assert_eq!(assumes, equivalence, "{}", o.statement);
     }
     assert!(g.text.contains("intro I inputs arg x hc h"));
@@ -326,4 +327,111 @@ fn every_corpus_kernel_gets_a_module_naming_only_declared_things() {
     }
     assert!(checked >= 45, "{checked} kernels");
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// The nodes of a graph the module defines (`reference`, or `stateGraph`'s own after it), as
+/// their Lean text in order.
+fn graph_nodes(text: &str, def: &str) -> Vec<String> {
+    let start = text.find(&format!("def {def} : RGraph := ")).unwrap_or_else(|| panic!("no {def}"));
+    let body = &text[start..];
+    let body = &body[body.find('[').unwrap() + 1..body.find("\n  ]").unwrap()];
+    let mut out = Vec::new();
+    for line in body.lines() {
+        let line = line.split("-/").last().unwrap_or(line);
+        out.extend(line.split(',').map(str::trim).filter(|s| !s.is_empty()).map(String::from));
+    }
+    out
+}
+
+/// The cells of a `List SharedCell` definition: variable, offset, block, phase, node.
+fn shared_cells(text: &str, def: &str) -> Vec<[usize; 5]> {
+    let start = text.find(&format!("def {def} : List SharedCell := [")).unwrap_or_else(|| panic!("no {def}"));
+    let body = &text[start..];
+    let body = &body[body.find('[').unwrap() + 1..body.find("\n  ]").unwrap()];
+    body.split('⟩')
+        .filter_map(|c| c.split('⟨').nth(1))
+        .map(|c| {
+            let v: Vec<usize> = c.split(',').map(|n| n.trim().parse().unwrap()).collect();
+            [v[0], v[1], v[2], v[3], v[4]]
+        })
+        .collect()
+}
+
+/// What a tiled matmul's load segment leaves in shared memory is stated cell by cell: at the
+/// first pass of the barrier `As[ty][tx] = A[ty][tx]` and `Bs[ty][tx] = B[ty][tx]`, at the second
+/// (the next tile, K = 20) `A[ty][16 + tx]` and `B[16 + ty][tx]`, and only where the kernel
+/// loaded from the inputs (the zero-filled rest of a partial tile holds no input). These are
+/// intermediate statements: not required for a certificate and not used by the main proof.
+#[test]
+fn a_tiled_matmul_states_the_tiles_it_loads_to_shared_memory() {
+    let g = fixture("matmul_tiled_k");
+    let reference = graph_nodes(&g.text, "reference");
+    let cells = shared_cells(&g.text, "s1_shared_exchange_shared");
+    let (m, n, k) = (4, 4, 20);
+    let mut expected = 0;
+    for tile in 0..2 {
+        for ty in 0..16 {
+            for tx in 0..16 {
+                expected += usize::from(ty < m && tile * 16 + tx < k) + usize::from(tile * 16 + ty < k && tx < n);
+            }
+        }
+    }
+    assert_eq!(cells.len(), expected);
+    for [var, offset, block, phase, node] in cells {
+        let (ty, tx, tile) = (offset / 64, offset % 64 / 4, (phase - 1) / 2);
+        assert_eq!(block, 0);
+        assert!(phase == 1 || phase == 3, "{phase}");
+        let want = match var {
+            0 => format!(".input 0 {}", ty * k + tile * 16 + tx),
+            1 => format!(".input 1 {}", (tile * 16 + ty) * n + tx),
+            _ => panic!("variable {var}"),
+        };
+        assert_eq!(reference[node], want, "variable {var}, offset {offset}, phase {phase}");
+    }
+    let o = g.obligations.iter().find(|o| o.name == "s1_shared_exchange_establishes").expect("no shared specification");
+    assert_eq!(o.kind, ObligationKind::SegmentEstablishes);
+    assert!(o.statement.contains("SharedAgree inputs r.snapshots (RGraph.value I x reference) s1_shared_exchange_shared"), "{}", o.statement);
+    assert!(g.open_obligations().all(|r| r.kind != ObligationKind::SegmentEstablishes));
+    let proof = &g.text[g.text.find("theorem correct_of_obligations").unwrap()..];
+    assert!(!proof.contains("establishes"), "{proof}");
+}
+
+/// A softmax's reductions through shared memory: after each tree reduction, `red[0]` is stated
+/// as the reference's own row maximum and row sum — the very nodes the reference subtracts and
+/// divides by — and so are `s_max` and `s_sum` after they are broadcast; the partial results
+/// before (`max(x[0], x[4])`) are nodes of `stateGraph` after the reference's.
+#[test]
+fn a_softmax_states_its_row_max_and_sum_in_shared_memory_as_reference_nodes() {
+    let g = fixture("softmax_rows");
+    let reference = graph_nodes(&g.text, "reference");
+    let operand = |node: &str, op: &str, k: usize| -> usize {
+        let rest = node.strip_prefix(op).unwrap_or_else(|| panic!("{node} is not {op}"));
+        rest.split_whitespace().nth(k).unwrap().parse().unwrap()
+    };
+    // The outputs are `.div e sum` with `e = exp(x - max)`.
+    let out = reference.iter().find(|n| n.starts_with(".div")).expect("no division");
+    let sum = operand(out, ".div", 1);
+    let shifted = reference.iter().find(|n| n.starts_with(".sub")).expect("no subtraction");
+    let max = operand(shifted, ".sub", 1);
+    let first = |def: &str| shared_cells(&g.text, def)[0];
+    assert_eq!(first("s3_tree_reduction_shared")[4], max, "red[0] after the max reduction");
+    assert_eq!(first("s4_shared_exchange_shared")[4], max, "s_max");
+    assert_eq!(first("s8_tree_reduction_shared")[4], sum, "red[0] after the sum reduction");
+    assert_eq!(first("s9_shared_exchange_shared")[4], sum, "s_sum");
+    // red[1] after the max reduction is max(max(x[1], x[5]), max(x[3], x[7])): a node of its own,
+    // a maximum of exactly those inputs.
+    let state = graph_nodes(&g.text, "stateGraph");
+    let all: Vec<&String> = reference.iter().chain(&state).collect();
+    let red1 = shared_cells(&g.text, "s3_tree_reduction_shared").into_iter().find(|c| c[1] == 4).unwrap()[4];
+    assert!(red1 >= reference.len(), "{red1}");
+    let mut leaves = Vec::new();
+    let mut stack = vec![red1];
+    while let Some(i) = stack.pop() {
+        match all[i].strip_prefix(".input 0 ") {
+            Some(e) => leaves.push(e.parse::<usize>().unwrap()),
+            None => stack.extend([operand(all[i], ".max", 0), operand(all[i], ".max", 1)]),
+        }
+    }
+    leaves.sort_unstable();
+    assert_eq!(leaves, [1, 3, 5, 7]);
 }

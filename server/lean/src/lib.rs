@@ -22,7 +22,9 @@
 //!   satisfiable, or left out with the reason;
 //! * [`obligations`]: one Lean module per kernel stating what LARK claims about it (race freedom,
 //!   alignment, bounds, termination, agreement with the reference per segment, and the main
-//!   statement), each obligation pinned by a hash.
+//!   statement), each obligation pinned by a hash;
+//! * [`shared_state`]: what a segment leaves in shared memory at its barrier, as intermediate
+//!   statements for proofs.
 
 pub mod audit;
 pub mod certify;
@@ -33,6 +35,7 @@ pub mod library;
 pub mod obligations;
 pub mod runner;
 pub mod segment;
+pub mod shared_state;
 pub mod toolchain;
 
 pub use audit::{check_axioms, AuditError, Finding, Pinned, Policy, Rule};

@@ -90,8 +90,19 @@ pub enum ObligationKind {
     InBounds,
     Completes,
     SegmentAgrees,
+    /// What a segment leaves in shared memory at its last barrier: an intermediate statement
+    /// for proofs, not required for a certificate.
+    SegmentEstablishes,
     UntouchedAgree,
     Correct,
+}
+
+impl ObligationKind {
+    /// Must a certificate prove it? `correct` is LARK's to derive and the shared-memory
+    /// specifications are stepping stones.
+    pub fn required(self) -> bool {
+        !matches!(self, ObligationKind::Correct | ObligationKind::SegmentEstablishes)
+    }
 }
 
 /// One statement LARK asks Lean to prove.
@@ -122,9 +133,10 @@ pub struct Generated {
 }
 
 impl Generated {
-    /// The obligations a certificate must prove (all but `correct`, which LARK derives).
+    /// The obligations a certificate must prove (all but `correct`, which LARK derives, and the
+    /// intermediate shared-memory specifications).
     pub fn open_obligations(&self) -> impl Iterator<Item = &Obligation> {
-        self.obligations.iter().filter(|o| o.kind != ObligationKind::Correct)
+        self.obligations.iter().filter(|o| o.kind.required())
     }
 }
 
@@ -174,7 +186,10 @@ pub fn generate(s: &Subject) -> Generated {
         launch.dynamic_shared_bytes
     );
     let equivalence = s.facts.and_then(|f| match reference_defs(k, f, &segments) {
-        Ok(r) => Some(r),
+        Ok(mut r) => {
+            notes.append(&mut r.notes);
+            Some(r)
+        }
         Err(why) => {
             notes.push(why);
             None
@@ -243,6 +258,18 @@ pub fn generate(s: &Subject) -> Generated {
                 format!("the output cells segment `{}` stores equal the reference", segments[*seg].name),
             ));
         }
+        for (seg, cells, summary) in &eq.shared.segments {
+            items.push((
+                format!("{}_establishes", segments[*seg].name),
+                ObligationKind::SegmentEstablishes,
+                Some(*seg),
+                format!(
+                    "∀ fuel r, runKernel {launch_args} fuel = some r →\n      SharedAgree inputs r.snapshots (RGraph.value I x {}) {cells}",
+                    eq.shared.graph
+                ),
+                summary.clone(),
+            ));
+        }
         if eq.untouched {
             items.push((
                 "untouched_agree".into(),
@@ -278,7 +305,8 @@ pub fn generate(s: &Subject) -> Generated {
     text.push_str("/-! ## Obligations\n\nEach is a proposition for a certificate to prove; none is assumed. -/\n\n");
     let mut obligations = Vec::new();
     for (name, kind, segment, body, summary) in items {
-        let assumes = hypothesis && matches!(kind, ObligationKind::SegmentAgrees | ObligationKind::UntouchedAgree | ObligationKind::Correct);
+        let assumes = hypothesis
+            && matches!(kind, ObligationKind::SegmentAgrees | ObligationKind::SegmentEstablishes | ObligationKind::UntouchedAgree | ObligationKind::Correct);
         let statement = format!("def {name} : Prop :=\n  {}\n      {body}", binders(assumes));
         let hash = sha256_hex(&format!("{defs}{statement}"));
         let _ = write!(text, "/-- {} (pinned: sha256 {}). -/\n{statement}\n\n", comment_text(&summary), &hash[..16]);
@@ -337,7 +365,7 @@ fn segments_theorems(kernel: &str) -> String {
 /// and the agreement obligations assume `LiteralConstants I` (`hc`), the others do not.
 fn correct_proof(obligations: &[Obligation], literal_constants: bool) -> String {
     let hyp = |o: &Obligation| format!("h_{}", o.name);
-    let open: Vec<&Obligation> = obligations.iter().filter(|o| o.kind != ObligationKind::Correct).collect();
+    let open: Vec<&Obligation> = obligations.iter().filter(|o| o.kind.required()).collect();
     let binders: Vec<String> = open.iter().map(|o| format!("({} : {})", hyp(o), o.name)).collect();
     let apply = |o: &Obligation| {
         let agreement = matches!(o.kind, ObligationKind::SegmentAgrees | ObligationKind::UntouchedAgree);
@@ -442,6 +470,9 @@ struct ReferenceDefs {
     /// Per segment that stores outputs: the name of its cell list.
     segment_cells: Vec<(usize, String)>,
     untouched: bool,
+    /// What segments leave in shared memory.
+    shared: crate::shared_state::SharedDefs,
+    notes: Vec<String>,
 }
 
 fn reference_defs(k: &Kernel, f: &ShapeFacts, segments: &[Segment]) -> Result<ReferenceDefs, String> {
@@ -451,6 +482,9 @@ fn reference_defs(k: &Kernel, f: &ShapeFacts, segments: &[Segment]) -> Result<Re
     // The nodes the outputs reach, in creation order (operands before their users).
     let mut reach = vec![false; f.graph.len()];
     let mut stack: Vec<NodeId> = f.outputs.iter().map(|o| o.root).collect();
+    if f.shared.missing.is_none() {
+        stack.extend(crate::shared_state::referenced_nodes(&f.shared));
+    }
     while let Some(id) = stack.pop() {
         if std::mem::replace(&mut reach[id.index()], true) {
             continue;
@@ -546,11 +580,14 @@ fn reference_defs(k: &Kernel, f: &ShapeFacts, segments: &[Segment]) -> Result<Re
         None => "[]".into(),
     };
     let _ = write!(defs, "/-- Every output cell. -/\ndef outputCells : List OutputCell := {all}\n\n");
-    Ok(ReferenceDefs { defs, segment_cells, untouched })
+    let mut notes = Vec::new();
+    let shared = crate::shared_state::shared_defs(k, &f.shared, segments, &renumber, order.len(), &mut notes);
+    defs.push_str(&shared.defs);
+    Ok(ReferenceDefs { defs, segment_cells, untouched, shared, notes })
 }
 
 /// A rational as a Lean `Rat` term.
-fn rat(q: &num_rational::BigRational) -> String {
+pub(crate) fn rat(q: &num_rational::BigRational) -> String {
     let num = q.numer();
     let den = q.denom();
     if den.to_u64() == Some(1) {

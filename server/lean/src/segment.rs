@@ -63,6 +63,13 @@ fn is_barrier(op: &Op) -> bool {
     matches!(op, Op::Bar { .. } | Op::BarRed { .. })
 }
 
+/// The flat index of the last barrier inside a segment: where the state it leaves in shared
+/// memory is observed.
+pub fn last_barrier(k: &Kernel, s: &Segment) -> Option<usize> {
+    let insts = flat_insts(k);
+    (s.start..s.stop.min(insts.len())).rev().find(|&i| is_barrier(&insts[i].1.op))
+}
+
 /// The outermost loop a block is in.
 fn outer_loop(cfg: &Cfg, b: u32) -> Option<u32> {
     let mut l = cfg.loop_of.get(b as usize).copied().flatten()?;

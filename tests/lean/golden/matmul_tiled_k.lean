@@ -529,6 +529,38 @@ def s4_store_cells : List OutputCell := [
 /-- Every output cell. -/
 def outputCells : List OutputCell := s4_store_cells
 
+/-- What segment `s1_shared_exchange` leaves in shared memory when a block passes its barrier at line 14: shared
+variable (0 = `_ZZ14matmul_tiled_kE2As`, 1 = `_ZZ14matmul_tiled_kE2Bs`), byte offset, block, barriers passed, node of `reference`. -/
+def s1_shared_exchange_shared : List SharedCell := [
+    ⟨0, 0, 0, 1, 0⟩, ⟨0, 4, 0, 1, 1⟩, ⟨0, 8, 0, 1, 2⟩, ⟨0, 12, 0, 1, 3⟩, ⟨0, 16, 0, 1, 4⟩, ⟨0, 20, 0, 1, 5⟩,
+    ⟨0, 24, 0, 1, 6⟩, ⟨0, 28, 0, 1, 7⟩, ⟨0, 32, 0, 1, 8⟩, ⟨0, 36, 0, 1, 9⟩, ⟨0, 40, 0, 1, 10⟩, ⟨0, 44, 0, 1, 11⟩,
+    ⟨0, 48, 0, 1, 12⟩, ⟨0, 52, 0, 1, 13⟩, ⟨0, 56, 0, 1, 14⟩, ⟨0, 60, 0, 1, 15⟩, ⟨0, 64, 0, 1, 20⟩, ⟨0, 68, 0, 1, 21⟩,
+    ⟨0, 72, 0, 1, 22⟩, ⟨0, 76, 0, 1, 23⟩, ⟨0, 80, 0, 1, 24⟩, ⟨0, 84, 0, 1, 25⟩, ⟨0, 88, 0, 1, 26⟩, ⟨0, 92, 0, 1, 27⟩,
+    ⟨0, 96, 0, 1, 28⟩, ⟨0, 100, 0, 1, 29⟩, ⟨0, 104, 0, 1, 30⟩, ⟨0, 108, 0, 1, 31⟩, ⟨0, 112, 0, 1, 32⟩, ⟨0, 116, 0, 1, 33⟩,
+    ⟨0, 120, 0, 1, 34⟩, ⟨0, 124, 0, 1, 35⟩, ⟨0, 128, 0, 1, 40⟩, ⟨0, 132, 0, 1, 41⟩, ⟨0, 136, 0, 1, 42⟩, ⟨0, 140, 0, 1, 43⟩,
+    ⟨0, 144, 0, 1, 44⟩, ⟨0, 148, 0, 1, 45⟩, ⟨0, 152, 0, 1, 46⟩, ⟨0, 156, 0, 1, 47⟩, ⟨0, 160, 0, 1, 48⟩, ⟨0, 164, 0, 1, 49⟩,
+    ⟨0, 168, 0, 1, 50⟩, ⟨0, 172, 0, 1, 51⟩, ⟨0, 176, 0, 1, 52⟩, ⟨0, 180, 0, 1, 53⟩, ⟨0, 184, 0, 1, 54⟩, ⟨0, 188, 0, 1, 55⟩,
+    ⟨0, 192, 0, 1, 60⟩, ⟨0, 196, 0, 1, 61⟩, ⟨0, 200, 0, 1, 62⟩, ⟨0, 204, 0, 1, 63⟩, ⟨0, 208, 0, 1, 64⟩, ⟨0, 212, 0, 1, 65⟩,
+    ⟨0, 216, 0, 1, 66⟩, ⟨0, 220, 0, 1, 67⟩, ⟨0, 224, 0, 1, 68⟩, ⟨0, 228, 0, 1, 69⟩, ⟨0, 232, 0, 1, 70⟩, ⟨0, 236, 0, 1, 71⟩,
+    ⟨0, 240, 0, 1, 72⟩, ⟨0, 244, 0, 1, 73⟩, ⟨0, 248, 0, 1, 74⟩, ⟨0, 252, 0, 1, 75⟩, ⟨1, 0, 0, 1, 80⟩, ⟨1, 4, 0, 1, 81⟩,
+    ⟨1, 8, 0, 1, 82⟩, ⟨1, 12, 0, 1, 83⟩, ⟨1, 64, 0, 1, 84⟩, ⟨1, 68, 0, 1, 85⟩, ⟨1, 72, 0, 1, 86⟩, ⟨1, 76, 0, 1, 87⟩,
+    ⟨1, 128, 0, 1, 88⟩, ⟨1, 132, 0, 1, 89⟩, ⟨1, 136, 0, 1, 90⟩, ⟨1, 140, 0, 1, 91⟩, ⟨1, 192, 0, 1, 92⟩, ⟨1, 196, 0, 1, 93⟩,
+    ⟨1, 200, 0, 1, 94⟩, ⟨1, 204, 0, 1, 95⟩, ⟨1, 256, 0, 1, 96⟩, ⟨1, 260, 0, 1, 97⟩, ⟨1, 264, 0, 1, 98⟩, ⟨1, 268, 0, 1, 99⟩,
+    ⟨1, 320, 0, 1, 100⟩, ⟨1, 324, 0, 1, 101⟩, ⟨1, 328, 0, 1, 102⟩, ⟨1, 332, 0, 1, 103⟩, ⟨1, 384, 0, 1, 104⟩, ⟨1, 388, 0, 1, 105⟩,
+    ⟨1, 392, 0, 1, 106⟩, ⟨1, 396, 0, 1, 107⟩, ⟨1, 448, 0, 1, 108⟩, ⟨1, 452, 0, 1, 109⟩, ⟨1, 456, 0, 1, 110⟩, ⟨1, 460, 0, 1, 111⟩,
+    ⟨1, 512, 0, 1, 112⟩, ⟨1, 516, 0, 1, 113⟩, ⟨1, 520, 0, 1, 114⟩, ⟨1, 524, 0, 1, 115⟩, ⟨1, 576, 0, 1, 116⟩, ⟨1, 580, 0, 1, 117⟩,
+    ⟨1, 584, 0, 1, 118⟩, ⟨1, 588, 0, 1, 119⟩, ⟨1, 640, 0, 1, 120⟩, ⟨1, 644, 0, 1, 121⟩, ⟨1, 648, 0, 1, 122⟩, ⟨1, 652, 0, 1, 123⟩,
+    ⟨1, 704, 0, 1, 124⟩, ⟨1, 708, 0, 1, 125⟩, ⟨1, 712, 0, 1, 126⟩, ⟨1, 716, 0, 1, 127⟩, ⟨1, 768, 0, 1, 128⟩, ⟨1, 772, 0, 1, 129⟩,
+    ⟨1, 776, 0, 1, 130⟩, ⟨1, 780, 0, 1, 131⟩, ⟨1, 832, 0, 1, 132⟩, ⟨1, 836, 0, 1, 133⟩, ⟨1, 840, 0, 1, 134⟩, ⟨1, 844, 0, 1, 135⟩,
+    ⟨1, 896, 0, 1, 136⟩, ⟨1, 900, 0, 1, 137⟩, ⟨1, 904, 0, 1, 138⟩, ⟨1, 908, 0, 1, 139⟩, ⟨1, 960, 0, 1, 140⟩, ⟨1, 964, 0, 1, 141⟩,
+    ⟨1, 968, 0, 1, 142⟩, ⟨1, 972, 0, 1, 143⟩, ⟨0, 0, 0, 3, 16⟩, ⟨0, 4, 0, 3, 17⟩, ⟨0, 8, 0, 3, 18⟩, ⟨0, 12, 0, 3, 19⟩,
+    ⟨0, 64, 0, 3, 36⟩, ⟨0, 68, 0, 3, 37⟩, ⟨0, 72, 0, 3, 38⟩, ⟨0, 76, 0, 3, 39⟩, ⟨0, 128, 0, 3, 56⟩, ⟨0, 132, 0, 3, 57⟩,
+    ⟨0, 136, 0, 3, 58⟩, ⟨0, 140, 0, 3, 59⟩, ⟨0, 192, 0, 3, 76⟩, ⟨0, 196, 0, 3, 77⟩, ⟨0, 200, 0, 3, 78⟩, ⟨0, 204, 0, 3, 79⟩,
+    ⟨1, 0, 0, 3, 144⟩, ⟨1, 4, 0, 3, 145⟩, ⟨1, 8, 0, 3, 146⟩, ⟨1, 12, 0, 3, 147⟩, ⟨1, 64, 0, 3, 148⟩, ⟨1, 68, 0, 3, 149⟩,
+    ⟨1, 72, 0, 3, 150⟩, ⟨1, 76, 0, 3, 151⟩, ⟨1, 128, 0, 3, 152⟩, ⟨1, 132, 0, 3, 153⟩, ⟨1, 136, 0, 3, 154⟩, ⟨1, 140, 0, 3, 155⟩,
+    ⟨1, 192, 0, 3, 156⟩, ⟨1, 196, 0, 3, 157⟩, ⟨1, 200, 0, 3, 158⟩, ⟨1, 204, 0, 3, 159⟩
+  ]
+
 /-- What the interface says about a launch's inputs: parameter `i` is passed `arg i` (an address
 for a buffer), buffers and shared arrays are aligned and apart, and the reference's tensors `x`
 are in the buffers. -/
@@ -554,38 +586,45 @@ def extents (inputs : Inputs) (arg : Nat → Nat) : List Extent := [
 
 Each is a proposition for a certificate to prove; none is assumed. -/
 
-/-- no two threads race on a byte of shared or global memory (pinned: sha256 ed953ae6d4fd4b04). -/
+/-- no two threads race on a byte of shared or global memory (pinned: sha256 542a60dbafaef328). -/
 def race_free : Prop :=
   ∀ (I : Ideal) (inputs : Inputs) (arg : Nat → Nat) (x : Nat → Nat → Rat),
     Assumptions inputs arg x →
       RaceFree kernel I launch inputs
 
-/-- every barrier and warp collective is reached by all the threads it waits for (pinned: sha256 8ab85ab49d1e8b4d). -/
+/-- every barrier and warp collective is reached by all the threads it waits for (pinned: sha256 862be89c900b77b5). -/
 def barrier_aligned : Prop :=
   ∀ (I : Ideal) (inputs : Inputs) (arg : Nat → Nat) (x : Nat → Nat → Rat),
     Assumptions inputs arg x →
       BarrierAligned kernel I launch inputs
 
-/-- every access lies inside a declared buffer or shared array (pinned: sha256 2824d59861000fb6). -/
+/-- every access lies inside a declared buffer or shared array (pinned: sha256 405936f220a91e5a). -/
 def in_bounds : Prop :=
   ∀ (I : Ideal) (inputs : Inputs) (arg : Nat → Nat) (x : Nat → Nat → Rat),
     Assumptions inputs arg x →
       InBounds (extents inputs arg) kernel I launch inputs
 
-/-- the kernel finishes without a fault (pinned: sha256 f74fc1fd1840cd89). -/
+/-- the kernel finishes without a fault (pinned: sha256 8f08875387f93bf1). -/
 def completes : Prop :=
   ∀ (I : Ideal) (inputs : Inputs) (arg : Nat → Nat) (x : Nat → Nat → Rat),
     Assumptions inputs arg x →
       ∃ g, Computes kernel I launch inputs g
 
-/-- the output cells segment `s4_store` stores equal the reference (pinned: sha256 0776ddd803aa0a5b). -/
+/-- the output cells segment `s4_store` stores equal the reference (pinned: sha256 3b3ca502d9dcf694). -/
 def s4_store_agrees : Prop :=
   ∀ (I : Ideal) (inputs : Inputs) (arg : Nat → Nat) (x : Nat → Nat → Rat),
     Assumptions inputs arg x →
       ∀ g, Computes kernel I launch inputs g →
       OutputsAgree g arg (RGraph.value I x reference) s4_store_cells
 
-/-- the kernel is race-free, aligned and in bounds, and leaves the reference's values in its outputs (pinned: sha256 2f910fade2d1bdf6). -/
+/-- what segment `s1_shared_exchange` leaves in shared memory at its barrier at line 14: 160 cell(s), 160 of them reference sub-expressions (intermediate: not required for the certificate) (pinned: sha256 0e7b67cd56321faf). -/
+def s1_shared_exchange_establishes : Prop :=
+  ∀ (I : Ideal) (inputs : Inputs) (arg : Nat → Nat) (x : Nat → Nat → Rat),
+    Assumptions inputs arg x →
+      ∀ fuel r, runKernel kernel I launch inputs fuel = some r →
+      SharedAgree inputs r.snapshots (RGraph.value I x reference) s1_shared_exchange_shared
+
+/-- the kernel is race-free, aligned and in bounds, and leaves the reference's values in its outputs (pinned: sha256 94cffe227cdbec26). -/
 def correct : Prop :=
   ∀ (I : Ideal) (inputs : Inputs) (arg : Nat → Nat) (x : Nat → Nat → Rat),
     Assumptions inputs arg x →

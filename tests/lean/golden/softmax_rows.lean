@@ -616,6 +616,64 @@ def s11_store_loop_cells : List OutputCell := [
 /-- Every output cell. -/
 def outputCells : List OutputCell := s11_store_loop_cells
 
+/-- The reference's nodes followed by the kernel's partial results that shared memory holds at
+barriers (the same `RNode`s, numbered on from the reference's). -/
+def stateGraph : RGraph := reference ++ [
+    /- 46 -/ .input 0 4, .input 0 0, .max 47 46, .input 0 5, .input 0 1, .max 50 49,
+    /- 52 -/ .input 0 6, .input 0 2, .max 53 52, .input 0 7, .input 0 3, .max 56 55,
+    /- 58 -/ .max 48 54, .max 51 57, .const (mkRat 12102203 8388608), .max 58 59, .const (mkRat 0 1), .sub 50 61,
+    /- 64 -/ .mul 63 60, .unary .ex2 64, .add 62 65, .add 62 66, .add 62 67, .add 62 68,
+    /- 70 -/ .add 62 69, .add 62 70, .sub 49 61, .mul 72 60, .unary .ex2 73, .add 62 74,
+    /- 76 -/ .add 62 75, .add 62 76, .add 62 77, .add 62 78, .add 62 79, .add 80 71,
+    /- 82 -/ .sub 53 61, .mul 82 60, .unary .ex2 83, .add 62 84, .add 62 85, .add 62 86,
+    /- 88 -/ .add 62 87, .add 62 88, .add 62 89, .sub 52 61, .mul 91 60, .unary .ex2 92,
+    /- 94 -/ .add 62 93, .add 62 94, .add 62 95, .add 62 96, .add 62 97, .add 62 98,
+    /- 100 -/ .add 99 90, .sub 56 61, .mul 101 60, .unary .ex2 102, .add 62 103, .add 62 104,
+    /- 106 -/ .add 62 105, .add 62 106, .add 62 107, .add 62 108, .sub 55 61, .mul 110 60,
+    /- 112 -/ .unary .ex2 111, .add 62 112, .add 62 113, .add 62 114, .add 62 115, .add 62 116,
+    /- 118 -/ .add 62 117, .add 118 109, .add 119 81
+  ]
+
+/-- What segment `s2_shared_exchange` leaves in shared memory when a block passes its barrier at line 14: shared
+variable (0 = `_ZZ12softmax_rowsE3red`), byte offset, block, barriers passed, node of `stateGraph`. -/
+def s2_shared_exchange_shared : List SharedCell := [
+    ⟨0, 0, 0, 1, 0⟩, ⟨0, 4, 0, 1, 1⟩, ⟨0, 8, 0, 1, 2⟩, ⟨0, 12, 0, 1, 3⟩, ⟨0, 16, 0, 1, 4⟩, ⟨0, 20, 0, 1, 5⟩,
+    ⟨0, 24, 0, 1, 6⟩, ⟨0, 28, 0, 1, 7⟩
+  ]
+
+/-- What segment `s3_tree_reduction` leaves in shared memory when a block passes its barrier at line 17: shared
+variable (0 = `_ZZ12softmax_rowsE3red`), byte offset, block, barriers passed, node of `stateGraph`. -/
+def s3_tree_reduction_shared : List SharedCell := [
+    ⟨0, 0, 0, 9, 14⟩, ⟨0, 4, 0, 9, 59⟩, ⟨0, 8, 0, 9, 54⟩, ⟨0, 12, 0, 9, 57⟩, ⟨0, 16, 0, 9, 4⟩, ⟨0, 20, 0, 9, 5⟩,
+    ⟨0, 24, 0, 9, 6⟩, ⟨0, 28, 0, 9, 7⟩
+  ]
+
+/-- What segment `s4_shared_exchange` leaves in shared memory when a block passes its barrier at line 20: shared
+variable (1 = `_ZZ12softmax_rowsE5s_max`), byte offset, block, barriers passed, node of `stateGraph`. -/
+def s4_shared_exchange_shared : List SharedCell := [
+    ⟨1, 0, 0, 10, 14⟩
+  ]
+
+/-- What segment `s7_shared_exchange` leaves in shared memory when a block passes its barrier at line 24: shared
+variable (0 = `_ZZ12softmax_rowsE3red`), byte offset, block, barriers passed, node of `stateGraph`. -/
+def s7_shared_exchange_shared : List SharedCell := [
+    ⟨0, 0, 0, 11, 23⟩, ⟨0, 4, 0, 11, 24⟩, ⟨0, 8, 0, 11, 25⟩, ⟨0, 12, 0, 11, 26⟩, ⟨0, 16, 0, 11, 27⟩, ⟨0, 20, 0, 11, 28⟩,
+    ⟨0, 24, 0, 11, 29⟩, ⟨0, 28, 0, 11, 30⟩
+  ]
+
+/-- What segment `s8_tree_reduction` leaves in shared memory when a block passes its barrier at line 27: shared
+variable (0 = `_ZZ12softmax_rowsE3red`), byte offset, block, barriers passed, node of `stateGraph`. -/
+def s8_tree_reduction_shared : List SharedCell := [
+    ⟨0, 0, 0, 19, 37⟩, ⟨0, 4, 0, 19, 120⟩, ⟨0, 8, 0, 19, 100⟩, ⟨0, 12, 0, 19, 119⟩, ⟨0, 16, 0, 19, 27⟩, ⟨0, 20, 0, 19, 28⟩,
+    ⟨0, 24, 0, 19, 29⟩, ⟨0, 28, 0, 19, 30⟩
+  ]
+
+/-- What segment `s9_shared_exchange` leaves in shared memory when a block passes its barrier at line 30: shared
+variable (2 = `_ZZ12softmax_rowsE5s_sum`), byte offset, block, barriers passed, node of `stateGraph`. -/
+def s9_shared_exchange_shared : List SharedCell := [
+    ⟨2, 0, 0, 20, 37⟩
+  ]
+
 /-- The readings of the kernel's literals the equivalence engine used, as identities on the
 ideal functions: each literal stands for the constant it rounds. They are hypotheses of the
 equivalence obligations; `literal_constants_satisfiable` shows them jointly satisfiable. -/
@@ -647,38 +705,80 @@ def extents (inputs : Inputs) (arg : Nat → Nat) : List Extent := [
 
 Each is a proposition for a certificate to prove; none is assumed. -/
 
-/-- no two threads race on a byte of shared or global memory (pinned: sha256 9340b375e98f18b5). -/
+/-- no two threads race on a byte of shared or global memory (pinned: sha256 c0f4ea2099b10988). -/
 def race_free : Prop :=
   ∀ (I : Ideal) (inputs : Inputs) (arg : Nat → Nat) (x : Nat → Nat → Rat),
     Assumptions inputs arg x →
       RaceFree kernel I launch inputs
 
-/-- every barrier and warp collective is reached by all the threads it waits for (pinned: sha256 d9884910e92347ec). -/
+/-- every barrier and warp collective is reached by all the threads it waits for (pinned: sha256 2875af146bd51e2d). -/
 def barrier_aligned : Prop :=
   ∀ (I : Ideal) (inputs : Inputs) (arg : Nat → Nat) (x : Nat → Nat → Rat),
     Assumptions inputs arg x →
       BarrierAligned kernel I launch inputs
 
-/-- every access lies inside a declared buffer or shared array (pinned: sha256 ce429189760e6443). -/
+/-- every access lies inside a declared buffer or shared array (pinned: sha256 5425b3916cdb6ae8). -/
 def in_bounds : Prop :=
   ∀ (I : Ideal) (inputs : Inputs) (arg : Nat → Nat) (x : Nat → Nat → Rat),
     Assumptions inputs arg x →
       InBounds (extents inputs arg) kernel I launch inputs
 
-/-- the kernel finishes without a fault (pinned: sha256 9ec9ef6c4e2564ac). -/
+/-- the kernel finishes without a fault (pinned: sha256 8033fbe2a76bfde1). -/
 def completes : Prop :=
   ∀ (I : Ideal) (inputs : Inputs) (arg : Nat → Nat) (x : Nat → Nat → Rat),
     Assumptions inputs arg x →
       ∃ g, Computes kernel I launch inputs g
 
-/-- the output cells segment `s11_store_loop` stores equal the reference (pinned: sha256 fc86c5381d0c3ff3). -/
+/-- the output cells segment `s11_store_loop` stores equal the reference (pinned: sha256 3a04305f23f2d62b). -/
 def s11_store_loop_agrees : Prop :=
   ∀ (I : Ideal) (inputs : Inputs) (arg : Nat → Nat) (x : Nat → Nat → Rat),
     LiteralConstants I → Assumptions inputs arg x →
       ∀ g, Computes kernel I launch inputs g →
       OutputsAgree g arg (RGraph.value I x reference) s11_store_loop_cells
 
-/-- the kernel is race-free, aligned and in bounds, and leaves the reference's values in its outputs (pinned: sha256 0b1540db24053570). -/
+/-- what segment `s2_shared_exchange` leaves in shared memory at its barrier at line 14: 8 cell(s), 8 of them reference sub-expressions (intermediate: not required for the certificate) (pinned: sha256 8e06adcff8887471). -/
+def s2_shared_exchange_establishes : Prop :=
+  ∀ (I : Ideal) (inputs : Inputs) (arg : Nat → Nat) (x : Nat → Nat → Rat),
+    LiteralConstants I → Assumptions inputs arg x →
+      ∀ fuel r, runKernel kernel I launch inputs fuel = some r →
+      SharedAgree inputs r.snapshots (RGraph.value I x stateGraph) s2_shared_exchange_shared
+
+/-- what segment `s3_tree_reduction` leaves in shared memory at its barrier at line 17: 8 cell(s), 5 of them reference sub-expressions (intermediate: not required for the certificate) (pinned: sha256 c5ae3ea93a8b6539). -/
+def s3_tree_reduction_establishes : Prop :=
+  ∀ (I : Ideal) (inputs : Inputs) (arg : Nat → Nat) (x : Nat → Nat → Rat),
+    LiteralConstants I → Assumptions inputs arg x →
+      ∀ fuel r, runKernel kernel I launch inputs fuel = some r →
+      SharedAgree inputs r.snapshots (RGraph.value I x stateGraph) s3_tree_reduction_shared
+
+/-- what segment `s4_shared_exchange` leaves in shared memory at its barrier at line 20: 1 cell(s), 1 of them reference sub-expressions (intermediate: not required for the certificate) (pinned: sha256 d0084d56e9fca295). -/
+def s4_shared_exchange_establishes : Prop :=
+  ∀ (I : Ideal) (inputs : Inputs) (arg : Nat → Nat) (x : Nat → Nat → Rat),
+    LiteralConstants I → Assumptions inputs arg x →
+      ∀ fuel r, runKernel kernel I launch inputs fuel = some r →
+      SharedAgree inputs r.snapshots (RGraph.value I x stateGraph) s4_shared_exchange_shared
+
+/-- what segment `s7_shared_exchange` leaves in shared memory at its barrier at line 24: 8 cell(s), 8 of them reference sub-expressions (intermediate: not required for the certificate) (pinned: sha256 9ed59682077e9383). -/
+def s7_shared_exchange_establishes : Prop :=
+  ∀ (I : Ideal) (inputs : Inputs) (arg : Nat → Nat) (x : Nat → Nat → Rat),
+    LiteralConstants I → Assumptions inputs arg x →
+      ∀ fuel r, runKernel kernel I launch inputs fuel = some r →
+      SharedAgree inputs r.snapshots (RGraph.value I x stateGraph) s7_shared_exchange_shared
+
+/-- what segment `s8_tree_reduction` leaves in shared memory at its barrier at line 27: 8 cell(s), 5 of them reference sub-expressions (intermediate: not required for the certificate) (pinned: sha256 fdea201ce2503e34). -/
+def s8_tree_reduction_establishes : Prop :=
+  ∀ (I : Ideal) (inputs : Inputs) (arg : Nat → Nat) (x : Nat → Nat → Rat),
+    LiteralConstants I → Assumptions inputs arg x →
+      ∀ fuel r, runKernel kernel I launch inputs fuel = some r →
+      SharedAgree inputs r.snapshots (RGraph.value I x stateGraph) s8_tree_reduction_shared
+
+/-- what segment `s9_shared_exchange` leaves in shared memory at its barrier at line 30: 1 cell(s), 1 of them reference sub-expressions (intermediate: not required for the certificate) (pinned: sha256 fe9bcaddec7868cd). -/
+def s9_shared_exchange_establishes : Prop :=
+  ∀ (I : Ideal) (inputs : Inputs) (arg : Nat → Nat) (x : Nat → Nat → Rat),
+    LiteralConstants I → Assumptions inputs arg x →
+      ∀ fuel r, runKernel kernel I launch inputs fuel = some r →
+      SharedAgree inputs r.snapshots (RGraph.value I x stateGraph) s9_shared_exchange_shared
+
+/-- the kernel is race-free, aligned and in bounds, and leaves the reference's values in its outputs (pinned: sha256 c99eeb1991802b84). -/
 def correct : Prop :=
   ∀ (I : Ideal) (inputs : Inputs) (arg : Nat → Nat) (x : Nat → Nat → Rat),
     LiteralConstants I → Assumptions inputs arg x →

@@ -325,6 +325,9 @@ impl<'a> Machine<'a> {
                     th.phase += 1;
                     th.idx += 1;
                 }
+                if let Some(o) = self.obs.as_deref_mut() {
+                    o.barrier_released(ctaid, key.0, blk.threads[first].phase);
+                }
                 continue;
             }
             let arrived = blk.threads.iter().filter(|th| same(th)).map(|th| th.tid).collect();

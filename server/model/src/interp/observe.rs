@@ -59,6 +59,9 @@ pub trait Observer {
     fn branch(&mut self, at: &At, cond: RegId, value: bool, line: Option<u32>) {}
     /// A warp collective completed for these lanes.
     fn collective(&mut self, pc: InstRef, inst: &Inst, lanes: &[CollectiveLane]) {}
+    /// Every thread of block `ctaid` waited at the barrier `pc` and was released; `phase` is
+    /// the number of barriers the block has now passed (as `Lark.Exec` counts them).
+    fn barrier_released(&mut self, ctaid: [u32; 3], pc: InstRef, phase: u32) {}
     /// Every thread of block `ctaid` has finished.
     fn block_done(&mut self, ctaid: [u32; 3]) {}
 }
