@@ -110,16 +110,20 @@ fn literal_constants_are_hypotheses_with_a_model() {
 }
 
 /// GELU's `0.044715f` stands for the reference's rational `0.044715`, which it is not in exact
-/// arithmetic: no hypothesis is stated for it, the module and the notes say so, and the
-/// identities that have a model are still stated.
+/// arithmetic. As PyTorch does with a Python scalar and a `float32` tensor, the module states the
+/// reference with the literal's value there (and says so), so no hypothesis is needed and the
+/// agreement obligation stays provable; the identities on `I` that have a model are still stated.
 #[test]
-fn a_literal_reading_without_a_model_is_left_out_and_said() {
+fn a_rational_constant_of_the_reference_is_stated_at_the_kernel_s_literal() {
     let g = fixture("gelu_tanh");
     assert!(g.text.contains("I.sqrt ((2 : Rat) / I.pi) = (mkRat 6693141 8388608)"));
-    let comment = &g.text[g.text.find("are NOT stated").unwrap()..];
-    assert!(comment.contains("12003091/268435456"), "{}", &comment[..400]);
-    let note = g.notes.iter().find(|n| n.contains("not stated as a hypothesis")).expect("no note");
-    assert!(note.contains("12003091/268435456") && note.contains("cannot be proved"), "{note}");
+    let reference = graph_nodes(&g.text, "reference");
+    assert!(reference.contains(&".const (mkRat 12003091 268435456)".to_string()), "{reference:?}");
+    assert!(!reference.iter().any(|n| n.contains("8943 200000")), "{reference:?}");
+    let doc = &g.text[g.text.find("Constants stated at the value of the kernel's literal").expect("not said")..];
+    assert!(doc[..doc.find("-/").unwrap()].contains("12003091/268435456") && doc.contains("8943/200000"), "{}", &doc[..400]);
+    assert!(!g.text.contains("are NOT stated"), "nothing is left out");
+    assert!(g.notes.iter().all(|n| !n.contains("not stated as a hypothesis")), "{:?}", g.notes);
 }
 
 #[test]

@@ -10,11 +10,15 @@
 //! with an explicit model, `Ideal.withConstants ln2 pi sqrtTable` (lean/Lark/Ideal.lean), whose
 //! values are found here and checked by Lean's kernel (`decide +kernel`).
 //!
+//! A literal read as a rational constant of the reference (`0.044715f` as `0.044715`, `1e-6f` as
+//! `eps`) differs from it in exact arithmetic, and no hypothesis on `I` can help: the module
+//! states the reference with the literal's value at that constant instead ([`Restated`]), as
+//! PyTorch itself converts a Python scalar to a `float32` tensor's type.
+//!
 //! An identity with no such model is never stated: `I.exp 1 = c` has none for `c ≠ 1` (by
-//! `exp_add`, `exp 1` is the `n`-th power of the rational `exp (1/n)` for every `n`), a literal
-//! read as a rational constant of the reference (`0.044715f` as `0.044715`) differs from it in
-//! exact arithmetic, and two readings can contradict each other (`pi` and `2/pi` rounded
-//! separately). Such an identity is left out, with a comment in the module and a note saying
+//! `exp_add`, `exp 1` is the `n`-th power of the rational `exp (1/n)` for every `n`), and two
+//! readings can contradict each other (`pi` and `2/pi` rounded separately, two literals of
+//! different precision for one reference constant). Such an identity is left out, with a comment in the module and a note saying
 //! that the obligations that needed it cannot be proved: the kernel stays uncertified, never
 //! certified by a vacuous hypothesis.
 //!
@@ -368,9 +372,33 @@ pub struct Plan {
     pub witness: Witness,
     /// An identity the engine used that is not stated, and why.
     pub left_out: Vec<(String, String)>,
+    /// Rational constants of the reference stated at the value of the kernel's literal.
+    pub restated: Vec<Restated>,
+}
+
+/// A rational constant of the reference (`eps = 1e-6`, GELU's `0.044715`) that a kernel literal
+/// rounds: the module states the reference with the literal's exact value there. PyTorch does
+/// the same: a Python scalar combined with a `float32` tensor is converted to `float32` first,
+/// so the reference computes with exactly the rounded value (rounding itself is out of scope,
+/// ARCHITECTURE.md). No hypothesis is needed, and the obligation stays provable.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Restated {
+    /// The constant's node in the lowered reference graph.
+    pub node: NodeId,
+    /// The constant as the reference writes it.
+    pub written: BigRational,
+    /// The value stated: the literal's, with the reading's sign undone.
+    pub value: BigRational,
+    pub about: String,
 }
 
 /// A literal's exact value for people: `0f3FB8AA3B = 12102203/8388608`.
+/// A rational for people: `1/1000000 ≈ 0.000001`.
+fn show(q: &BigRational) -> String {
+    let approx = q.to_f64().map_or(String::new(), |v| format!(" ≈ {v}"));
+    format!("{}/{}{approx}", q.numer(), q.denom())
+}
+
 fn describe(l: &LiteralConstant) -> String {
     let approx = l.value.to_f64().map_or(String::new(), |v| format!(" ≈ {v}"));
     format!("the {}-bit literal {}/{}{approx}", l.bits, l.value.numer(), l.value.denom())
@@ -380,9 +408,25 @@ fn describe(l: &LiteralConstant) -> String {
 /// being the reference's lowered graph (for readings as reference constants).
 pub fn plan(literals: &[LiteralConstant], graph: &Graph) -> Plan {
     let mut candidates: Vec<(Identity, Option<String>)> = Vec::new();
+    let mut restated: Vec<Restated> = Vec::new();
     for l in literals {
         // The constant itself equals the literal's value with the reading's sign undone.
         let value = if l.negated { -l.value.clone() } else { l.value.clone() };
+        if let Origin::Reference(id) = l.origin {
+            let written = CExpr::of_reference(graph, id, 0).filter(|e| !e.mentions_ideal()).and_then(|e| Witness::default().eval(&e));
+            if let Some(written) = written.filter(|w| *w != value) {
+                let about = format!("{} read as the reference's constant {}", describe(l), show(&written));
+                match restated.iter().find(|r| r.node == id) {
+                    Some(r) if r.value != value => candidates.push((
+                        Identity { lhs: CExpr::Rat(written.clone()), rhs: CExpr::Rat(value), about },
+                        Some(format!("another literal, {}, already stands for that constant", show(&r.value))),
+                    )),
+                    Some(_) => {}
+                    None => restated.push(Restated { node: id, written, value, about }),
+                }
+                continue;
+            }
+        }
         let (lhs, name) = match l.origin {
             Origin::Catalogue(k) => (Some(CExpr::known(k)), l.name.trim_start_matches('-').to_string()),
             Origin::Reference(id) => (CExpr::of_reference(graph, id, 0), format!("the reference's constant (node {})", id.index())),
@@ -411,7 +455,7 @@ pub fn plan(literals: &[LiteralConstant], graph: &Graph) -> Plan {
     // Readings that fix a constant directly first, then the rest, each in the order given.
     let direct = |i: &Identity| matches!(&i.lhs, CExpr::Pi | CExpr::Ln2) || matches!(&i.lhs, CExpr::Mul(x, _) if **x == CExpr::Ln2);
     candidates.sort_by_key(|(i, _)| !direct(i));
-    let mut out = Plan::default();
+    let mut out = Plan { restated, ..Plan::default() };
     let mut accepted = Vec::new();
     for (identity, refused) in candidates {
         if let Some(why) = refused {
@@ -505,12 +549,22 @@ impl Plan {
         )
     }
 
-    /// One note per identity left out.
+    /// One note per identity left out and per reference constant restated.
     pub fn notes(&self) -> Vec<String> {
-        self.left_out
-            .iter()
-            .map(|(about, why)| format!("not stated as a hypothesis: {about} ({why}); an equivalence obligation whose proof needs it cannot be proved, so the kernel stays uncertified"))
-            .collect()
+        let left_out = self.left_out.iter().map(|(about, why)| {
+            format!(
+                "not stated as a hypothesis: {about} ({why}); an equivalence obligation whose proof needs it cannot be proved, so the kernel stays uncertified"
+            )
+        });
+        let restated = self.restated.iter().map(|r| {
+            format!(
+                "the reference is stated with {} where it writes {} ({}; PyTorch converts a Python scalar to a float32 tensor's type the same way)",
+                show(&r.value),
+                show(&r.written),
+                r.about
+            )
+        });
+        left_out.chain(restated).collect()
     }
 }
 
@@ -568,12 +622,18 @@ mod tests {
     }
 
     #[test]
-    fn a_rational_reference_constant_is_never_equal_to_its_rounding() {
+    fn a_rational_reference_constant_is_restated_at_the_literal_and_two_literals_conflict() {
         let mut g = Graph::default();
         let id = g.constant(q(44715, 1_000_000));
-        let l = LiteralConstant { bits: 32, value: q(12003, 268435456) * q(1000, 1), origin: Origin::Reference(id), negated: false, name: "c".into() };
-        let p = plan(&[l], &g);
-        assert!(p.stated.is_empty());
-        assert!(p.left_out[0].1.contains("differs"), "{:?}", p.left_out);
+        let reading = |value: BigRational| LiteralConstant { bits: 32, value, origin: Origin::Reference(id), negated: false, name: "c".into() };
+        let f32 = q(12003091, 268435456);
+        let p = plan(&[reading(f32.clone())], &g);
+        assert!(p.stated.is_empty() && p.left_out.is_empty(), "{p:?}");
+        assert_eq!(p.restated, vec![Restated { node: id, written: q(44715, 1_000_000), value: f32.clone(), about: p.restated[0].about.clone() }]);
+        // A second literal of another precision for the same constant cannot also be its value.
+        let f16 = q(733, 16384);
+        let p = plan(&[reading(f32), reading(f16)], &g);
+        assert_eq!(p.restated.len(), 1);
+        assert!(p.left_out[0].1.contains("already stands for that constant"), "{:?}", p.left_out);
     }
 }

@@ -185,7 +185,13 @@ pub fn generate(s: &Subject) -> Generated {
         dim3(launch.block[0], launch.block[1], launch.block[2]),
         launch.dynamic_shared_bytes
     );
-    let equivalence = s.facts.and_then(|f| match reference_defs(k, f, &segments) {
+    // The readings of literals as constants the engine used: hypotheses, or reference constants
+    // stated at the literal's value (equivalence only).
+    let literals = match s.facts {
+        Some(f) if !f.literal_constants.is_empty() => crate::constants::plan(&f.literal_constants, &f.graph),
+        _ => crate::constants::Plan::default(),
+    };
+    let equivalence = s.facts.and_then(|f| match reference_defs(k, f, &segments, &literals.restated) {
         Ok(mut r) => {
             notes.append(&mut r.notes);
             Some(r)
@@ -198,11 +204,7 @@ pub fn generate(s: &Subject) -> Generated {
     if let Some(why) = &s.facts_missing {
         notes.push(format!("no equivalence obligation: {why}"));
     }
-    // The readings of literals as constants the engine used, as hypotheses (equivalence only).
-    let literals = match (&equivalence, s.facts) {
-        (Some(_), Some(f)) if !f.literal_constants.is_empty() => crate::constants::plan(&f.literal_constants, &f.graph),
-        _ => crate::constants::Plan::default(),
-    };
+    let literals = if equivalence.is_some() { literals } else { crate::constants::Plan::default() };
     notes.extend(literals.notes());
     let hypothesis = !literals.stated.is_empty();
     if let Some(eq) = &equivalence {
@@ -475,7 +477,8 @@ struct ReferenceDefs {
     notes: Vec<String>,
 }
 
-fn reference_defs(k: &Kernel, f: &ShapeFacts, segments: &[Segment]) -> Result<ReferenceDefs, String> {
+fn reference_defs(k: &Kernel, f: &ShapeFacts, segments: &[Segment], restated: &[crate::constants::Restated]) -> Result<ReferenceDefs, String> {
+    let restated_at: HashMap<NodeId, &crate::constants::Restated> = restated.iter().map(|r| (r.node, r)).collect();
     if f.outputs.len() > MAX_OUTPUT_CELLS {
         return Err(format!("the reference has {} output elements at this shape, more than {MAX_OUTPUT_CELLS} a module states: no equivalence obligation (declare a smaller first shape)", f.outputs.len()));
     }
@@ -489,7 +492,7 @@ fn reference_defs(k: &Kernel, f: &ShapeFacts, segments: &[Segment]) -> Result<Re
         if std::mem::replace(&mut reach[id.index()], true) {
             continue;
         }
-        if let Some(n) = f.graph.get(id) {
+        if let (Some(n), false) = (f.graph.get(id), restated_at.contains_key(&id)) {
             stack.extend(n.children());
         }
     }
@@ -506,6 +509,7 @@ fn reference_defs(k: &Kernel, f: &ShapeFacts, segments: &[Segment]) -> Result<Re
         let node = f.graph.get(*id).ok_or("a reference node is missing")?;
         let r = |c: &NodeId| renumber[c];
         let term = match node {
+            _ if restated_at.contains_key(id) => format!(".const {}", rat(&restated_at[id].value)),
             Node::Input { arg, index } => format!(".input {arg} {index}"),
             Node::Const(q) => format!(".const {}", rat(q)),
             Node::Pi => ".pi".into(),
@@ -526,9 +530,20 @@ fn reference_defs(k: &Kernel, f: &ShapeFacts, segments: &[Segment]) -> Result<Re
         };
         nodes.push(term);
     }
-    let mut defs = String::from(
-        "/-- The reference at this shape as a scalar graph (`Lark.RGraph`): node `i` is computed from\ninput elements `.input arg index`, constants, and earlier nodes by their numbers. Each line\nstarts with the number of its first node. -/\ndef reference : RGraph := [\n",
+    let mut doc = String::from(
+        "The reference at this shape as a scalar graph (`Lark.RGraph`): node `i` is computed from\ninput elements `.input arg index`, constants, and earlier nodes by their numbers. Each line\nstarts with the number of its first node.",
     );
+    let mut shown: Vec<&crate::constants::Restated> = restated.iter().filter(|r| renumber.contains_key(&r.node)).collect();
+    shown.sort_by_key(|r| renumber[&r.node]);
+    if !shown.is_empty() {
+        doc.push_str(
+            "\n\nConstants stated at the value of the kernel's literal (PyTorch converts a Python scalar to a\n`float32` tensor's type before using it; rounding is out of scope, ARCHITECTURE.md):",
+        );
+        for r in shown {
+            let _ = write!(doc, "\n* node {}: {}", renumber[&r.node], comment_text(&r.about));
+        }
+    }
+    let mut defs = format!("/-- {doc} -/\ndef reference : RGraph := [\n");
     const PER_LINE: usize = 6;
     for (line, chunk) in nodes.chunks(PER_LINE).enumerate() {
         let last = (line + 1) * PER_LINE >= nodes.len();
