@@ -74,6 +74,8 @@ pub fn check_access(ctx: &mut Ctx, i: usize) -> Option<BoundsOutcome> {
     q.enc.declare("off_1", 64);
     q.asserts.push(format!("(= off_1 {o})"));
     q.want("off_1".into());
+    // The index-buffer values the access depends on: the replay writes them, the report names them.
+    let seeds = crate::races::seeds_for(ctx, &mut q, &[a.pc, off], 1);
     match ctx.run_witness(&q, 1, &[]) {
         Answer::Unsat => None,
         Answer::Unknown(why) => Some(BoundsOutcome::Unknown { access: i, why }),
@@ -86,7 +88,7 @@ pub fn check_access(ctx: &mut Ctx, i: usize) -> Option<BoundsOutcome> {
             };
             let offset = Term::Name("off_1".into());
             let threads = [ThreadSpec { copy: 1, loops: &a.loops, offset: Some(&offset) }];
-            let witness = Witness::from_model(&model, &threads, ctx.k.params.len() as u32, &[]);
+            let witness = Witness::from_model(&model, &threads, ctx.k.params.len() as u32, &seeds);
             Some(BoundsOutcome::Witness(OobWitness { access: i, witness, size }))
         }
     }

@@ -480,7 +480,7 @@ impl Explain<'_> {
             }),
             barrier: None,
             divergence: None,
-            inputs: vec![],
+            inputs: self.inputs(&w),
             mismatch: None,
             launch: self.launch(&w),
             witness: w,

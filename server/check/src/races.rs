@@ -27,7 +27,7 @@ pub struct RaceWitness {
 }
 
 /// The loads an expression depends on, as seeds for thread `t`; their names are wanted.
-fn seeds_for(ctx: &Ctx, q: &mut Query, roots: &[ExprId], t: u8) -> Vec<Seed> {
+pub(crate) fn seeds_for(ctx: &Ctx, q: &mut Query, roots: &[ExprId], t: u8) -> Vec<Seed> {
     let mut out = Vec::new();
     for &e in roots {
         for (sym, acc) in ctx.loads_in(e) {

@@ -64,12 +64,19 @@ fn race_message(f: &Finding) -> String {
         verb(a2.kind),
         a2.location.line
     );
-    if f.inputs.iter().all(|i| i.declared) && !f.inputs.is_empty() {
-        message.push_str(&format!(" (with the declared contents {})", inputs(f)));
-    } else if !f.inputs.is_empty() {
-        message.push_str(&format!(" (with input {}){}", inputs(f), input_hint(f)));
-    }
+    message.push_str(&input_suffix(f));
     message
+}
+
+/// The index-buffer values a finding needs, and how to exclude it if they cannot occur.
+fn input_suffix(f: &Finding) -> String {
+    if f.inputs.is_empty() {
+        String::new()
+    } else if f.inputs.iter().all(|i| i.declared) {
+        format!(" (with the declared contents {})", inputs(f))
+    } else {
+        format!(" (with input {}){}", inputs(f), input_hint(f))
+    }
 }
 
 /// For a finding that needs particular values in index buffers: how to exclude it if those
@@ -78,7 +85,14 @@ fn input_hint(f: &Finding) -> String {
     let mut buffers: Vec<&str> = f.inputs.iter().filter(|i| !i.declared).map(|i| i.buffer.as_str()).collect();
     buffers.dedup();
     let names = buffers.iter().map(|b| format!("`{b}`")).collect::<Vec<_>>().join(", ");
-    format!("; it needs these values of {names}: if they cannot occur, declare assume = [\"injective\"] (or \"in_range(lo, hi)\", or the buffer's values) in lark.toml")
+    // Past the end of an array of `n` elements, the bound an index needs is `in_range(0, n)`.
+    let elements = f.address.as_ref().and_then(|a| a.size).zip(f.accesses.first()).map(|(size, a)| size / u64::from(a.bytes.max(1)));
+    match (f.kind, elements) {
+        (FindingKind::OutOfBounds, Some(n)) => {
+            format!("; it needs these values of {names}: if they cannot occur, declare assume = [\"in_range(0, {n})\"] (or the buffer's values) in lark.toml")
+        }
+        _ => format!("; it needs these values of {names}: if they cannot occur, declare assume = [\"injective\"] (or \"in_range(lo, hi)\", or the buffer's values) in lark.toml"),
+    }
 }
 
 fn divergence_message(f: &Finding) -> String {
@@ -110,12 +124,13 @@ fn out_of_bounds_message(f: &Finding) -> String {
     let element = addr.element.map_or(offset, |e| e as i64);
     let size = addr.size.map_or(String::new(), |s| format!("; `{}` has {s} bytes", addr.target));
     format!(
-        "out-of-bounds {} of {}[{element}] ({} bytes at byte offset {offset}{size}) by thread {} at line {}",
+        "out-of-bounds {} of {}[{element}] ({} bytes at byte offset {offset}{size}) by thread {} at line {}{}",
         a.kind,
         addr.target,
         a.bytes,
         thread(f, a.thread),
-        a.location.line
+        a.location.line,
+        input_suffix(f)
     )
 }
 

@@ -142,6 +142,59 @@ fn a_race_on_undeclared_index_values_is_a_warning_fixed_by_a_rechecked_assumptio
     c.shutdown(Duration::from_secs(10));
 }
 
+/// vLLM's expert counting (tests/real/bugs, `vllm_moe_align_zero_init_fixed`): shared counters
+/// indexed by expert ids read from `topk_ids`.
+const MOE_COUNT_CU: &str =
+    "extern \"C\" __global__ void moe_count(const int* __restrict__ topk_ids, int* __restrict__ counts_out, const int numel, const int num_experts) {
+  __shared__ int counts[256];
+  if (threadIdx.x < num_experts) counts[threadIdx.x] = 0;
+  __syncthreads();
+  for (int i = threadIdx.x; i < numel; i += blockDim.x) atomicAdd(&counts[topk_ids[i]], 1);
+  __syncthreads();
+  if (threadIdx.x < num_experts) counts_out[threadIdx.x] = counts[threadIdx.x];
+}
+";
+
+/// An out-of-bounds access through an index buffer whose contents the interface leaves open is
+/// a warning naming the index value that triggers it and the bound that would exclude it; the
+/// quick fix declares that bound, and is offered only because a re-check shows the access gone.
+#[test]
+fn an_out_of_bounds_index_from_an_undeclared_buffer_is_fixed_by_a_rechecked_bound() {
+    let toml = "[kernel.moe_count]\ngrid = [1, 1, 1]\nblock = [256, 1, 1]\n[kernel.moe_count.params]\ntopk_ids = { dtype = \"i32\", len = 512 }\ncounts_out = { dtype = \"i32\", len = 64 }\nnumel = { value = 512 }\nnum_experts = { value = 64 }\n";
+    let dir = folder("oob-index", &[("moe_count.cu", MOE_COUNT_CU), ("lark.toml", toml)]);
+    let mut c = start(&dir, json!({}));
+    let u = open(&mut c, &dir.join("moe_count.cu"), "cuda-cpp");
+    let d = diagnostics_when(&mut c, &u, |ks| ks[0]["verdict"] == "out_of_bounds");
+    let oob = d.iter().find(|x| x["code"] == "out_of_bounds").unwrap_or_else(|| panic!("{d:#?}"));
+    assert_eq!(oob["severity"], 2, "a warning: {oob:#}");
+    let message = oob["message"].as_str().unwrap();
+    assert!(message.contains("(with input topk_ids["), "{message}");
+    assert!(message.contains("declare assume = [\"in_range(0, 256)\"]"), "{message}");
+    let line = oob["range"]["start"]["line"].as_u64().unwrap();
+    assert_eq!(line, 4, "the atomicAdd: {oob:#}");
+    let actions = c
+        .request(
+            "textDocument/codeAction",
+            json!({ "textDocument": { "uri": u }, "range": { "start": { "line": line, "character": 0 }, "end": { "line": line, "character": 0 } }, "context": { "diagnostics": [] } }),
+            LONG,
+        )
+        .unwrap();
+    let fix = actions
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["title"] == "Assume `topk_ids` is in_range(0, 256) in lark.toml (re-checked: the out-of-bounds access is gone)")
+        .unwrap_or_else(|| panic!("{actions:#}"));
+    let change = &fix["edit"]["documentChanges"][0];
+    let edited = apply(toml, change["edits"].as_array().unwrap());
+    assert!(edited.contains("topk_ids = { dtype = \"i32\", len = 512, assume = [\"in_range(0, 256)\"] }"), "{edited}");
+    std::fs::write(dir.join("lark.toml"), &edited).unwrap();
+    c.notify("workspace/didChangeWatchedFiles", json!({ "changes": [{ "uri": uri(&dir.join("lark.toml")), "type": 2 }] }));
+    let d = diagnostics_when(&mut c, &u, |ks| ks[0]["verdict"] != "out_of_bounds");
+    assert!(d.iter().all(|x| x["code"] != "out_of_bounds"), "{d:#?}");
+    c.shutdown(Duration::from_secs(10));
+}
+
 const ADD_CU: &str = "extern \"C\" __global__ void add(const float* a, const float* b, float* c) {\n  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  c[i] = a[i] + b[i];\n}\n";
 
 #[test]

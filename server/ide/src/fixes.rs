@@ -75,6 +75,18 @@ pub(crate) fn fixes(an: &Analysis, fa: &FileAnalysis, range: Range<usize>, cance
             }
         }
     }
+    // An out-of-bounds access whose index came from an index buffer: the bound it needs.
+    for kr in &fa.kernels {
+        for f in kr.report.findings.iter().filter(|f| f.kind == FindingKind::OutOfBounds && f.inputs.iter().any(|i| !i.declared)) {
+            if !f.accesses.iter().any(|a| fa.loc_line(&a.location).is_some_and(|l| lines.contains(&l))) {
+                continue;
+            }
+            if cancel.is_cancelled() {
+                return out;
+            }
+            out.extend(assumption_fixes(an, fa, kr, f, cancel));
+        }
+    }
     for kr in &fa.kernels {
         let touches = kr.extent.start <= range.end && range.start <= kr.extent.end.max(kr.header.end);
         if touches && !fa.interface_input.has_kernel(&kr.name) {
@@ -106,7 +118,8 @@ fn barrier_fix_cached(an: &Analysis, fa: &FileAnalysis, kr: &KernelResult, f: &F
 /// `assume = ["injective"]` for each such buffer, in the lark.toml the stub would go to, when
 /// re-checking the kernel with it shows the race gone; else `injective` with `in_range(0, n)`,
 /// `n` the length of the raced-on buffer (an index into it is below its length; without the
-/// bound two distinct indices can still wrap around to one address).
+/// bound two distinct indices can still wrap around to one address). For an out-of-bounds
+/// access, `in_range(0, n)` with `n` the number of elements of the array it went past.
 fn assumption_fixes(an: &Analysis, fa: &FileAnalysis, kr: &KernelResult, f: &Finding, cancel: &CancelToken) -> Vec<Fix> {
     let mut buffers: Vec<&str> = f.inputs.iter().filter(|i| !i.declared).map(|i| i.buffer.as_str()).collect();
     buffers.dedup();
@@ -123,10 +136,19 @@ fn assumption_fixes(an: &Analysis, fa: &FileAnalysis, kr: &KernelResult, f: &Fin
         let fix = match cached {
             Some(hit) => hit,
             None => {
-                let mut candidates = vec![vec![spec::Assumption::Injective]];
-                if let Some(n) = target_len(kr, f).and_then(|n| i64::try_from(n).ok()) {
-                    candidates.push(vec![spec::Assumption::Injective, spec::Assumption::InRange(0, n)]);
-                }
+                let candidates = match f.kind {
+                    FindingKind::OutOfBounds => {
+                        let elements = f.address.as_ref().and_then(|a| a.size).zip(f.accesses.first()).map(|(size, a)| size / u64::from(a.bytes.max(1)));
+                        elements.and_then(|n| i64::try_from(n).ok()).map(|n| vec![vec![spec::Assumption::InRange(0, n)]]).unwrap_or_default()
+                    }
+                    _ => {
+                        let mut candidates = vec![vec![spec::Assumption::Injective]];
+                        if let Some(n) = target_len(kr, f).and_then(|n| i64::try_from(n).ok()) {
+                            candidates.push(vec![spec::Assumption::Injective, spec::Assumption::InRange(0, n)]);
+                        }
+                        candidates
+                    }
+                };
                 let fix = candidates.iter().find_map(|c| assumption_fix(an, fa, kr, f, buffer, c, cancel));
                 if !cancel.is_cancelled() {
                     lock(&an.db.fixes).insert(key, fix.clone());
@@ -195,7 +217,7 @@ fn assumption_fix(
         edited.replace_range(edit.range.clone(), &edit.text);
     }
     let edit = single_edit(&original, &edited);
-    // Re-check the kernel against the edited interface: offered only if the race is gone.
+    // Re-check the kernel against the edited interface: offered only if the finding is gone.
     let iface = fa.interface_input.with_toml_text(&toml, &edited);
     let efa = analyse::recheck(an, fa, fa.text.clone(), &iface, &kr.name, cancel)?;
     let new = efa.kernels.iter().find(|k| k.name == kr.name)?;
@@ -207,13 +229,14 @@ fn assumption_fix(
     let p = primary_access(fa, f);
     let diag_range = fa.loc_range(&f.accesses[p].location)?;
     let file = toml.file_name().map_or_else(|| "lark.toml".into(), |n| n.to_string_lossy().into_owned());
+    let what = if f.kind == FindingKind::OutOfBounds { "the out-of-bounds access" } else { "the race" };
     Some(Fix {
         title: format!(
-            "Assume `{buffer}` is {} in {file} (re-checked: the race is gone)",
+            "Assume `{buffer}` is {} in {file} (re-checked: {what} is gone)",
             assumptions.iter().map(ToString::to_string).collect::<Vec<_>>().join(" and ")
         ),
         edits: vec![FileEdit { key: None, path: Some(toml), create: !exists, original, edits: vec![edit] }],
-        resolves: Some((diag_range, "race")),
+        resolves: Some((diag_range, f.kind.verdict().as_str())),
         preferred: false,
     })
 }
