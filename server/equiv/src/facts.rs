@@ -78,6 +78,8 @@ pub struct ShapeFacts {
     pub literal_constants: Vec<LiteralConstant>,
     /// What the kernel leaves in shared memory at its barriers ([`crate::state`]).
     pub shared: SharedSpecs,
+    /// The reference function's source text, as the `.py` file writes it.
+    pub reference_source: String,
 }
 
 /// The facts of the first shape the interface lists; `Err` says why there are none.
@@ -87,6 +89,7 @@ pub fn shape_facts(req: &Request) -> Result<ShapeFacts, String> {
         let (line, column) = e.line_col(req.reference_text);
         format!("{}:{line}:{column}: {}", req.reference_file, e.message)
     })?;
+    let reference_source = req.reference_text.get(program.entry_function().span.clone()).unwrap_or_default().to_string();
     let shapes = setup::shapes(req.spec, reference).map_err(|e| e.to_string())?;
     let scalars = shapes.into_iter().next().ok_or("the interface lists no shape to check")?;
     let plan = setup::plan(req.kernel, req.spec, req.source_names, &scalars).map_err(|e| e.to_string())?;
@@ -149,6 +152,7 @@ pub fn shape_facts(req: &Request) -> Result<ShapeFacts, String> {
         notes: lowered.notes.into_iter().map(|n| n.message).collect(),
         literal_constants,
         shared,
+        reference_source,
     })
 }
 

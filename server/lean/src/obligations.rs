@@ -44,6 +44,8 @@ use std::fmt::Write as _;
 /// obligations are left out with a note (the module would be megabytes no one can read).
 pub const MAX_REFERENCE_NODES: usize = 50_000;
 pub const MAX_OUTPUT_CELLS: usize = 20_000;
+/// The longest reference function the module quotes in a comment.
+const MAX_SOURCE_LINES: usize = 40;
 
 /// A launch with every dimension known.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -543,7 +545,14 @@ fn reference_defs(k: &Kernel, f: &ShapeFacts, segments: &[Segment], restated: &[
             let _ = write!(doc, "\n* node {}: {}", renumber[&r.node], comment_text(&r.about));
         }
     }
-    let mut defs = format!("/-- {doc} -/\ndef reference : RGraph := [\n");
+    // The PyTorch function itself, for people (a Lean comment may not open or close another).
+    let source: Vec<&str> = f.reference_source.lines().collect();
+    if !source.is_empty() && source.len() <= MAX_SOURCE_LINES {
+        let text = source.join("\n").replace("/-", "/ -").replace("-/", "- /");
+        let _ = write!(doc, "\n\nThe PyTorch reference it is evaluated from:\n\n```python\n{text}\n```\n");
+    }
+    let close = if doc.ends_with('\n') { "-/" } else { " -/" };
+    let mut defs = format!("/-- {doc}{close}\ndef reference : RGraph := [\n");
     const PER_LINE: usize = 6;
     for (line, chunk) in nodes.chunks(PER_LINE).enumerate() {
         let last = (line + 1) * PER_LINE >= nodes.len();

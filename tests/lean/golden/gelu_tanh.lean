@@ -139,7 +139,15 @@ starts with the number of its first node.
 
 Constants stated at the value of the kernel's literal (PyTorch converts a Python scalar to a
 `float32` tensor's type before using it; rounding is out of scope, ARCHITECTURE.md):
-* node 14: the 32-bit literal 12003091/268435456 ≈ 0.044714998453855515 read as the reference's constant 8943/200000 ≈ 0.044715 -/
+* node 14: the 32-bit literal 12003091/268435456 ≈ 0.044714998453855515 read as the reference's constant 8943/200000 ≈ 0.044715
+
+The PyTorch reference it is evaluated from:
+
+```python
+def reference(x):
+    return F.gelu(x, approximate="tanh")
+```
+-/
 def reference : RGraph := [
     /- 0 -/ .input 0 0, .input 0 1, .input 0 2, .input 0 3, .input 0 4, .input 0 5,
     /- 6 -/ .input 0 6, .input 0 7, .const (mkRat 1 2), .mul 8 0, .const (mkRat 2 1), .pi,
@@ -199,38 +207,38 @@ def extents (inputs : Inputs) (arg : Nat → Nat) : List Extent := [
 
 Each is a proposition for a certificate to prove; none is assumed. -/
 
-/-- no two threads race on a byte of shared or global memory (pinned: sha256 cb15fddf89a4edaf). -/
+/-- no two threads race on a byte of shared or global memory (pinned: sha256 d179364136d6ae78). -/
 def race_free : Prop :=
   ∀ (I : Ideal) (inputs : Inputs) (arg : Nat → Nat) (x : Nat → Nat → Rat),
     Assumptions inputs arg x →
       RaceFree kernel I launch inputs
 
-/-- every barrier and warp collective is reached by all the threads it waits for (pinned: sha256 4cd18e5f9f0988ef). -/
+/-- every barrier and warp collective is reached by all the threads it waits for (pinned: sha256 f227a97aa3188749). -/
 def barrier_aligned : Prop :=
   ∀ (I : Ideal) (inputs : Inputs) (arg : Nat → Nat) (x : Nat → Nat → Rat),
     Assumptions inputs arg x →
       BarrierAligned kernel I launch inputs
 
-/-- every access lies inside a declared buffer or shared array (pinned: sha256 35eea271b2ef9641). -/
+/-- every access lies inside a declared buffer or shared array (pinned: sha256 9e2ebd4e93a1c01f). -/
 def in_bounds : Prop :=
   ∀ (I : Ideal) (inputs : Inputs) (arg : Nat → Nat) (x : Nat → Nat → Rat),
     Assumptions inputs arg x →
       InBounds (extents inputs arg) kernel I launch inputs
 
-/-- the kernel finishes without a fault (pinned: sha256 a85a5452da6fead9). -/
+/-- the kernel finishes without a fault (pinned: sha256 0cfde10ac12c1902). -/
 def completes : Prop :=
   ∀ (I : Ideal) (inputs : Inputs) (arg : Nat → Nat) (x : Nat → Nat → Rat),
     Assumptions inputs arg x →
       ∃ g, Computes kernel I launch inputs g
 
-/-- the output cells segment `s0_store` stores equal the reference (pinned: sha256 c36b722b95af5a92). -/
+/-- the output cells segment `s0_store` stores equal the reference (pinned: sha256 e291857eb1d1c735). -/
 def s0_store_agrees : Prop :=
   ∀ (I : Ideal) (inputs : Inputs) (arg : Nat → Nat) (x : Nat → Nat → Rat),
     LiteralConstants I → Assumptions inputs arg x →
       ∀ g, Computes kernel I launch inputs g →
       OutputsAgree g arg (RGraph.value I x reference) s0_store_cells
 
-/-- the kernel is race-free, aligned and in bounds, and leaves the reference's values in its outputs (pinned: sha256 dbb295ada971dead). -/
+/-- the kernel is race-free, aligned and in bounds, and leaves the reference's values in its outputs (pinned: sha256 8960a7edadf51ccf). -/
 def correct : Prop :=
   ∀ (I : Ideal) (inputs : Inputs) (arg : Nat → Nat) (x : Nat → Nat → Rat),
     LiteralConstants I → Assumptions inputs arg x →

@@ -378,7 +378,15 @@ def launch : Launch :=
 
 /-- The reference at this shape as a scalar graph (`Lark.RGraph`): node `i` is computed from
 input elements `.input arg index`, constants, and earlier nodes by their numbers. Each line
-starts with the number of its first node. -/
+starts with the number of its first node.
+
+The PyTorch reference it is evaluated from:
+
+```python
+def reference(a, b):
+    return a @ b
+```
+-/
 def reference : RGraph := [
     /- 0 -/ .input 0 0, .input 0 1, .input 0 2, .input 0 3, .input 0 4, .input 0 5,
     /- 6 -/ .input 0 6, .input 0 7, .input 0 8, .input 0 9, .input 0 10, .input 0 11,
@@ -586,45 +594,45 @@ def extents (inputs : Inputs) (arg : Nat → Nat) : List Extent := [
 
 Each is a proposition for a certificate to prove; none is assumed. -/
 
-/-- no two threads race on a byte of shared or global memory (pinned: sha256 542a60dbafaef328). -/
+/-- no two threads race on a byte of shared or global memory (pinned: sha256 7ef90136ac71a7b4). -/
 def race_free : Prop :=
   ∀ (I : Ideal) (inputs : Inputs) (arg : Nat → Nat) (x : Nat → Nat → Rat),
     Assumptions inputs arg x →
       RaceFree kernel I launch inputs
 
-/-- every barrier and warp collective is reached by all the threads it waits for (pinned: sha256 862be89c900b77b5). -/
+/-- every barrier and warp collective is reached by all the threads it waits for (pinned: sha256 c1c430bd0f7c590a). -/
 def barrier_aligned : Prop :=
   ∀ (I : Ideal) (inputs : Inputs) (arg : Nat → Nat) (x : Nat → Nat → Rat),
     Assumptions inputs arg x →
       BarrierAligned kernel I launch inputs
 
-/-- every access lies inside a declared buffer or shared array (pinned: sha256 405936f220a91e5a). -/
+/-- every access lies inside a declared buffer or shared array (pinned: sha256 147318765ff84618). -/
 def in_bounds : Prop :=
   ∀ (I : Ideal) (inputs : Inputs) (arg : Nat → Nat) (x : Nat → Nat → Rat),
     Assumptions inputs arg x →
       InBounds (extents inputs arg) kernel I launch inputs
 
-/-- the kernel finishes without a fault (pinned: sha256 8f08875387f93bf1). -/
+/-- the kernel finishes without a fault (pinned: sha256 c4623b02363364ae). -/
 def completes : Prop :=
   ∀ (I : Ideal) (inputs : Inputs) (arg : Nat → Nat) (x : Nat → Nat → Rat),
     Assumptions inputs arg x →
       ∃ g, Computes kernel I launch inputs g
 
-/-- the output cells segment `s4_store` stores equal the reference (pinned: sha256 3b3ca502d9dcf694). -/
+/-- the output cells segment `s4_store` stores equal the reference (pinned: sha256 c129114c5cd37e08). -/
 def s4_store_agrees : Prop :=
   ∀ (I : Ideal) (inputs : Inputs) (arg : Nat → Nat) (x : Nat → Nat → Rat),
     Assumptions inputs arg x →
       ∀ g, Computes kernel I launch inputs g →
       OutputsAgree g arg (RGraph.value I x reference) s4_store_cells
 
-/-- what segment `s1_shared_exchange` leaves in shared memory at its barrier at line 14: 160 cell(s), 160 of them reference sub-expressions (intermediate: not required for the certificate) (pinned: sha256 0e7b67cd56321faf). -/
+/-- what segment `s1_shared_exchange` leaves in shared memory at its barrier at line 14: 160 cell(s), 160 of them reference sub-expressions (intermediate: not required for the certificate) (pinned: sha256 fb777769e702fb74). -/
 def s1_shared_exchange_establishes : Prop :=
   ∀ (I : Ideal) (inputs : Inputs) (arg : Nat → Nat) (x : Nat → Nat → Rat),
     Assumptions inputs arg x →
       ∀ fuel r, runKernel kernel I launch inputs fuel = some r →
       SharedAgree inputs r.snapshots (RGraph.value I x reference) s1_shared_exchange_shared
 
-/-- the kernel is race-free, aligned and in bounds, and leaves the reference's values in its outputs (pinned: sha256 94cffe227cdbec26). -/
+/-- the kernel is race-free, aligned and in bounds, and leaves the reference's values in its outputs (pinned: sha256 c4caf0e84783bf0c). -/
 def correct : Prop :=
   ∀ (I : Ideal) (inputs : Inputs) (arg : Nat → Nat) (x : Nat → Nat → Rat),
     Assumptions inputs arg x →

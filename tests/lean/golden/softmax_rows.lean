@@ -590,7 +590,15 @@ def launch : Launch :=
 
 /-- The reference at this shape as a scalar graph (`Lark.RGraph`): node `i` is computed from
 input elements `.input arg index`, constants, and earlier nodes by their numbers. Each line
-starts with the number of its first node. -/
+starts with the number of its first node.
+
+The PyTorch reference it is evaluated from:
+
+```python
+def reference(x):
+    return F.softmax(x, dim=-1)
+```
+-/
 def reference : RGraph := [
     /- 0 -/ .input 0 0, .input 0 1, .input 0 2, .input 0 3, .input 0 4, .input 0 5,
     /- 6 -/ .input 0 6, .input 0 7, .max 0 1, .max 8 2, .max 9 3, .max 10 4,
@@ -705,80 +713,80 @@ def extents (inputs : Inputs) (arg : Nat → Nat) : List Extent := [
 
 Each is a proposition for a certificate to prove; none is assumed. -/
 
-/-- no two threads race on a byte of shared or global memory (pinned: sha256 c0f4ea2099b10988). -/
+/-- no two threads race on a byte of shared or global memory (pinned: sha256 c871c2d6593dce47). -/
 def race_free : Prop :=
   ∀ (I : Ideal) (inputs : Inputs) (arg : Nat → Nat) (x : Nat → Nat → Rat),
     Assumptions inputs arg x →
       RaceFree kernel I launch inputs
 
-/-- every barrier and warp collective is reached by all the threads it waits for (pinned: sha256 2875af146bd51e2d). -/
+/-- every barrier and warp collective is reached by all the threads it waits for (pinned: sha256 d7d5a72412326385). -/
 def barrier_aligned : Prop :=
   ∀ (I : Ideal) (inputs : Inputs) (arg : Nat → Nat) (x : Nat → Nat → Rat),
     Assumptions inputs arg x →
       BarrierAligned kernel I launch inputs
 
-/-- every access lies inside a declared buffer or shared array (pinned: sha256 5425b3916cdb6ae8). -/
+/-- every access lies inside a declared buffer or shared array (pinned: sha256 889e9a3aa80fa0b4). -/
 def in_bounds : Prop :=
   ∀ (I : Ideal) (inputs : Inputs) (arg : Nat → Nat) (x : Nat → Nat → Rat),
     Assumptions inputs arg x →
       InBounds (extents inputs arg) kernel I launch inputs
 
-/-- the kernel finishes without a fault (pinned: sha256 8033fbe2a76bfde1). -/
+/-- the kernel finishes without a fault (pinned: sha256 743db97f344b223a). -/
 def completes : Prop :=
   ∀ (I : Ideal) (inputs : Inputs) (arg : Nat → Nat) (x : Nat → Nat → Rat),
     Assumptions inputs arg x →
       ∃ g, Computes kernel I launch inputs g
 
-/-- the output cells segment `s11_store_loop` stores equal the reference (pinned: sha256 3a04305f23f2d62b). -/
+/-- the output cells segment `s11_store_loop` stores equal the reference (pinned: sha256 0ac894f94ed4421c). -/
 def s11_store_loop_agrees : Prop :=
   ∀ (I : Ideal) (inputs : Inputs) (arg : Nat → Nat) (x : Nat → Nat → Rat),
     LiteralConstants I → Assumptions inputs arg x →
       ∀ g, Computes kernel I launch inputs g →
       OutputsAgree g arg (RGraph.value I x reference) s11_store_loop_cells
 
-/-- what segment `s2_shared_exchange` leaves in shared memory at its barrier at line 14: 8 cell(s), 8 of them reference sub-expressions (intermediate: not required for the certificate) (pinned: sha256 8e06adcff8887471). -/
+/-- what segment `s2_shared_exchange` leaves in shared memory at its barrier at line 14: 8 cell(s), 8 of them reference sub-expressions (intermediate: not required for the certificate) (pinned: sha256 82d2ac29259d39f0). -/
 def s2_shared_exchange_establishes : Prop :=
   ∀ (I : Ideal) (inputs : Inputs) (arg : Nat → Nat) (x : Nat → Nat → Rat),
     LiteralConstants I → Assumptions inputs arg x →
       ∀ fuel r, runKernel kernel I launch inputs fuel = some r →
       SharedAgree inputs r.snapshots (RGraph.value I x stateGraph) s2_shared_exchange_shared
 
-/-- what segment `s3_tree_reduction` leaves in shared memory at its barrier at line 17: 8 cell(s), 5 of them reference sub-expressions (intermediate: not required for the certificate) (pinned: sha256 c5ae3ea93a8b6539). -/
+/-- what segment `s3_tree_reduction` leaves in shared memory at its barrier at line 17: 8 cell(s), 5 of them reference sub-expressions (intermediate: not required for the certificate) (pinned: sha256 34c311a1dd327d31). -/
 def s3_tree_reduction_establishes : Prop :=
   ∀ (I : Ideal) (inputs : Inputs) (arg : Nat → Nat) (x : Nat → Nat → Rat),
     LiteralConstants I → Assumptions inputs arg x →
       ∀ fuel r, runKernel kernel I launch inputs fuel = some r →
       SharedAgree inputs r.snapshots (RGraph.value I x stateGraph) s3_tree_reduction_shared
 
-/-- what segment `s4_shared_exchange` leaves in shared memory at its barrier at line 20: 1 cell(s), 1 of them reference sub-expressions (intermediate: not required for the certificate) (pinned: sha256 d0084d56e9fca295). -/
+/-- what segment `s4_shared_exchange` leaves in shared memory at its barrier at line 20: 1 cell(s), 1 of them reference sub-expressions (intermediate: not required for the certificate) (pinned: sha256 427f23c00e0a87e0). -/
 def s4_shared_exchange_establishes : Prop :=
   ∀ (I : Ideal) (inputs : Inputs) (arg : Nat → Nat) (x : Nat → Nat → Rat),
     LiteralConstants I → Assumptions inputs arg x →
       ∀ fuel r, runKernel kernel I launch inputs fuel = some r →
       SharedAgree inputs r.snapshots (RGraph.value I x stateGraph) s4_shared_exchange_shared
 
-/-- what segment `s7_shared_exchange` leaves in shared memory at its barrier at line 24: 8 cell(s), 8 of them reference sub-expressions (intermediate: not required for the certificate) (pinned: sha256 9ed59682077e9383). -/
+/-- what segment `s7_shared_exchange` leaves in shared memory at its barrier at line 24: 8 cell(s), 8 of them reference sub-expressions (intermediate: not required for the certificate) (pinned: sha256 d1a27bc73f0ddc73). -/
 def s7_shared_exchange_establishes : Prop :=
   ∀ (I : Ideal) (inputs : Inputs) (arg : Nat → Nat) (x : Nat → Nat → Rat),
     LiteralConstants I → Assumptions inputs arg x →
       ∀ fuel r, runKernel kernel I launch inputs fuel = some r →
       SharedAgree inputs r.snapshots (RGraph.value I x stateGraph) s7_shared_exchange_shared
 
-/-- what segment `s8_tree_reduction` leaves in shared memory at its barrier at line 27: 8 cell(s), 5 of them reference sub-expressions (intermediate: not required for the certificate) (pinned: sha256 fdea201ce2503e34). -/
+/-- what segment `s8_tree_reduction` leaves in shared memory at its barrier at line 27: 8 cell(s), 5 of them reference sub-expressions (intermediate: not required for the certificate) (pinned: sha256 8e7ca03acf5c867c). -/
 def s8_tree_reduction_establishes : Prop :=
   ∀ (I : Ideal) (inputs : Inputs) (arg : Nat → Nat) (x : Nat → Nat → Rat),
     LiteralConstants I → Assumptions inputs arg x →
       ∀ fuel r, runKernel kernel I launch inputs fuel = some r →
       SharedAgree inputs r.snapshots (RGraph.value I x stateGraph) s8_tree_reduction_shared
 
-/-- what segment `s9_shared_exchange` leaves in shared memory at its barrier at line 30: 1 cell(s), 1 of them reference sub-expressions (intermediate: not required for the certificate) (pinned: sha256 fe9bcaddec7868cd). -/
+/-- what segment `s9_shared_exchange` leaves in shared memory at its barrier at line 30: 1 cell(s), 1 of them reference sub-expressions (intermediate: not required for the certificate) (pinned: sha256 893588f87197ad7a). -/
 def s9_shared_exchange_establishes : Prop :=
   ∀ (I : Ideal) (inputs : Inputs) (arg : Nat → Nat) (x : Nat → Nat → Rat),
     LiteralConstants I → Assumptions inputs arg x →
       ∀ fuel r, runKernel kernel I launch inputs fuel = some r →
       SharedAgree inputs r.snapshots (RGraph.value I x stateGraph) s9_shared_exchange_shared
 
-/-- the kernel is race-free, aligned and in bounds, and leaves the reference's values in its outputs (pinned: sha256 c99eeb1991802b84). -/
+/-- the kernel is race-free, aligned and in bounds, and leaves the reference's values in its outputs (pinned: sha256 aa189189ff5d7f54). -/
 def correct : Prop :=
   ∀ (I : Ideal) (inputs : Inputs) (arg : Nat → Nat) (x : Nat → Nat → Rat),
     LiteralConstants I → Assumptions inputs arg x →
