@@ -80,6 +80,16 @@ fn reshape_without_assumptions() -> String {
     ours
 }
 
+/// The code actions offered at the start of zero-based `line`.
+fn code_actions(c: &mut StdioClient, u: &str, line: u64) -> Value {
+    c.request(
+        "textDocument/codeAction",
+        json!({ "textDocument": { "uri": u }, "range": { "start": { "line": line, "character": 0 }, "end": { "line": line, "character": 0 } }, "context": { "diagnostics": [] } }),
+        LONG,
+    )
+    .unwrap()
+}
+
 /// Applies the edits of a `WorkspaceEdit` entry (single-line ranges, ASCII) to `text`.
 fn apply(text: &str, edits: &[Value]) -> String {
     let mut out = text.to_string();
@@ -114,13 +124,7 @@ fn a_race_on_undeclared_index_values_is_a_warning_fixed_by_a_rechecked_assumptio
         assert!(r["message"].as_str().unwrap().contains("assume = [\"injective\"]"), "{r:#}");
     }
     let line = races[0]["range"]["start"]["line"].as_u64().unwrap();
-    let actions = c
-        .request(
-            "textDocument/codeAction",
-            json!({ "textDocument": { "uri": u }, "range": { "start": { "line": line, "character": 0 }, "end": { "line": line, "character": 0 } }, "context": { "diagnostics": [] } }),
-            LONG,
-        )
-        .unwrap();
+    let actions = code_actions(&mut c, &u, line);
     let fix = actions
         .as_array()
         .unwrap()
@@ -172,13 +176,7 @@ fn an_out_of_bounds_index_from_an_undeclared_buffer_is_fixed_by_a_rechecked_boun
     assert!(message.contains("declare assume = [\"in_range(0, 256)\"]"), "{message}");
     let line = oob["range"]["start"]["line"].as_u64().unwrap();
     assert_eq!(line, 4, "the atomicAdd: {oob:#}");
-    let actions = c
-        .request(
-            "textDocument/codeAction",
-            json!({ "textDocument": { "uri": u }, "range": { "start": { "line": line, "character": 0 }, "end": { "line": line, "character": 0 } }, "context": { "diagnostics": [] } }),
-            LONG,
-        )
-        .unwrap();
+    let actions = code_actions(&mut c, &u, line);
     let fix = actions
         .as_array()
         .unwrap()
