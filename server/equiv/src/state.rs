@@ -133,6 +133,29 @@ pub struct SharedSpecs {
     pub missing: Option<String>,
     /// Cells left out, by reason, with how many.
     pub left_out: BTreeMap<String, usize>,
+    /// The reference or the cells were too large to compare cells with reference nodes: every
+    /// cell is stated as the kernel's own term.
+    pub unmatched: bool,
+}
+
+/// The largest reference whose nodes cells are compared with, in nodes.
+pub const MAX_MATCHED_NODES: usize = 20_000;
+/// The most kernel terms the cells' values may reach for them to be compared.
+pub const MAX_MATCHED_TERMS: usize = 50_000;
+
+/// How many terms `roots` reach (stops counting past [`MAX_MATCHED_TERMS`]).
+fn reachable_terms(shadow: &Shadow, roots: &[TermId]) -> usize {
+    let mut seen = std::collections::HashSet::new();
+    let mut stack = roots.to_vec();
+    while let Some(t) = stack.pop() {
+        if seen.len() > MAX_MATCHED_TERMS {
+            break;
+        }
+        if seen.insert(t) {
+            stack.extend(shadow.terms.get(t).children());
+        }
+    }
+    seen.len()
 }
 
 /// What the specifications are drawn from.
@@ -179,25 +202,31 @@ pub fn shared_specs(src: &Sources, nf: &mut Nf, budget: &Budget) -> SharedSpecs 
             src.buffers.iter().find(|b| b.arg == Some(arg)).ok_or_else(|| nf::NfError::Unsupported(format!("reference input {arg} is not a kernel buffer")))?;
         Ok(nf.input(b.param, index))
     };
-    // The reference nodes by normal form (the first node of each form).
-    let all: Vec<NodeId> = (0..src.graph.len()).map(|i| NodeId(i as u32)).collect();
-    let mut by_form: HashMap<Poly, NodeId> = HashMap::new();
-    for (id, v) in all.iter().zip(convert::reference_vals(nf, src.graph, &all, &input_atom, budget)) {
-        if let Ok(Val::Finite(p)) = v {
-            by_form.entry(p).or_insert(*id);
-        }
-    }
     let mut roots: Vec<TermId> = states.iter().flat_map(|s| s.cells.iter().map(|c| c.term)).collect();
     roots.sort_unstable();
     roots.dedup();
-    let forms: HashMap<TermId, Poly> = roots
-        .iter()
-        .zip(convert::kernel_vals(nf, src.consts, &shadow.terms, &roots, budget))
-        .filter_map(|(t, v)| match v {
-            Ok(Val::Finite(p)) => Some((*t, p)),
-            _ => None,
-        })
-        .collect();
+    // Normal forms of every reference node and of the cells, to state a cell as the reference
+    // node it equals. The normal form of a running sum of `n` terms has `n` monomials, so a
+    // long reduction costs `n²/2` of them: beyond the caps the cells keep the kernel's terms.
+    let matching = src.graph.len() <= MAX_MATCHED_NODES && reachable_terms(shadow, &roots) <= MAX_MATCHED_TERMS;
+    if !matching {
+        specs.unmatched = true;
+    }
+    let mut by_form: HashMap<Poly, NodeId> = HashMap::new();
+    let mut forms: HashMap<TermId, Poly> = HashMap::new();
+    if matching {
+        let all: Vec<NodeId> = (0..src.graph.len()).map(|i| NodeId(i as u32)).collect();
+        for (id, v) in all.iter().zip(convert::reference_vals(nf, src.graph, &all, &input_atom, budget)) {
+            if let Ok(Val::Finite(p)) = v {
+                by_form.entry(p).or_insert(*id);
+            }
+        }
+        for (t, v) in roots.iter().zip(convert::kernel_vals(nf, src.consts, &shadow.terms, &roots, budget)) {
+            if let Ok(Val::Finite(p)) = v {
+                forms.insert(*t, p);
+            }
+        }
+    }
     let mut tr = Translator { src, nodes: Vec::new(), index: HashMap::new(), memo: HashMap::new() };
     for s in states {
         let block = s.ctaid[0] as u64 + s.ctaid[1] as u64 * src.grid[0] as u64 + s.ctaid[2] as u64 * src.grid[0] as u64 * src.grid[1] as u64;

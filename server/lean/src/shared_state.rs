@@ -15,8 +15,10 @@ use reference::NodeId;
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
 
-/// The most shared cells a module states; beyond, the shared specifications are left out.
+/// The most shared cells, and the most nodes of their own, a module states; beyond, the shared
+/// specifications are left out (the module would be megabytes no one can read).
 pub const MAX_SHARED_CELLS: usize = 20_000;
+pub const MAX_STATE_NODES: usize = 20_000;
 
 /// The Lean definitions of the shared specifications.
 #[derive(Default)]
@@ -83,6 +85,13 @@ pub fn shared_defs(
         notes.push(format!("no shared-memory specification: {why}"));
         return out;
     }
+    if specs.unmatched && !specs.cells.is_empty() {
+        notes.push(format!(
+            "shared-memory specifications state the kernel's own terms: the reference ({} nodes at most) or the cells' values ({} terms at most) are too large to compare them with reference nodes",
+            equiv::state::MAX_MATCHED_NODES,
+            equiv::state::MAX_MATCHED_TERMS
+        ));
+    }
     for (why, n) in &specs.left_out {
         notes.push(format!("{n} shared cell(s) have no stated value: {why}"));
     }
@@ -100,6 +109,11 @@ pub fn shared_defs(
             continue;
         }
         stack.extend(specs.nodes[i as usize].operands().into_iter().filter_map(state_index));
+    }
+    let own = needed.iter().filter(|n| **n).count();
+    if own > MAX_STATE_NODES {
+        notes.push(format!("the kernel's partial results in shared memory need {own} scalar operations, more than {MAX_STATE_NODES} a module states: no shared-memory specification (declare a smaller first shape)"));
+        return out;
     }
     let mut state_number: HashMap<u32, usize> = HashMap::new();
     let mut rendered = Vec::new();
