@@ -44,6 +44,10 @@ pub struct Ctx<'a> {
     /// A race was ruled out with the row-major index lemma (an assumption the report names;
     /// see [`crate::query::Query::add_index_lemmas`]).
     pub relied_on_no_wrap: bool,
+    /// Whether a satisfiable query is answered with its first model, without the tiers that
+    /// look for a small witness (see [`Ctx::run_witness`]): set where only whether a witness
+    /// exists matters (the launch confirmation's checks of a finding's own lines).
+    pub decide_only: bool,
     /// Enumerated points, shared by the pairs an access is in and by the workers.
     pub points: &'a PointsCache,
     /// Bases written somewhere in the kernel (others are read-only).
@@ -146,6 +150,7 @@ impl<'a> Ctx<'a> {
             enumerated: 0,
             launch: None,
             relied_on_no_wrap: false,
+            decide_only: false,
             points,
             written,
             after_loop,
@@ -199,6 +204,9 @@ impl<'a> Ctx<'a> {
         };
         let first = self.ask(&query);
         let Answer::Sat(_) = first else { return first };
+        if self.decide_only {
+            return first.reported(q);
+        }
         let preferred: String = prefer.iter().map(|p| format!("(assert {p})\n")).collect();
         // A one-dimensional block of at most 256 threads, in a grid of at most 4 blocks a side.
         let mut simple = String::from("(assert (= ntid_y (_ bv1 32)))\n(assert (= ntid_z (_ bv1 32)))\n(assert (bvule ntid_x (_ bv256 32)))\n");

@@ -8,7 +8,7 @@ use crate::query::ThreadId;
 use crate::races::{self, RaceOutcome};
 use crate::replay;
 use crate::report::*;
-use crate::schedule::{self, Shared};
+use crate::schedule::{self, Check, Depth, Shared};
 use crate::smt::{Solver, SolverKind};
 use crate::sync::{self, SyncOutcome};
 use crate::witness::Witness;
@@ -82,8 +82,20 @@ impl Sources<'_> {
 /// `check_kernel`, with a panic in the engine turned into an `error` verdict (and a fresh solver,
 /// since the old one may be mid-query): a bug in LARK must not take the CLI or the editor down.
 pub fn check_kernel_guarded(k: &Kernel, spec: Option<&KernelSpec>, src: &Sources, opts: &Options, solver: &mut Solver) -> KernelReport {
+    check_kernel_guarded_in(k, spec, src, opts, solver, None)
+}
+
+/// [`check_kernel_guarded`], asking only about `focus` when it is set (see [`Focus`]).
+pub(crate) fn check_kernel_guarded_in(
+    k: &Kernel,
+    spec: Option<&KernelSpec>,
+    src: &Sources,
+    opts: &Options,
+    solver: &mut Solver,
+    focus: Option<&Focus>,
+) -> KernelReport {
     let started = Instant::now();
-    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| check_kernel(k, spec, src, opts, solver)));
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| check_kernel_in(k, spec, src, opts, solver, focus)));
     r.unwrap_or_else(|p| {
         *solver = Solver::new();
         let message = p.downcast_ref::<String>().cloned().or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string())).unwrap_or_default();
@@ -92,6 +104,51 @@ pub fn check_kernel_guarded(k: &Kernel, spec: Option<&KernelSpec>, src: &Sources
 }
 
 pub fn check_kernel(k: &Kernel, spec: Option<&KernelSpec>, src: &Sources, opts: &Options, solver: &mut Solver) -> KernelReport {
+    check_kernel_in(k, spec, src, opts, solver, None)
+}
+
+/// Findings a check is asked about (the launch confirmation's): their kinds and source lines
+/// (sorted, as [`finding_lines`] gives them).
+///
+/// A check focused on them runs only the questions whose answer can name one of those lines —
+/// the race pairs with an access on one, the barriers, collectives and accesses on one — since
+/// only those can find a finding again or leave its lines undecided. A question that can only
+/// find one of the findings again (every finding on its lines has its kind and exactly its
+/// lines) is [`Depth::Decide`]d: a witness for it is not minimised nor replayed but reported
+/// as an uncertified region on its lines (found again or undecided, the finding is not clean
+/// there). Other questions are asked in full, as without focus. The report of a focused check
+/// is for the confirmation only.
+pub(crate) struct Focus {
+    pub findings: Vec<(FindingKind, Vec<u32>)>,
+}
+
+impl Focus {
+    /// How far to check a question of `kind` whose answer names `lines`: `None` when it names
+    /// no line of a finding.
+    fn depth(&self, kind: FindingKind, lines: &[u32]) -> Option<Depth> {
+        let mut lines = lines.to_vec();
+        lines.sort_unstable();
+        lines.dedup();
+        let touching: Vec<&(FindingKind, Vec<u32>)> = self.findings.iter().filter(|(_, l)| l.iter().any(|x| lines.contains(x))).collect();
+        if touching.is_empty() {
+            None
+        } else if touching.iter().all(|(k, l)| *k == kind && *l == lines) {
+            Some(Depth::Decide)
+        } else {
+            Some(Depth::Full)
+        }
+    }
+}
+
+/// The source lines a finding names, sorted.
+pub(crate) fn finding_lines(f: &Finding) -> Vec<u32> {
+    let mut lines: Vec<u32> = f.accesses.iter().map(|a| a.location.line).chain(f.barrier.iter().map(|b| b.line)).collect();
+    lines.sort_unstable();
+    lines.dedup();
+    lines
+}
+
+fn check_kernel_in(k: &Kernel, spec: Option<&KernelSpec>, src: &Sources, opts: &Options, solver: &mut Solver, focus: Option<&Focus>) -> KernelReport {
     let started = Instant::now();
     let model::Analysis { mut lifted, phases } = model::analyse(k);
     let mut bind = Binding::new(k, spec, src.param_names.as_deref());
@@ -141,8 +198,30 @@ pub fn check_kernel(k: &Kernel, spec: Option<&KernelSpec>, src: &Sources, opts: 
     }
     let budget = model::budget::Budget { deadline: started.checked_add(std::time::Duration::from_millis(opts.budget_ms)), cancel: opts.cancel.clone() };
     let points = PointsCache::default();
-    let shared =
-        Shared { k, l: &lifted, phases: &phases, bind: &bind, points: &points, timeout_ms: opts.timeout_ms, budget: budget.clone(), enumerate: opts.enumerate };
+    let access_line = |a: &Access| src.location(a.span, a.line).line;
+    let site_line = |block: model::BlockId, inst: usize| {
+        let i = &k.cfg.blocks[block as usize].insts[inst];
+        src.location(i.span, i.line).line
+    };
+    let depth = |c: Check| -> Option<Depth> {
+        let focus = focus?;
+        match c {
+            Check::Race(i, j) => focus.depth(FindingKind::Race, &[access_line(&lifted.accesses[i]), access_line(&lifted.accesses[j])]),
+            Check::Sync(block, inst) => focus.depth(FindingKind::BarrierDivergence, &[site_line(block, inst)]),
+            Check::Bounds(i) => focus.depth(FindingKind::OutOfBounds, &[access_line(&lifted.accesses[i])]),
+        }
+    };
+    let shared = Shared {
+        k,
+        l: &lifted,
+        phases: &phases,
+        bind: &bind,
+        points: &points,
+        timeout_ms: opts.timeout_ms,
+        budget: budget.clone(),
+        enumerate: opts.enumerate,
+        focus: focus.map(|_| &depth as &(dyn Fn(Check) -> Option<Depth> + Sync)),
+    };
     let lent = (0..schedule::workers(opts.jobs)).map(|_| solver.lend(opts.solver)).collect();
     let (answers, lent) = schedule::run(&shared, lent);
     lent.into_iter().for_each(|s| solver.give_back(s));
@@ -157,9 +236,24 @@ pub fn check_kernel(k: &Kernel, spec: Option<&KernelSpec>, src: &Sources, opts: 
     let (race_outcomes, sync_outcomes, bounds_outcomes) = (answers.races, answers.sync, answers.bounds);
     let replay_started = Instant::now();
     let fx = Explain { k, l: &lifted, bind: &bind, src, budget: &budget, strict_races: opts.strict_races };
+    // A witness of a question the focus only decides is not replayed (see [`Focus`]).
+    let decided = |c: Check, question: Question, lines: Vec<Location>, report: &mut KernelReport| -> bool {
+        if depth(c) != Some(Depth::Decide) {
+            return false;
+        }
+        let mut lines = lines.into_iter();
+        report.uncertified.push(Uncertified { reason: Reason::Unreproduced { question }, location: lines.next(), related: lines.collect() });
+        true
+    };
     for o in race_outcomes {
         match o {
-            RaceOutcome::Witness(w) => fx.race(w, &mut report),
+            RaceOutcome::Witness(w) => {
+                let (x, y) = (&lifted.accesses[w.a1], &lifted.accesses[w.a2]);
+                let at = vec![src.location(x.span, x.line), src.location(y.span, y.line)];
+                if !decided(Check::Race(w.a1, w.a2), Question::Race, at, &mut report) {
+                    fx.race(w, &mut report);
+                }
+            }
             RaceOutcome::Unknown { a1, a2, why } => {
                 let (x, y) = (&lifted.accesses[a1], &lifted.accesses[a2]);
                 report.uncertified.push(Uncertified {
@@ -172,7 +266,14 @@ pub fn check_kernel(k: &Kernel, spec: Option<&KernelSpec>, src: &Sources, opts: 
     }
     for o in sync_outcomes {
         match o {
-            SyncOutcome::Witness(w) => fx.divergence(w, &mut report),
+            SyncOutcome::Witness(w) => {
+                let (block, inst) = w.site;
+                let i = &k.cfg.blocks[block as usize].insts[inst];
+                let question = if w.warp { Question::WarpCollective } else { Question::Barrier };
+                if !decided(Check::Sync(block, inst), question, vec![src.location(i.span, i.line)], &mut report) {
+                    fx.divergence(w, &mut report);
+                }
+            }
             SyncOutcome::Unknown { site, warp, why } => {
                 let inst = &k.cfg.blocks[site.0 as usize].insts[site.1];
                 let question = if warp { Question::WarpCollective } else { Question::Barrier };
@@ -182,7 +283,12 @@ pub fn check_kernel(k: &Kernel, spec: Option<&KernelSpec>, src: &Sources, opts: 
     }
     for o in bounds_outcomes {
         match o {
-            BoundsOutcome::Witness(w) => fx.out_of_bounds(w, &mut report),
+            BoundsOutcome::Witness(w) => {
+                let a = &lifted.accesses[w.access];
+                if !decided(Check::Bounds(w.access), Question::Bounds, vec![src.location(a.span, a.line)], &mut report) {
+                    fx.out_of_bounds(w, &mut report);
+                }
+            }
             BoundsOutcome::Unknown { access, why } => {
                 let a = &lifted.accesses[access];
                 report.uncertified.push(Uncertified::at(why.reason(Question::Bounds), src.location(a.span, a.line)));
@@ -488,5 +594,26 @@ impl Explain<'_> {
             assumed_launch: None,
             benign: None,
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Depth, FindingKind, Focus};
+
+    /// A focused check skips questions away from the findings' lines, only decides those that
+    /// can merely find one of them again, and asks in full those whose answer could also be
+    /// another finding on a shared line.
+    #[test]
+    fn focus_depth_by_lines_and_kind() {
+        let focus = Focus { findings: vec![(FindingKind::Race, vec![9]), (FindingKind::Race, vec![50, 60]), (FindingKind::OutOfBounds, vec![70])] };
+        assert_eq!(focus.depth(FindingKind::Race, &[9, 9]), Some(Depth::Decide));
+        assert_eq!(focus.depth(FindingKind::Race, &[60, 50]), Some(Depth::Decide));
+        assert_eq!(focus.depth(FindingKind::Race, &[50, 50]), Some(Depth::Full), "a race on line 50 alone is another finding");
+        assert_eq!(focus.depth(FindingKind::Race, &[9, 12]), Some(Depth::Full));
+        assert_eq!(focus.depth(FindingKind::BarrierDivergence, &[9]), Some(Depth::Full), "another kind on the finding's line");
+        assert_eq!(focus.depth(FindingKind::OutOfBounds, &[70]), Some(Depth::Decide));
+        assert_eq!(focus.depth(FindingKind::Race, &[12, 13]), None);
+        assert_eq!(focus.depth(FindingKind::OutOfBounds, &[51]), None);
     }
 }

@@ -7,7 +7,7 @@
 //! stays an error; one that does not is kept as a warning naming the launch that triggers it,
 //! and the kernel is `uncertified` until the launch is declared.
 
-use crate::engine::{check_kernel_guarded, Options, Sources};
+use crate::engine::{check_kernel_guarded_in, finding_lines, Focus, Options, Sources};
 use crate::report::{FindingKind, KernelReport, Verdict};
 use crate::Solver;
 use model::ops::Special;
@@ -42,16 +42,23 @@ pub fn confirm(k: &Kernel, spec: Option<&KernelSpec>, src: &Sources, opts: &Opti
     // Each confirmation has a share of the kernel's budget.
     let share = Options { budget_ms: (opts.budget_ms / (sizes.len() as u64 + 1)).max(1000), ..opts.clone() };
     // For each candidate finding, the common blocks at which a run decides its lines and does
-    // not find it (a run that left those lines undecided says nothing about them).
+    // not find it (a run that left those lines undecided says nothing about them). A finding
+    // replayed with one of those blocks occurs there: no run needs to look again. Each run asks
+    // only the questions that can name the lines of the findings still open (see [`Focus`]).
     let mut clean_at: Vec<Vec<[u64; 2]>> = vec![Vec::new(); report.findings.len()];
     for &[x, y] in &sizes {
+        let open: Vec<usize> = candidates.iter().copied().filter(|&n| report.findings[n].launch.block.map(u64::from) != [x, y, 1]).collect();
+        if open.is_empty() {
+            continue;
+        }
+        let focus = Focus { findings: open.iter().map(|&n| (report.findings[n].kind, finding_lines(&report.findings[n]))).collect() };
         let mut s = spec.cloned().unwrap_or_default();
         s.block = Some([Dim::exact(x), Dim::exact(y), Dim::exact(1)]);
-        let r = check_kernel_guarded(k, Some(&s), src, &share, solver);
+        let r = check_kernel_guarded_in(k, Some(&s), src, &share, solver, Some(&focus));
         if r.verdict == Verdict::Error {
             continue;
         }
-        for &n in &candidates {
+        for &n in &open {
             let f = &report.findings[n];
             let lines = finding_lines(f);
             let found = r.findings.iter().any(|g| g.kind == f.kind && finding_lines(g) == lines);
@@ -73,14 +80,6 @@ pub fn confirm(k: &Kernel, spec: Option<&KernelSpec>, src: &Sources, opts: &Opti
         ));
     }
     report.settle_verdict();
-}
-
-/// The source lines a finding names, sorted.
-fn finding_lines(f: &crate::report::Finding) -> Vec<u32> {
-    let mut lines: Vec<u32> = f.accesses.iter().map(|a| a.location.line).chain(f.barrier.iter().map(|b| b.line)).collect();
-    lines.sort_unstable();
-    lines.dedup();
-    lines
 }
 
 /// Whether the kernel reads the y thread index or block size (then two-dimensional tiles are

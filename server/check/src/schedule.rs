@@ -31,6 +31,29 @@ pub struct Shared<'a> {
     pub budget: Budget,
     /// Whether checks may be decided by enumerating a concrete launch.
     pub enumerate: bool,
+    /// Which checks to run, and how far (all of them, in full, when `None`): the launch
+    /// confirmation asks only about the lines of the findings it confirms.
+    pub focus: Option<&'a (dyn Fn(Check) -> Option<Depth> + Sync)>,
+}
+
+/// One check of a kernel, as [`Shared::focus`] sees it.
+#[derive(Clone, Copy)]
+pub enum Check {
+    /// Accesses `i` and `j` may race.
+    Race(usize, usize),
+    /// The barrier or warp collective at (block, instruction).
+    Sync(model::BlockId, usize),
+    /// Access `i` stays in bounds.
+    Bounds(usize),
+}
+
+/// How far a focused check goes.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Depth {
+    /// Whether a witness exists is all that matters (its first model is kept as it is).
+    Decide,
+    /// As in a full check: a small witness, for the replay.
+    Full,
 }
 
 impl Shared<'_> {
@@ -150,6 +173,28 @@ impl Work<'_> {
         loop {
             let n = self.next.fetch_add(1, Ordering::Relaxed);
             let Some(&item) = self.items.get(n) else { break };
+            let depth = match self.shared.focus {
+                None => Some(Depth::Full),
+                Some(focus) => focus(match item {
+                    Item::Race(p) => Check::Race(self.pairs[p].0, self.pairs[p].1),
+                    Item::Sync(s) => Check::Sync(self.sites[s].block, self.sites[s].inst),
+                    Item::Bounds(i) => Check::Bounds(i),
+                }),
+            };
+            let Some(depth) = depth else {
+                // Not asked about: answered as a check that found nothing (a race pair as one
+                // the ledger skipped).
+                answers.push((
+                    n,
+                    match item {
+                        Item::Race(p) => Answer::Race(p, None),
+                        Item::Sync(_) => Answer::Sync(None),
+                        Item::Bounds(_) => Answer::Bounds(None),
+                    },
+                ));
+                continue;
+            };
+            ctx.decide_only = depth == Depth::Decide;
             let answer = match item {
                 Item::Race(p) => Answer::Race(
                     p,
