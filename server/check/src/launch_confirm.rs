@@ -20,7 +20,7 @@ const COMMON_BLOCKS: [u64; 3] = [64, 128, 256];
 const COMMON_TILES: [[u64; 2]; 3] = [[16, 16], [32, 8], [8, 8]];
 
 /// Re-checks `report`'s findings at the common block sizes and marks those that need the
-/// assumed launch (see the module comment).
+/// assumed launch (see the module comment), within `opts.budget_ms` for all sizes together.
 pub fn confirm(k: &Kernel, spec: Option<&KernelSpec>, src: &Sources, opts: &Options, solver: &mut Solver, report: &mut KernelReport) {
     let declared = spec.is_some_and(|s| s.block.is_some()) || k.reqntid.is_some();
     let candidates: Vec<usize> =
@@ -39,8 +39,8 @@ pub fn confirm(k: &Kernel, spec: Option<&KernelSpec>, src: &Sources, opts: &Opti
     if sizes.is_empty() {
         sizes.push([max, 1]);
     }
-    // Each confirmation has a share of the kernel's budget.
-    let share = Options { budget_ms: (opts.budget_ms / (sizes.len() as u64 + 1)).max(1000), ..opts.clone() };
+    // Each block size has an equal share of the confirmation's budget.
+    let share = Options { budget_ms: (opts.budget_ms / sizes.len() as u64).max(1000), ..opts.clone() };
     // For each candidate finding, the common blocks at which a run decides its lines and does
     // not find it (a run that left those lines undecided says nothing about them). A finding
     // replayed with one of those blocks occurs there: no run needs to look again. Each run asks

@@ -19,8 +19,12 @@ pub fn listed_shapes(spec: Option<&KernelSpec>) -> Option<&[std::collections::BT
 /// `check_kernel_guarded` over the kernel's scope: its listed shapes, or its whole interface.
 pub fn check_kernel_scoped(k: &Kernel, spec: Option<&KernelSpec>, src: &Sources, opts: &Options, solver: &mut Solver) -> KernelReport {
     let Some(shapes) = listed_shapes(spec) else {
+        let started = std::time::Instant::now();
         let mut report = check_kernel_guarded(k, spec, src, opts, solver);
-        crate::launch_confirm::confirm(k, spec, src, opts, solver, &mut report);
+        // The launch confirmation spends what the check left of the kernel's budget, and at
+        // least a quarter of it (the findings of a check that used it all are still confirmed).
+        let left = opts.budget_ms.saturating_sub(started.elapsed().as_millis() as u64).max(opts.budget_ms / 4);
+        crate::launch_confirm::confirm(k, spec, src, &Options { budget_ms: left, ..opts.clone() }, solver, &mut report);
         return report;
     };
     let spec = spec.expect("listed shapes come from a spec");
