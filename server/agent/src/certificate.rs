@@ -53,12 +53,16 @@ pub struct Manifest {
     pub toolchain: String,
     pub agent: String,
     pub entries: Vec<Entry>,
+    /// What the module's statement leaves out or states differently (`lean::obligations`'s
+    /// notes): the certificate proves exactly that statement.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub statement_notes: Vec<String>,
 }
 
 impl Manifest {
     pub fn new(kernel: String, module: String, inputs: KeyInputs, toolchain: String, agent: String, entries: Vec<Entry>) -> Manifest {
         let key = inputs.key();
-        Manifest { format: FORMAT, kernel, module, inputs, key, toolchain, agent, entries }
+        Manifest { format: FORMAT, kernel, module, inputs, key, toolchain, agent, entries, statement_notes: Vec::new() }
     }
 
     /// The directory name under the store's root: readable, and unique per key.

@@ -104,6 +104,10 @@ pub fn certify(args: CertifyArgs) -> ExitCode {
             all_certified = false;
             continue;
         }
+        // What the statement leaves out or states differently: a certificate is about exactly it.
+        for note in &g.notes {
+            eprintln!("{}: note on the statement: {note}", k.source_name);
+        }
         let facts = vec![format!("LARK's engine verified `{}` for this launch and shape ({} ms)", k.source_name, k.report.stats.millis.round())];
         let mut entries = Vec::new();
         let mut files = vec![(certificate::MODULE_FILE.to_string(), g.text.clone())];
@@ -142,7 +146,8 @@ pub fn certify(args: CertifyArgs) -> ExitCode {
         // Every obligation passed Lean: the certificate is written, atomically.
         let Some(checker) = &checker else { continue };
         let inputs = certificate::inputs(&fa.ptx, fa.interface_path.as_deref(), k.spec.as_ref().and_then(|s| s.reference.as_ref()).map(|r| r.file.as_path()));
-        let manifest = Manifest::new(k.name.clone(), g.module.clone(), inputs, checker.toolchain.lean_version.clone(), agent.name(), entries);
+        let mut manifest = Manifest::new(k.name.clone(), g.module.clone(), inputs, checker.toolchain.lean_version.clone(), agent.name(), entries);
+        manifest.statement_notes = g.notes.clone();
         match certificate::write(&store, &manifest, &files) {
             Ok(dir) => println!("{}: certified (Lean {}): {}", k.source_name, checker.toolchain.lean_version, dir.display()),
             Err(e) => return fail(e.to_string()),

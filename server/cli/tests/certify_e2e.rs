@@ -140,6 +140,8 @@ fn a_token_budget_covers_the_whole_run_and_then_nothing_more_is_asked() {
     assert_eq!(o.status.code(), Some(1), "{stderr}");
     assert_eq!(stderr.matches("not proved: agent token budget exhausted: 1200 of 1000 tokens used").count(), 5, "{stderr}");
     assert!(stderr.contains("tokens so far: 1200 of 1000"), "{stderr}");
+    // What the statement states differently from the reference is said before any proof.
+    assert!(stderr.contains("gelu_tanh: note on the statement: the reference is stated with 12003091/268435456"), "{stderr}");
     assert!(stderr.contains("not certified"), "{stderr}");
     assert!(!stdout.contains("certified ("), "no certificate line: {stdout}");
     assert!(!store.exists(), "nothing was written");

@@ -242,7 +242,9 @@ impl State {
         // lens finds it, and the lens says so.
         let Some(checker) = checker else { return Some("Lean toolchain not found".into()) };
         let written = self.write_certificate(uri, kernel, &g, &checker, agent_name, entries, files).await;
-        progress.finish(written.as_deref().unwrap_or("certified")).await;
+        // A certificate proves exactly the module's statement: say what it leaves out or restates.
+        let certified = if g.notes.is_empty() { "certified".to_string() } else { format!("certified; on the statement: {}", g.notes.join("; ")) };
+        progress.finish(written.as_deref().unwrap_or(&certified)).await;
         written
     }
 
@@ -265,7 +267,8 @@ impl State {
         let reference = k.spec.as_ref().and_then(|s| s.reference.as_ref()).map(|r| r.file.clone());
         let inputs = agent::certificate::inputs(&fa.ptx, fa.interface_path.as_deref(), reference.as_deref());
         let version = checker.toolchain.lean_version.clone();
-        let manifest = agent::certificate::Manifest::new(kernel.to_string(), g.module.clone(), inputs, version.clone(), agent_name, entries);
+        let mut manifest = agent::certificate::Manifest::new(kernel.to_string(), g.module.clone(), inputs, version.clone(), agent_name, entries);
+        manifest.statement_notes = g.notes.clone();
         match agent::certificate::write(&agent::certificate::store_dir(&root), &manifest, &files) {
             Ok(dir) => {
                 lock(&self.certifications.rechecks).insert(dir, Some(format!("certified (Lean {version})")));
