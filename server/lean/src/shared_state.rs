@@ -132,14 +132,15 @@ pub fn shared_defs(
     if !rendered.is_empty() {
         out.graph = "stateGraph";
         out.defs.push_str(
-            "/-- The reference's nodes followed by the kernel's partial results that shared memory holds at\nbarriers (the same `RNode`s, numbered on from the reference's). -/\ndef stateGraph : RGraph := reference ++ [\n",
+            "/-- The reference's nodes followed by the kernel's partial results that shared memory holds at\nbarriers (the same `RNode`s, numbered on from the reference's). The list is ascribed its type so that `.input` and the other
+constructors elaborate without relying on `++` passing the expected type down. -/\ndef stateGraph : RGraph := reference ++ ([\n",
         );
         const PER_LINE: usize = 6;
         for (line, chunk) in rendered.chunks(PER_LINE).enumerate() {
             let last = (line + 1) * PER_LINE >= rendered.len();
             let _ = writeln!(out.defs, "    /- {} -/ {}{}", reference_len + line * PER_LINE, chunk.join(", "), if last { "" } else { "," });
         }
-        out.defs.push_str("  ]\n\n");
+        out.defs.push_str("  ] : RGraph)\n\n");
     }
     for (seg, cells) in &by_segment {
         let s = &segments[*seg];
