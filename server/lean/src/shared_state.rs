@@ -115,25 +115,17 @@ pub fn shared_defs(
         notes.push(format!("the kernel's partial results in shared memory need {own} scalar operations, more than {MAX_STATE_NODES} a module states: no shared-memory specification (declare a smaller first shape)"));
         return out;
     }
-    let mut state_number: HashMap<u32, usize> = HashMap::new();
-    let mut rendered = Vec::new();
-    for (i, node) in specs.nodes.iter().enumerate().filter(|(i, _)| needed[*i]) {
-        let number = |r: StateRef| match r {
-            StateRef::Reference(n) => renumber[&n],
-            StateRef::State(j) => state_number[&j],
-        };
-        rendered.push(render(node, &number));
-        state_number.insert(i as u32, reference_len + state_number.len());
-    }
+    // Operands come before their users, so numbering the needed nodes in order is enough.
+    let state_number: HashMap<u32, usize> = (0..specs.nodes.len()).filter(|&i| needed[i]).enumerate().map(|(k, i)| (i as u32, reference_len + k)).collect();
     let number = |r: StateRef| match r {
         StateRef::Reference(n) => renumber[&n],
         StateRef::State(j) => state_number[&j],
     };
+    let rendered: Vec<String> = specs.nodes.iter().enumerate().filter(|(i, _)| needed[*i]).map(|(_, node)| render(node, &number)).collect();
     if !rendered.is_empty() {
         out.graph = "stateGraph";
         out.defs.push_str(
-            "/-- The reference's nodes followed by the kernel's partial results that shared memory holds at\nbarriers (the same `RNode`s, numbered on from the reference's). The list is ascribed its type so that `.input` and the other
-constructors elaborate without relying on `++` passing the expected type down. -/\ndef stateGraph : RGraph := reference ++ ([\n",
+            "/-- The reference's nodes followed by the kernel's partial results that shared memory holds at\nbarriers (the same `RNode`s, numbered on from the reference's). -/\ndef stateGraph : RGraph := reference ++ ([\n",
         );
         const PER_LINE: usize = 6;
         for (line, chunk) in rendered.chunks(PER_LINE).enumerate() {

@@ -625,8 +625,7 @@ def s11_store_loop_cells : List OutputCell := [
 def outputCells : List OutputCell := s11_store_loop_cells
 
 /-- The reference's nodes followed by the kernel's partial results that shared memory holds at
-barriers (the same `RNode`s, numbered on from the reference's). The list is ascribed its type so that `.input` and the other
-constructors elaborate without relying on `++` passing the expected type down. -/
+barriers (the same `RNode`s, numbered on from the reference's). -/
 def stateGraph : RGraph := reference ++ ([
     /- 46 -/ .input 0 4, .input 0 0, .max 47 46, .input 0 5, .input 0 1, .max 50 49,
     /- 52 -/ .input 0 6, .input 0 2, .max 53 52, .input 0 7, .input 0 3, .max 56 55,
@@ -714,80 +713,80 @@ def extents (inputs : Inputs) (arg : Nat → Nat) : List Extent := [
 
 Each is a proposition for a certificate to prove; none is assumed. -/
 
-/-- no two threads race on a byte of shared or global memory (pinned: sha256 1c691fbcfd097e09). -/
+/-- no two threads race on a byte of shared or global memory (pinned: sha256 93b17f0b7b53b9fd). -/
 def race_free : Prop :=
   ∀ (I : Ideal) (inputs : Inputs) (arg : Nat → Nat) (x : Nat → Nat → Rat),
     Assumptions inputs arg x →
       RaceFree kernel I launch inputs
 
-/-- every barrier and warp collective is reached by all the threads it waits for (pinned: sha256 cf60938bacc4351d). -/
+/-- every barrier and warp collective is reached by all the threads it waits for (pinned: sha256 83a50a118b15d9c1). -/
 def barrier_aligned : Prop :=
   ∀ (I : Ideal) (inputs : Inputs) (arg : Nat → Nat) (x : Nat → Nat → Rat),
     Assumptions inputs arg x →
       BarrierAligned kernel I launch inputs
 
-/-- every access lies inside a declared buffer or shared array (pinned: sha256 2fdbf7028651e5ca). -/
+/-- every access lies inside a declared buffer or shared array (pinned: sha256 63d2a09861a41be0). -/
 def in_bounds : Prop :=
   ∀ (I : Ideal) (inputs : Inputs) (arg : Nat → Nat) (x : Nat → Nat → Rat),
     Assumptions inputs arg x →
       InBounds (extents inputs arg) kernel I launch inputs
 
-/-- the kernel finishes without a fault (pinned: sha256 caf086dbeaa43fde). -/
+/-- the kernel finishes without a fault (pinned: sha256 447744fbaf8192e5). -/
 def completes : Prop :=
   ∀ (I : Ideal) (inputs : Inputs) (arg : Nat → Nat) (x : Nat → Nat → Rat),
     Assumptions inputs arg x →
       ∃ g, Computes kernel I launch inputs g
 
-/-- the output cells segment `s11_store_loop` stores equal the reference (pinned: sha256 53ec5e9b2eec5d68). -/
+/-- the output cells segment `s11_store_loop` stores equal the reference (pinned: sha256 8e563df395006bc4). -/
 def s11_store_loop_agrees : Prop :=
   ∀ (I : Ideal) (inputs : Inputs) (arg : Nat → Nat) (x : Nat → Nat → Rat),
     LiteralConstants I → Assumptions inputs arg x →
       ∀ g, Computes kernel I launch inputs g →
       OutputsAgree g arg (RGraph.value I x reference) s11_store_loop_cells
 
-/-- what segment `s2_shared_exchange` leaves in shared memory at its barrier at line 14: 8 cell(s), 8 of them reference sub-expressions (intermediate: not required for the certificate) (pinned: sha256 1f4a03d7b9832424). -/
+/-- what segment `s2_shared_exchange` leaves in shared memory at its barrier at line 14: 8 cell(s), 8 of them reference sub-expressions (intermediate: not required for the certificate) (pinned: sha256 f4a219aab4055656). -/
 def s2_shared_exchange_establishes : Prop :=
   ∀ (I : Ideal) (inputs : Inputs) (arg : Nat → Nat) (x : Nat → Nat → Rat),
     LiteralConstants I → Assumptions inputs arg x →
       ∀ fuel r, runKernel kernel I launch inputs fuel = some r →
       SharedAgree inputs r.snapshots (RGraph.value I x stateGraph) s2_shared_exchange_shared
 
-/-- what segment `s3_tree_reduction` leaves in shared memory at its barrier at line 17: 8 cell(s), 5 of them reference sub-expressions (intermediate: not required for the certificate) (pinned: sha256 18086ca4f55577be). -/
+/-- what segment `s3_tree_reduction` leaves in shared memory at its barrier at line 17: 8 cell(s), 5 of them reference sub-expressions (intermediate: not required for the certificate) (pinned: sha256 96ccf6ddec781047). -/
 def s3_tree_reduction_establishes : Prop :=
   ∀ (I : Ideal) (inputs : Inputs) (arg : Nat → Nat) (x : Nat → Nat → Rat),
     LiteralConstants I → Assumptions inputs arg x →
       ∀ fuel r, runKernel kernel I launch inputs fuel = some r →
       SharedAgree inputs r.snapshots (RGraph.value I x stateGraph) s3_tree_reduction_shared
 
-/-- what segment `s4_shared_exchange` leaves in shared memory at its barrier at line 20: 1 cell(s), 1 of them reference sub-expressions (intermediate: not required for the certificate) (pinned: sha256 ab39f03bedb3779f). -/
+/-- what segment `s4_shared_exchange` leaves in shared memory at its barrier at line 20: 1 cell(s), 1 of them reference sub-expressions (intermediate: not required for the certificate) (pinned: sha256 6d947ec098bb50f6). -/
 def s4_shared_exchange_establishes : Prop :=
   ∀ (I : Ideal) (inputs : Inputs) (arg : Nat → Nat) (x : Nat → Nat → Rat),
     LiteralConstants I → Assumptions inputs arg x →
       ∀ fuel r, runKernel kernel I launch inputs fuel = some r →
       SharedAgree inputs r.snapshots (RGraph.value I x stateGraph) s4_shared_exchange_shared
 
-/-- what segment `s7_shared_exchange` leaves in shared memory at its barrier at line 24: 8 cell(s), 8 of them reference sub-expressions (intermediate: not required for the certificate) (pinned: sha256 81ff4e043c16ee77). -/
+/-- what segment `s7_shared_exchange` leaves in shared memory at its barrier at line 24: 8 cell(s), 8 of them reference sub-expressions (intermediate: not required for the certificate) (pinned: sha256 a574321647cc71c4). -/
 def s7_shared_exchange_establishes : Prop :=
   ∀ (I : Ideal) (inputs : Inputs) (arg : Nat → Nat) (x : Nat → Nat → Rat),
     LiteralConstants I → Assumptions inputs arg x →
       ∀ fuel r, runKernel kernel I launch inputs fuel = some r →
       SharedAgree inputs r.snapshots (RGraph.value I x stateGraph) s7_shared_exchange_shared
 
-/-- what segment `s8_tree_reduction` leaves in shared memory at its barrier at line 27: 8 cell(s), 5 of them reference sub-expressions (intermediate: not required for the certificate) (pinned: sha256 f1508d4c1dec5c94). -/
+/-- what segment `s8_tree_reduction` leaves in shared memory at its barrier at line 27: 8 cell(s), 5 of them reference sub-expressions (intermediate: not required for the certificate) (pinned: sha256 2419a7dd20b32d60). -/
 def s8_tree_reduction_establishes : Prop :=
   ∀ (I : Ideal) (inputs : Inputs) (arg : Nat → Nat) (x : Nat → Nat → Rat),
     LiteralConstants I → Assumptions inputs arg x →
       ∀ fuel r, runKernel kernel I launch inputs fuel = some r →
       SharedAgree inputs r.snapshots (RGraph.value I x stateGraph) s8_tree_reduction_shared
 
-/-- what segment `s9_shared_exchange` leaves in shared memory at its barrier at line 30: 1 cell(s), 1 of them reference sub-expressions (intermediate: not required for the certificate) (pinned: sha256 e2a97cd81eb0839c). -/
+/-- what segment `s9_shared_exchange` leaves in shared memory at its barrier at line 30: 1 cell(s), 1 of them reference sub-expressions (intermediate: not required for the certificate) (pinned: sha256 709dacd52dc4e5b7). -/
 def s9_shared_exchange_establishes : Prop :=
   ∀ (I : Ideal) (inputs : Inputs) (arg : Nat → Nat) (x : Nat → Nat → Rat),
     LiteralConstants I → Assumptions inputs arg x →
       ∀ fuel r, runKernel kernel I launch inputs fuel = some r →
       SharedAgree inputs r.snapshots (RGraph.value I x stateGraph) s9_shared_exchange_shared
 
-/-- the kernel is race-free, aligned and in bounds, and leaves the reference's values in its outputs (pinned: sha256 c3169112c5cddbbc). -/
+/-- the kernel is race-free, aligned and in bounds, and leaves the reference's values in its outputs (pinned: sha256 d3cf940767e43966). -/
 def correct : Prop :=
   ∀ (I : Ideal) (inputs : Inputs) (arg : Nat → Nat) (x : Nat → Nat → Rat),
     LiteralConstants I → Assumptions inputs arg x →
