@@ -99,7 +99,11 @@ impl Binding {
     /// - at most 2²¹ blocks along x, so that with at most 1024 threads per block the usual
     ///   `blockIdx.x * blockDim.x + threadIdx.x` fits the `int` it is computed in (y and z are
     ///   small enough already). A range, not a product: the solver stays linear.
-    pub fn assume_unread_dimensions(&mut self, spec: Option<&KernelSpec>, k: &Kernel) -> Vec<String> {
+    /// - a block whose shape the kernel never sees (it reads its threads only through the
+    ///   linear thread index and the thread count, as cooperative groups' `thread_rank()` and
+    ///   `size()` do) is checked as `block.y = block.z = 1`: exact, not an assumption, since
+    ///   every shape with the same thread count behaves the same (see [`model::block_shape`]);
+    pub fn assume_unread_dimensions(&mut self, spec: Option<&KernelSpec>, k: &Kernel, lifted: &model::symbolic::Lifted) -> Vec<String> {
         use model::ops::{Operand, Special};
         // The special registers some instruction reads (the kernel's own text, not the lifter's
         // view of it: nothing the lifter skips can hide a read).
@@ -138,6 +142,14 @@ impl Binding {
         let ones: Vec<String> = std::mem::take(&mut assumed);
         if !ones.is_empty() {
             assumed.push(format!("{} = 1 (never read)", ones.join(", ")));
+        }
+        let shape_read = (1..3u8).any(|d| reads(Special::Tid(d)) || reads(Special::Ntid(d)));
+        if block_open && !block_from_ptx && shape_read && !reads(Special::LaneId) && !reads(Special::WarpId) && model::block_shape::reads_only_linear_thread_index(lifted) {
+            self.block[1] = DimRange::exact(1);
+            self.block[2] = DimRange::exact(1);
+            assumed.push(
+                "block.y, block.z = 1 (the kernel reads its threads only as the linear index `threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z)` and the block's thread count: every block shape with the same thread count behaves the same)".into(),
+            );
         }
         // `__launch_bounds__(N)` (`.maxntid`) promises at most N threads per block.
         if let (true, Some(n)) = (block_open && !block_from_ptx, k.max_threads.filter(|n| (1..1024).contains(n))) {

@@ -152,7 +152,7 @@ fn check_kernel_in(k: &Kernel, spec: Option<&KernelSpec>, src: &Sources, opts: &
     let started = Instant::now();
     let model::Analysis { mut lifted, phases } = model::analyse(k);
     let mut bind = Binding::new(k, spec, src.param_names.as_deref());
-    let assumed = bind.assume_unread_dimensions(spec, k);
+    let assumed = bind.assume_unread_dimensions(spec, k, &lifted);
     let known = bind.known_values(k, &mut lifted.exprs);
     lifted.specialize(&known);
     let mut report = KernelReport {

@@ -3,6 +3,7 @@
 
 use crate::bind::{Binding, ByteSize};
 use crate::encode::{bv, sym_name, Encoder, Narrow};
+use crate::row_major::Split;
 use model::expr::{ExprId, Exprs, Sym};
 use model::ops::Special;
 use spec::{ParamSpec, Scalar};
@@ -213,14 +214,30 @@ impl<'a> Query<'a> {
     /// pair of readings of thread 1's offset `o1` and thread 2's `o2` with the same stride;
     /// returns how many lemmas were stated.
     pub fn add_index_lemmas(&mut self, x: &Exprs, o1: ExprId, o2: ExprId) -> usize {
-        let (mut s1, mut s2) = (crate::row_major::splits(x, o1), crate::row_major::splits(x, o2));
-        s1.truncate(MAX_ROW_MAJOR_SPLITS);
-        s2.truncate(MAX_ROW_MAJOR_SPLITS);
-        let zero = bv(0, 64);
+        let (s1, s2) = (crate::row_major::splits(x, o1), crate::row_major::splits(x, o2));
         let (e1, e2) = (self.enc.term(o1, 1), self.enc.term(o2, 2));
+        let added = self.row_major_lemmas(x, (&e1, &e2), (&s1, &s2), ROW_MAJOR_DEPTH);
+        if added > 0 {
+            // Every reading of one offset has the same scale (their common factor).
+            for (name, scale) in [(&e1, s1[0].scale), (&e2, s2[0].scale)] {
+                if !self.index_terms.iter().any(|(n, _)| n == name) {
+                    self.index_terms.push((name.clone(), scale));
+                }
+            }
+            self.add_mixed_index_lemmas(x);
+        }
+        added
+    }
+
+    /// States the row-major lemma for each pair of readings of `e1` (thread 1) and `e2`
+    /// (thread 2) with the same stride, and again for their rows and columns, `depth` levels
+    /// down: a row that is itself row-major (`blockIdx.x * warps_per_block + warp` inside
+    /// `row * C + col`) needs the lemma once more before the solver can tell two rows apart.
+    fn row_major_lemmas(&mut self, x: &Exprs, (e1, e2): (&str, &str), (s1, s2): (&[Split], &[Split]), depth: u32) -> usize {
+        let zero = bv(0, 64);
         let mut added = 0;
-        for p in &s1 {
-            for q in s2.iter().filter(|q| q.stride == p.stride && q.scale == p.scale) {
+        for p in s1.iter().take(MAX_ROW_MAJOR_SPLITS) {
+            for q in s2.iter().take(MAX_ROW_MAJOR_SPLITS).filter(|q| q.stride == p.stride && q.scale == p.scale) {
                 let (b1, b2) = (self.factor_term(x, &p.stride, 1), self.factor_term(x, &q.stride, 2));
                 let (a1, a2) = (self.sum_of(x, &p.multiple, 1), self.sum_of(x, &q.multiple, 2));
                 let (c1, c2) = (self.sum_of(x, &p.rest, 1), self.sum_of(x, &q.rest, 2));
@@ -228,15 +245,15 @@ impl<'a> Query<'a> {
                     "(=> (and (= {e1} {e2}) (= {b1} {b2}) (bvsle {zero} {c1}) (bvslt {c1} {b1}) (bvsle {zero} {c2}) (bvslt {c2} {b2})) (and (= {a1} {a2}) (= {c1} {c2})))"
                 ));
                 added += 1;
-                for (name, scale) in [(&e1, p.scale), (&e2, q.scale)] {
-                    if !self.index_terms.iter().any(|(n, _)| n == name) {
-                        self.index_terms.push((name.clone(), scale));
+                if depth > 1 {
+                    // The row and the column are equal too: either can be row-major itself (a
+                    // column `threadIdx.x + k * blockDim.x` of a block-stride loop).
+                    for ((m1, m2), (t1, t2)) in [((&p.multiple, &q.multiple), (&a1, &a2)), ((&p.rest, &q.rest), (&c1, &c2))] {
+                        let (r1, r2) = (crate::row_major::splits_of(x, m1), crate::row_major::splits_of(x, m2));
+                        added += self.row_major_lemmas(x, (t1, t2), (&r1, &r2), depth - 1);
                     }
                 }
             }
-        }
-        if added > 0 {
-            self.add_mixed_index_lemmas(x);
         }
         added
     }
@@ -441,6 +458,8 @@ fn grid_stride(x: &Exprs, e: ExprId) -> Option<(ExprId, ExprId, u8)> {
 
 /// At most this many row-major splits per query (their lemmas are pairwise).
 const MAX_ROW_MAJOR_SPLITS: usize = 8;
+/// Rows of rows: `(blockIdx.x * warps + warp) * C + col` is two levels.
+const ROW_MAJOR_DEPTH: u32 = 2;
 
 /// `ctaid_d * ntid_e + tid_e` with `d != e`: `(d, e)`.
 fn mixed_global_index(x: &Exprs, e: ExprId) -> Option<(u8, u8)> {

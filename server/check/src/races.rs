@@ -172,8 +172,23 @@ pub fn phase_counters(ctx: &Ctx, phase: &[Vec<IterRel>]) -> Vec<ExprId> {
 }
 
 /// SMT constraint for "in the same phase": one of the ways (a disjunction).
+/// Ways that repeat, or that add conditions to another way (`A and B` beside `A`), are dropped:
+/// the phase relation lists one way per pair of paths, which for code after several loops can
+/// be dozens of copies of a few conditions.
 fn phase_formula(q: &mut Query, l: &model::symbolic::Lifted, phase: &[Vec<IterRel>]) -> String {
-    let disjuncts: Vec<String> = phase.iter().map(|rels| iter_term(q, l, rels)).collect();
+    let mut ways: Vec<Vec<String>> = phase.iter().map(|rels| iter_parts(q, l, rels)).collect();
+    for w in &mut ways {
+        w.sort();
+        w.dedup();
+    }
+    ways.sort_by_key(Vec::len);
+    let mut kept: Vec<Vec<String>> = Vec::new();
+    for w in ways {
+        if !kept.iter().any(|k| k.iter().all(|p| w.contains(p))) {
+            kept.push(w);
+        }
+    }
+    let disjuncts: Vec<String> = kept.into_iter().map(conjunction).collect();
     if disjuncts.is_empty() {
         "false".to_string()
     } else {
@@ -181,11 +196,16 @@ fn phase_formula(q: &mut Query, l: &model::symbolic::Lifted, phase: &[Vec<IterRe
     }
 }
 
-/// SMT constraint on loop counters for one way of being in the same phase.
-fn iter_term(q: &mut Query, l: &model::symbolic::Lifted, rels: &[IterRel]) -> String {
-    if rels.is_empty() {
-        return "true".into();
+fn conjunction(parts: Vec<String>) -> String {
+    if parts.is_empty() {
+        "true".into()
+    } else {
+        format!("(and {})", parts.join(" "))
     }
+}
+
+/// SMT constraints on loop counters for one way of being in the same phase (a conjunction).
+fn iter_parts(q: &mut Query, l: &model::symbolic::Lifted, rels: &[IterRel]) -> Vec<String> {
     let mut parts = Vec::new();
     for r in rels {
         let (lp, second) = match *r {
@@ -218,10 +238,7 @@ fn iter_term(q: &mut Query, l: &model::symbolic::Lifted, rels: &[IterRel]) -> St
             IterRel::NotEntered { .. } => unreachable!("handled above"),
         });
     }
-    if parts.is_empty() {
-        return "true".into();
-    }
-    format!("(and {})", parts.join(" "))
+    parts
 }
 
 /// Decides whether accesses `i` and `j` race: `None` when they cannot.

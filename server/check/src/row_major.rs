@@ -51,6 +51,12 @@ const MAX_MONOMIALS: usize = 32;
 /// The row-major readings of a 64-bit byte offset, one per candidate stride.
 pub fn splits(x: &Exprs, offset: ExprId) -> Vec<Split> {
     let Some(monomials) = expand(x, offset, Widen::None) else { return Vec::new() };
+    splits_of(x, &monomials)
+}
+
+/// The row-major readings of a sum of monomials (an offset, or the row of another reading:
+/// `row = blockIdx.x * warps_per_block + warp` inside `row * C + col`).
+pub fn splits_of(x: &Exprs, monomials: &[Monomial]) -> Vec<Split> {
     let scale = monomials.iter().fold(0u128, |g, m| gcd(g, m.coeff.unsigned_abs()));
     if scale == 0 || scale > u64::MAX as u128 {
         return Vec::new();
@@ -68,7 +74,7 @@ pub fn splits(x: &Exprs, offset: ExprId) -> Vec<Split> {
         .into_iter()
         .map(|stride| {
             let (mut multiple, mut rest) = (Vec::new(), Vec::new());
-            for m in &monomials {
+            for m in monomials {
                 let coeff = m.coeff / scale_i;
                 match m.factors.iter().position(|f| *f == stride) {
                     Some(at) => {

@@ -5,6 +5,7 @@
 //! accesses and phases; `interp` runs it concretely.
 
 pub mod analysis;
+pub mod block_shape;
 pub mod budget;
 pub mod cfg;
 pub mod decode;

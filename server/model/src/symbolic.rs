@@ -156,6 +156,12 @@ pub struct Lifted {
     pub exit_facts: Vec<(LoopId, ExprId)>,
     /// Condition for a thread to enter each loop (final pass), for loops reached.
     pub loop_entry_pc: Vec<Option<ExprId>>,
+    /// Values the expressions above lose track of: the operands of instructions whose results
+    /// become fresh [`Sym::Value`]s (float arithmetic, conversions, shuffles, votes, stored
+    /// values) and the entry and latch values of loop registers summarised as [`Sym::Havoc`].
+    /// With the sites' expressions they are everything the kernel's behaviour depends on
+    /// (what [`crate::block_shape`] needs to know which thread indices a kernel reads).
+    pub opaque_uses: Vec<ExprId>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -200,6 +206,7 @@ struct Lifter<'k> {
     loop_entry_pc: Vec<Option<ExprId>>,
     /// Per region, the reconvergence points of its blocks (see [`crate::reconverge`]).
     reconverge: HashMap<Option<LoopId>, HashMap<BlockId, BlockId>>,
+    opaque_uses: Vec<ExprId>,
 }
 
 pub fn lift(k: &Kernel) -> Lifted {
@@ -231,11 +238,14 @@ pub fn lift(k: &Kernel) -> Lifted {
         exit_facts: Vec::new(),
         loop_entry_pc: vec![None; nloops],
         reconverge: HashMap::new(),
+        opaque_uses: Vec::new(),
     };
     let zero_regs: Vec<ExprId> = k.regs.iter().map(|r| if r.bits == 1 { l.x.boolean(false) } else { l.x.konst(0, r.bits) }).collect();
     let pc = l.x.boolean(true);
     let entry = State { regs: zero_regs, pc };
     l.run_region(None, k.cfg.entry, entry);
+    l.opaque_uses.sort_unstable();
+    l.opaque_uses.dedup();
     Lifted {
         exprs: l.x,
         accesses: l.out_accesses,
@@ -247,6 +257,7 @@ pub fn lift(k: &Kernel) -> Lifted {
         value_origin: l.value_origin,
         exit_facts: l.exit_facts,
         loop_entry_pc: l.loop_entry_pc,
+        opaque_uses: l.opaque_uses,
     }
 }
 
@@ -405,6 +416,9 @@ impl Lifter<'_> {
         }
         if let Some(latch) = &latch {
             self.derive_from_other_ivs(l, counter, &entry, latch, &mut ivs, &mut header_map, &mut final_state);
+            for (r, _, _) in ivs.iter().filter(|(_, k, _)| matches!(k, IvKind::Havoc)) {
+                self.opaque_uses.extend([entry.regs[*r as usize], latch.regs[*r as usize]]);
+            }
         }
 
         // Iteration k runs if k == 0 or the loop continued at k - 1.
@@ -759,6 +773,7 @@ impl Lifter<'_> {
             Some(g) => self.x.and(st.pc, g),
             None => st.pc,
         };
+        self.note_opaque_operands(st, &inst.op);
         match &inst.op {
             Op::Mov { dst, src, bits } => {
                 let w = if self.reg_bits(*dst) == BOOL { BOOL } else { *bits };
@@ -904,6 +919,28 @@ impl Lifter<'_> {
                     });
                 }
             }
+        }
+    }
+
+    /// Records the operands of an instruction whose result the model does not compute from
+    /// them (see [`Lifted::opaque_uses`]). Operands of the instructions it does compute, and
+    /// memory addresses (kept with each access), are visible in the expressions already.
+    fn note_opaque_operands(&mut self, st: &State, op: &Op) {
+        let opaque = match op {
+            Op::Mov { .. } | Op::Bin { .. } | Op::Un { .. } | Op::Ext { .. } | Op::Setp { .. } | Op::Selp { .. } | Op::Pred { .. } | Op::PredNot { .. } => false,
+            Op::Ld { .. } | Op::Bra { .. } | Op::Ret | Op::Exit | Op::Fence => false,
+            _ => true,
+        };
+        if !opaque {
+            return;
+        }
+        for o in op.operands() {
+            let e = match o {
+                Operand::Reg(r) | Operand::NotReg(r) => st.regs[*r as usize],
+                Operand::Special(s) => self.x.var(Sym::Special(*s), s.bits()),
+                _ => continue,
+            };
+            self.opaque_uses.push(e);
         }
     }
 

@@ -224,30 +224,43 @@ impl Solver {
         // z3 reads a timeout of 0 as "no limit" and keeps it in 32 bits; the clamp also keeps
         // the deadline within what `Instant` can represent.
         let timeout_ms = timeout.as_millis().clamp(1, u32::MAX.into()) as u64;
-        let limit = Duration::from_millis(timeout_ms);
-        // With a CPU-time limit, the solver's own (clock) limit and the watchdog's deadline
-        // move out to the clock's backstop; the CPU time is watched while waiting.
-        let cpu_limit = (self.cpu_limited && cfg!(target_os = "linux")).then_some(limit);
-        let clock = if cpu_limit.is_some() { limit * WALL_PER_CPU } else { limit };
-        let clock_ms = clock.as_millis().min(u32::MAX.into()) as u64;
-        let deadline = Instant::now() + clock + grace(clock);
-        let first = self.run(query, timeout_ms, clock_ms, deadline, cpu_limit, cancel, false);
         // Inside `push`, z3 answers with its incremental core, which does not bit-blast up
-        // front; products of launch sizes (grid-stride loops) can take it several times longer
-        // than the `qfbv` tactic a fresh QF_BV query gets (5.0 s against 0.7 s). A query it
-        // gave up on is asked once more that way, with a fresh limit. Only timed-out queries
-        // are: the models of the others (which witnesses replay) stay as they were.
-        let timed_out = matches!(&first, Ok(SatResult::Unknown(r)) if r.starts_with("timeout")) || matches!(&first, Err(Halt::TimedOut));
-        let first = if timed_out && self.kind == SolverKind::Z3 && query.logic() == crate::Logic::QfBv && !cancel.is_cancelled() {
-            if matches!(&first, Err(Halt::TimedOut)) {
+        // front. Neither it nor the `qfbv` tactic a fresh QF_BV query gets is faster on every
+        // query: products of launch sizes can take the core 5 s against the tactic's 0.1 s,
+        // while the tactic gives up on some row-major index queries the core answers in a
+        // second. So a QF_BV query gets the core for a quarter of its time (the quick answers,
+        // whose models witnesses replay, stay as they were), then the tactic for its whole
+        // time, then the core again for the remaining three quarters: at most twice the
+        // time, as the core-then-tactic order this replaces.
+        let staged = self.kind == SolverKind::Z3 && query.logic() == crate::Logic::QfBv;
+        let stages: &[(u64, bool)] = if staged {
+            let first = (timeout_ms / 4).max(1);
+            &[(first, false), (timeout_ms, true), (timeout_ms - first, false)]
+        } else {
+            &[(timeout_ms, false)]
+        };
+        let mut first = Err(Halt::TimedOut);
+        for (i, &(ms, tactic)) in stages.iter().enumerate() {
+            if ms == 0 || (i > 0 && cancel.is_cancelled()) {
+                continue;
+            }
+            if i > 0 && matches!(&first, Err(Halt::TimedOut)) {
                 self.running = None; // the process was stopped mid-query
                 self.stats.kills += 1;
             }
+            let limit = Duration::from_millis(ms);
+            // With a CPU-time limit, the solver's own (clock) limit and the watchdog's deadline
+            // move out to the clock's backstop; the CPU time is watched while waiting.
+            let cpu_limit = (self.cpu_limited && cfg!(target_os = "linux")).then_some(limit);
+            let clock = if cpu_limit.is_some() { limit * WALL_PER_CPU } else { limit };
+            let clock_ms = clock.as_millis().min(u32::MAX.into()) as u64;
             let deadline = Instant::now() + clock + grace(clock);
-            self.run(query, timeout_ms, clock_ms, deadline, cpu_limit, cancel, true)
-        } else {
-            first
-        };
+            first = self.run(query, timeout_ms, clock_ms, deadline, cpu_limit, cancel, tactic);
+            let timed_out = matches!(&first, Ok(SatResult::Unknown(r)) if r.starts_with("timeout")) || matches!(&first, Err(Halt::TimedOut));
+            if !timed_out {
+                break;
+            }
+        }
         let halt = match first {
             Ok(result) => {
                 if matches!(&result, SatResult::Unknown(r) if r.starts_with("timeout")) {
