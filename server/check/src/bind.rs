@@ -144,7 +144,13 @@ impl Binding {
             assumed.push(format!("{} = 1 (never read)", ones.join(", ")));
         }
         let shape_read = (1..3u8).any(|d| reads(Special::Tid(d)) || reads(Special::Ntid(d)));
-        if block_open && !block_from_ptx && shape_read && !reads(Special::LaneId) && !reads(Special::WarpId) && model::block_shape::reads_only_linear_thread_index(lifted) {
+        if block_open
+            && !block_from_ptx
+            && shape_read
+            && !reads(Special::LaneId)
+            && !reads(Special::WarpId)
+            && model::block_shape::reads_only_linear_thread_index(lifted)
+        {
             self.block[1] = DimRange::exact(1);
             self.block[2] = DimRange::exact(1);
             assumed.push(

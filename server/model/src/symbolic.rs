@@ -927,7 +927,9 @@ impl Lifter<'_> {
     /// memory addresses (kept with each access), are visible in the expressions already.
     fn note_opaque_operands(&mut self, st: &State, op: &Op) {
         let opaque = match op {
-            Op::Mov { .. } | Op::Bin { .. } | Op::Un { .. } | Op::Ext { .. } | Op::Setp { .. } | Op::Selp { .. } | Op::Pred { .. } | Op::PredNot { .. } => false,
+            Op::Mov { .. } | Op::Bin { .. } | Op::Un { .. } | Op::Ext { .. } | Op::Setp { .. } | Op::Selp { .. } | Op::Pred { .. } | Op::PredNot { .. } => {
+                false
+            }
             Op::Ld { .. } | Op::Bra { .. } | Op::Ret | Op::Exit | Op::Fence => false,
             _ => true,
         };
