@@ -113,6 +113,10 @@ fn is_counter(x: &Exprs, e: ExprId) -> bool {
 /// `e` (widened by `widen` to 64 bits) as a sum of monomials; `None` past [`MAX_MONOMIALS`].
 fn expand(x: &Exprs, e: ExprId, widen: Widen) -> Option<Vec<Monomial>> {
     let bits = x.bits(e);
+    // A loop counter is an iteration number, never negative: under the no-wrap assumption
+    // `sext(k * step)` is `zext(k) * sext(step)`, the form the loop's own no-wrap fact and
+    // guard use, so the solver meets one term instead of two it must prove equal.
+    let widen = if widen == Widen::Signed && is_counter(x, e) { Widen::Unsigned } else { widen };
     let atom = || Some(vec![Monomial { coeff: 1, factors: vec![Factor { e, widen }] }]);
     if let Some(v) = x.as_const(e) {
         let value = match widen {

@@ -389,6 +389,13 @@ impl Exprs {
         self.subst_rec(e, map, &mut memo)
     }
 
+    /// Replaces symbols by expressions, and the nodes `nodes` maps by their images (which are
+    /// not substituted further).
+    pub fn subst_nodes(&mut self, e: ExprId, map: &HashMap<Sym, ExprId>, nodes: HashMap<ExprId, ExprId>) -> ExprId {
+        let mut memo = nodes;
+        self.subst_rec(e, map, &mut memo)
+    }
+
     fn subst_rec(&mut self, e: ExprId, map: &HashMap<Sym, ExprId>, memo: &mut HashMap<ExprId, ExprId>) -> ExprId {
         if let Some(&r) = memo.get(&e) {
             return r;

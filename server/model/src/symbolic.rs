@@ -432,7 +432,13 @@ impl Lifter<'_> {
                     let v = self.iv_value(kind, entry.regs[*r as usize], prev, bits, l, *r);
                     prev_map.insert(Sym::Header { lp: l, reg: *r }, v);
                 }
-                let cont_prev = self.x.subst(s.pc, &prev_map);
+                // An affine register's latch value at k - 1, `init + (k-1)*step + step`, is its
+                // value at k (an identity modulo 2^bits for k >= 1, and k = 0 does not ask):
+                // written so, the test shares its term with the accesses of iteration k instead
+                // of leaving the solver to prove two products equal.
+                let latch_at_k: HashMap<ExprId, ExprId> =
+                    ivs.iter().filter(|(_, kind, _)| matches!(kind, IvKind::Affine { .. })).map(|(r, _, value)| (s.regs[*r as usize], *value)).collect();
+                let cont_prev = self.x.subst_nodes(s.pc, &prev_map, latch_at_k);
                 let zero = self.x.konst(0, COUNTER_BITS);
                 let first = self.x.cmp(CmpOp::Eq, counter, zero);
                 let mut guard = self.x.or(first, cont_prev);
@@ -926,14 +932,13 @@ impl Lifter<'_> {
     /// them (see [`Lifted::opaque_uses`]). Operands of the instructions it does compute, and
     /// memory addresses (kept with each access), are visible in the expressions already.
     fn note_opaque_operands(&mut self, st: &State, op: &Op) {
-        let opaque = match op {
-            Op::Mov { .. } | Op::Bin { .. } | Op::Un { .. } | Op::Ext { .. } | Op::Setp { .. } | Op::Selp { .. } | Op::Pred { .. } | Op::PredNot { .. } => {
-                false
-            }
-            Op::Ld { .. } | Op::Bra { .. } | Op::Ret | Op::Exit | Op::Fence => false,
-            _ => true,
-        };
-        if !opaque {
+        // Instructions whose results are expressions of their operands, and loads and
+        // branches, whose operands end up in an access's address or a path condition.
+        let transparent = matches!(
+            op,
+            Op::Mov { .. } | Op::Bin { .. } | Op::Un { .. } | Op::Ext { .. } | Op::Setp { .. } | Op::Selp { .. } | Op::Pred { .. } | Op::PredNot { .. }
+        ) || matches!(op, Op::Ld { .. } | Op::Bra { .. } | Op::Ret | Op::Exit | Op::Fence);
+        if transparent {
             return;
         }
         for o in op.operands() {
