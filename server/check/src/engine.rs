@@ -12,6 +12,7 @@ use crate::schedule::{self, Check, Depth, Shared};
 use crate::smt::{Solver, SolverKind};
 use crate::sync::{self, SyncOutcome};
 use crate::witness::Witness;
+use crate::witness::WitnessThread;
 use model::expr::Sym;
 use model::interp::InterpError;
 use model::symbolic::{Access, AccessKind, Base, Lifted};
@@ -391,8 +392,30 @@ impl Explain<'_> {
                 |same| same.is_none(),
             )
         } else {
-            replay::first_reproduction(&self.replay_inputs(&w, &min_bytes), |_, trace, _| replay::confirm_race(trace, a1, t1, a2, t2).map(|_| None))
-                .map(|r| r.into_iter().collect())
+            let inputs = self.replay_inputs(&w, &min_bytes);
+            match replay::first_reproduction(&inputs, |_, trace, _| replay::confirm_race(trace, a1, t1, a2, t2).map(|_| None)) {
+                Ok(None) => {
+                    // The solver's two threads come from an over-approximation; the same run
+                    // may still show the two accesses racing between other threads.
+                    let observed = replay::first_reproduction(&inputs, |r, trace, _| {
+                        replay::any_race(trace, a1, a2).map(|(e1, e2)| {
+                            [(e1, replay::target_offset(r, trace, a1, e1)), (e2, replay::target_offset(r, trace, a2, e2))].map(|(e, offset)| WitnessThread {
+                                id: ThreadId { block: e.block, thread: e.thread },
+                                iterations: e.iterations.iter().copied().collect(),
+                                offset,
+                            })
+                        })
+                    });
+                    match observed {
+                        Ok(Some((threads, fill))) => {
+                            w.threads = threads.to_vec();
+                            Ok(vec![(None, fill)])
+                        }
+                        other => other.map(|_| Vec::new()),
+                    }
+                }
+                other => other.map(|r| r.into_iter().collect()),
+            }
         };
         let benign = match &reproduced {
             Ok(runs)
@@ -425,6 +448,9 @@ impl Explain<'_> {
             return;
         };
         w.fill = Some(fill);
+        // The threads and offsets the replay showed (the solver's, or two others of the run).
+        let (t1, t2) = (w.thread(0), w.thread(1));
+        let (off1, off2) = (w.offset(0), w.offset(1));
         let elem = self.elem_bytes(a1).min(self.elem_bytes(a2));
         // The byte both touch, as an offset into the target.
         let offset = off1.unwrap_or(0).max(off2.unwrap_or(0));
