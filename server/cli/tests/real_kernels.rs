@@ -97,3 +97,27 @@ fn a_cooperative_groups_kernel_with_no_interface_is_checked_as_a_one_dimensional
         .collect();
     assert!(facts.iter().any(|f| f.starts_with("block.y, block.z = 1 (the kernel reads its threads only as the linear index")), "{facts:?}");
 }
+
+/// sglang's MoE alignment race (#37663): every thread binary-searches `prefix[]` while other
+/// threads still write it. The solver's witness comes from the search loop's over-approximated
+/// bounds (a read of `prefix[2]` in the first probe, which really reads `prefix[32]`), so the
+/// replay does not show those two threads; the same run does show thread 31's write of
+/// `prefix[32]` racing with thread 0's first probe, and that is what is reported.
+#[test]
+fn a_race_the_solver_s_threads_miss_is_reported_between_the_threads_the_replay_shows() {
+    let out = Command::new(env!("CARGO_BIN_EXE_lark"))
+        .args(["check", "tests/real/bugs/sglang_moe_align_prefix.ptx", "--kernel", "moe_align_prefix_buggy", "--format", "json"])
+        .current_dir(repo())
+        .output()
+        .unwrap();
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+    let k = &doc["kernels"][0];
+    assert_eq!(k["verdict"], "race", "{k:#}");
+    let race = k["findings"].as_array().unwrap().iter().find(|f| f["kind"] == "race").expect("a race finding");
+    let lines: Vec<u64> = race["accesses"].as_array().unwrap().iter().map(|a| a["line"].as_u64().unwrap()).collect();
+    assert_eq!(lines, [27, 33], "{race:#}");
+    // The write and the read touch the same element, by two different threads of the replay.
+    let threads = race["threads"].as_array().unwrap();
+    assert_ne!(threads[0], threads[1], "{race:#}");
+    assert!(race["message"].as_str().unwrap().contains("prefix[32]"), "{race:#}");
+}
