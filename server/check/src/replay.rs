@@ -124,7 +124,15 @@ pub fn setup(k: &Kernel, l: &Lifted, bind: &Binding, w: &Witness, min_bytes: &Ha
         }
     }
     let (grid, block, blocks) = (w.grid, w.block, w.blocks());
-    let mut launch = Launch::new(grid, block, args).only_blocks(blocks).step_limit(STEP_LIMIT).dynamic_shared(bind.dynamic_shared_bytes.unwrap_or(0));
+    // An undeclared dynamic shared size is not checked for bounds (bounds::declared_size), so
+    // the replay gives `extern __shared__` arrays room: the 48 KiB a launch gets without
+    // opting in, or more if the witness reaches further. With none, every access to them
+    // was out of bounds and no race on them could be replayed.
+    let dynamic_shared = bind.dynamic_shared_bytes.unwrap_or_else(|| {
+        let reach = w.threads.iter().filter_map(|t| t.offset).max().map_or(0, |o| o.saturating_add(WIDEST_ACCESS));
+        reach.clamp(UNDECLARED_DYNAMIC_SHARED, MAX_BUFFER_BYTES)
+    });
+    let mut launch = Launch::new(grid, block, args).only_blocks(blocks).step_limit(STEP_LIMIT).dynamic_shared(dynamic_shared);
     // One bug must not hide another: an out-of-bounds access earlier in the kernel is recorded
     // and survived rather than ending the run before the witness's accesses happen.
     launch.continue_past_out_of_bounds = true;
@@ -285,6 +293,9 @@ pub fn confirm_race<'t>(trace: &'t Trace, a1: &Access, t1: ThreadId, a2: &Access
 
 /// Widest access the scan of [`any_race`] looks back over (a 4 x 64-bit vector access).
 const WIDEST_ACCESS: u64 = 32;
+
+/// Dynamic shared memory a launch gets without `cudaFuncSetAttribute`.
+const UNDECLARED_DYNAMIC_SHARED: u64 = 48 * 1024;
 
 /// Any two threads' events of accesses `a1` and `a2` in the run that touch the same bytes of
 /// the same memory while unordered (in different blocks, or in one block's same phase), not
