@@ -121,3 +121,25 @@ fn a_race_the_solver_s_threads_miss_is_reported_between_the_threads_the_replay_s
     assert_ne!(threads[0], threads[1], "{race:#}");
     assert!(race["message"].as_str().unwrap().contains("prefix[32]"), "{race:#}");
 }
+
+/// llm.c's softmax kernel4 race (every thread reads `partial[0]` while lane 0 of warp 0 writes
+/// its partial sum there, with no barrier between) opened with no lark.toml: `partial` is an
+/// `extern __shared__` array whose size nothing declares, and the replay used to give it
+/// 0 bytes, so every access to it was out of bounds and the race stayed "not reproduced".
+#[test]
+fn a_race_on_an_undeclared_dynamic_shared_array_is_replayed_with_no_interface() {
+    let dir = std::env::temp_dir().join(format!("lark-real-dynsmem-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for file in ["llmc_softmax_fwd_block.ptx", "llmc_softmax_fwd_block.cu", "real_prelude.h"] {
+        std::fs::copy(repo().join("tests/real").join(file), dir.join(file)).unwrap();
+    }
+    let out = Command::new(env!("CARGO_BIN_EXE_lark")).args(["check", "llmc_softmax_fwd_block.ptx", "--format", "json"]).current_dir(&dir).output().unwrap();
+    std::fs::remove_dir_all(&dir).ok();
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+    let k = &doc["kernels"][0];
+    assert_eq!(k["verdict"], "race", "{k:#}");
+    let race = &k["findings"][0];
+    let lines: Vec<u64> = race["accesses"].as_array().unwrap().iter().map(|a| a["line"].as_u64().unwrap()).collect();
+    assert_eq!(lines, [35, 44], "{race:#}");
+    assert_eq!(race["address"]["space"], "shared", "{race:#}");
+}
