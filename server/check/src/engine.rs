@@ -11,8 +11,7 @@ use crate::report::*;
 use crate::schedule::{self, Check, Depth, Shared};
 use crate::smt::{Solver, SolverKind};
 use crate::sync::{self, SyncOutcome};
-use crate::witness::Witness;
-use crate::witness::WitnessThread;
+use crate::witness::{Witness, WitnessThread};
 use model::expr::Sym;
 use model::interp::InterpError;
 use model::symbolic::{Access, AccessKind, Base, Lifted};
@@ -236,7 +235,8 @@ fn check_kernel_in(k: &Kernel, spec: Option<&KernelSpec>, src: &Sources, opts: &
     report.stats.solver_millis = answers.solver_time.as_secs_f64() * 1e3;
     let (race_outcomes, sync_outcomes, bounds_outcomes) = (answers.races, answers.sync, answers.bounds);
     let replay_started = Instant::now();
-    let fx = Explain { k, l: &lifted, bind: &bind, src, budget: &budget, strict_races: opts.strict_races };
+    let warp_synced = phases.warp_reaches.is_some();
+    let fx = Explain { k, l: &lifted, bind: &bind, src, budget: &budget, strict_races: opts.strict_races, warp_synced };
     // A witness of a question the focus only decides is not replayed (see [`Focus`]).
     let decided = |c: Check, question: Question, lines: Vec<Location>, report: &mut KernelReport| -> bool {
         if depth(c) != Some(Depth::Decide) {
@@ -324,6 +324,8 @@ struct Explain<'a> {
     /// Replays stop when it runs out.
     budget: &'a model::budget::Budget,
     strict_races: bool,
+    /// Whether warp syncs order some accesses (then a replay cannot show a race inside a warp).
+    warp_synced: bool,
 }
 
 impl Explain<'_> {
@@ -398,7 +400,7 @@ impl Explain<'_> {
                     // The solver's two threads come from an over-approximation; the same run
                     // may still show the two accesses racing between other threads.
                     let observed = replay::first_reproduction(&inputs, |r, trace, _| {
-                        replay::any_race(trace, a1, a2).map(|(e1, e2)| {
+                        replay::any_race(trace, a1, a2, self.warp_synced, r.launch.block).map(|(e1, e2)| {
                             [(e1, replay::target_offset(r, trace, a1, e1)), (e2, replay::target_offset(r, trace, a2, e2))].map(|(e, offset)| WitnessThread {
                                 id: ThreadId { block: e.block, thread: e.thread },
                                 iterations: e.iterations.iter().copied().collect(),

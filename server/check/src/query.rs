@@ -238,6 +238,9 @@ impl<'a> Query<'a> {
         let mut added = 0;
         for p in s1.iter().take(MAX_ROW_MAJOR_SPLITS) {
             for q in s2.iter().take(MAX_ROW_MAJOR_SPLITS).filter(|q| q.stride == p.stride && q.scale == p.scale) {
+                if added >= MAX_ROW_MAJOR_LEMMAS {
+                    return added;
+                }
                 let (b1, b2) = (self.factor_term(x, &p.stride, 1), self.factor_term(x, &q.stride, 2));
                 let (a1, a2) = (self.sum_of(x, &p.multiple, 1), self.sum_of(x, &q.multiple, 2));
                 let (c1, c2) = (self.sum_of(x, &p.rest, 1), self.sum_of(x, &q.rest, 2));
@@ -460,6 +463,10 @@ fn grid_stride(x: &Exprs, e: ExprId) -> Option<(ExprId, ExprId, u8)> {
 const MAX_ROW_MAJOR_SPLITS: usize = 8;
 /// Rows of rows: `(blockIdx.x * warps + warp) * C + col` is two levels.
 const ROW_MAJOR_DEPTH: u32 = 2;
+/// A level stops stating row-major lemmas once this many (its own and its sub-levels') are
+/// stated, which keeps a query under about three times as many: pairs of readings would
+/// otherwise multiply (8 x 8 pairs, each with two sub-levels of 8 x 8).
+const MAX_ROW_MAJOR_LEMMAS: usize = 32;
 
 /// `ctaid_d * ntid_e + tid_e` with `d != e`: `(d, e)`.
 fn mixed_global_index(x: &Exprs, e: ExprId) -> Option<(u8, u8)> {

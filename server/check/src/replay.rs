@@ -274,6 +274,7 @@ fn events_of<'t>(trace: &'t Trace, a: &Access, t: ThreadId) -> impl Iterator<Ite
 
 /// Finds the two racing accesses in the trace: same bytes, same phase (same block), by the two
 /// threads. Returns the pair of events.
+///
 /// The second thread's events are collected once: scanning the trace again for each event of
 /// the first made this quadratic in the trace (31 s of a no-setup check of vLLM's rotary
 /// embedding, past the kernel's budget, which only the interpreter polls).
@@ -302,7 +303,12 @@ const UNDECLARED_DYNAMIC_SHARED: u64 = 48 * 1024;
 /// both reads and not both atomics: a race the run shows even when the two threads the solver
 /// chose (from an over-approximation, such as a search loop's bounds it could not summarise)
 /// do not race. Sorted by address, so a run of a million accesses is scanned once.
-pub fn any_race<'t>(trace: &'t Trace, a1: &Access, a2: &Access) -> Option<(&'t AccessEvent, &'t AccessEvent)> {
+///
+/// The run's events record barrier phases, not warp syncs: when `warp_synced` (the kernel has
+/// warp syncs, which can order two lanes of one warp), a pair in one warp of a block of `block`
+/// threads is not taken, since the run cannot say whether a `__syncwarp` ordered it.
+pub fn any_race<'t>(trace: &'t Trace, a1: &Access, a2: &Access, warp_synced: bool, block: [u32; 3]) -> Option<(&'t AccessEvent, &'t AccessEvent)> {
+    let warp = |e: &AccessEvent| (e.thread[0] + block[0] * (e.thread[1] + block[1] * e.thread[2])) / 32;
     let of = |a: &Access| -> Vec<&'t AccessEvent> { trace.accesses.iter().filter(|e| e.inst == (a.block, a.inst) && kind_matches(e.kind, a.kind)).collect() };
     let mut second = of(a2);
     second.sort_by_key(|e| e.addr);
@@ -312,7 +318,7 @@ pub fn any_race<'t>(trace: &'t Trace, a1: &Access, a2: &Access) -> Option<(&'t A
             let overlap = e2.addr + e2.bytes as u64 > e1.addr;
             let other_thread = (e1.block, e1.thread) != (e2.block, e2.thread);
             let same_memory = e1.space == e2.space && (e1.space != model::ops::Space::Shared || e1.block == e2.block);
-            let unordered = e1.block != e2.block || e1.phase == e2.phase;
+            let unordered = e1.block != e2.block || (e1.phase == e2.phase && !(warp_synced && warp(e1) == warp(e2)));
             let conflicting =
                 !matches!((e1.kind, e2.kind), (interp::AccessKind::Read, interp::AccessKind::Read) | (interp::AccessKind::Atomic, interp::AccessKind::Atomic));
             if overlap && other_thread && same_memory && unordered && conflicting {
@@ -332,5 +338,64 @@ pub fn target_offset(r: &Replay, trace: &Trace, a: &Access, e: &AccessEvent) -> 
             _ => None,
         },
         Base::Var(_) => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use model::ops::Space;
+
+    fn access(inst: usize, kind: AccessKind) -> Access {
+        Access {
+            kind,
+            space: Space::Shared,
+            base: Some(Base::Var(0)),
+            addr: 0,
+            offset: None,
+            bytes: 4,
+            pc: 0,
+            block: 0,
+            inst,
+            loops: vec![],
+            span: ptx::Span::default(),
+            line: None,
+        }
+    }
+
+    fn event(inst: usize, thread: u32, kind: interp::AccessKind, addr: u64) -> AccessEvent {
+        AccessEvent {
+            block: [0; 3],
+            thread: [thread, 0, 0],
+            inst: (0, inst),
+            space: Space::Shared,
+            addr,
+            bytes: 4,
+            kind,
+            phase: 0,
+            iterations: vec![],
+            line: None,
+            written: None,
+        }
+    }
+
+    /// A write by thread 31 and a read by thread 0 of the same word in one phase race; the
+    /// same pair inside one warp is not taken when warp syncs could order it, and a pair in
+    /// different warps still is.
+    #[test]
+    fn any_race_finds_other_threads_and_leaves_warp_synced_lanes_alone() {
+        let (w, r) = (access(1, AccessKind::Write), access(2, AccessKind::Read));
+        let accesses =
+            vec![event(1, 31, interp::AccessKind::Write, 128), event(2, 0, interp::AccessKind::Read, 128), event(2, 5, interp::AccessKind::Read, 64)];
+        let mut trace = Trace { accesses, ..Trace::default() };
+        let block = [64, 1, 1];
+        let (e1, e2) = any_race(&trace, &w, &r, false, block).expect("a race in the run");
+        assert_eq!((e1.thread[0], e2.thread[0]), (31, 0));
+        assert!(any_race(&trace, &w, &r, true, block).is_none(), "threads 31 and 0 share a warp");
+        trace.accesses.push(event(2, 40, interp::AccessKind::Read, 130));
+        let (_, e2) = any_race(&trace, &w, &r, true, block).expect("thread 40 is in another warp");
+        assert_eq!(e2.thread[0], 40);
+        // Reads alone never race.
+        assert!(any_race(&trace, &r, &r, false, block).is_none());
     }
 }

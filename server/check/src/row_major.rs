@@ -205,4 +205,39 @@ mod tests {
         // The counter is never a stride.
         assert!(splits(&x, offset).iter().all(|s| s.stride.e != k));
     }
+
+    #[test]
+    fn a_row_that_is_itself_row_major_splits_again_and_counters_widen_unsigned() {
+        // 4 * sext((ctaid * warps + (tid >> 5)) * C + (lane + k * 32)): a warp per row, a
+        // strided loop over the row's columns.
+        let mut x = Exprs::new();
+        let ctaid = x.var(Sym::Special(Special::Ctaid(0)), 32);
+        let ntid = x.var(Sym::Special(Special::Ntid(0)), 32);
+        let five = x.konst(5, 32);
+        let warps = x.bin(BinOp::LShr, ntid, five);
+        let tid = x.var(Sym::Special(Special::Tid(0)), 32);
+        let warp = x.bin(BinOp::LShr, tid, five);
+        let c = x.var(Sym::Param { index: 3, offset: 0 }, 32);
+        let k = x.var(Sym::Counter(0), 32);
+        let lane = x.var(Sym::Special(Special::LaneId), 32);
+        let blocks = x.bin(BinOp::Mul, ctaid, warps);
+        let row = x.bin(BinOp::Add, blocks, warp);
+        let start = x.bin(BinOp::Mul, row, c);
+        let thirty_two = x.konst(32, 32);
+        let step = x.bin(BinOp::Mul, k, thirty_two);
+        let col = x.bin(BinOp::Add, lane, step);
+        let index = x.bin(BinOp::Add, start, col);
+        let wide = x.ext(index, 64, true);
+        let two = x.konst(2, 64);
+        let offset = x.bin(BinOp::Shl, wide, two);
+        let by_c: Vec<Split> = splits(&x, offset).into_iter().filter(|s| s.stride.e == c).collect();
+        assert_eq!(by_c.len(), 1);
+        // The column's counter widens as the iteration number it is, not as a signed int.
+        assert!(by_c[0].rest.contains(&Monomial { coeff: 32, factors: vec![Factor { e: k, widen: Widen::Unsigned }] }));
+        // The row splits again by the warps per block: ctaid, then the warp.
+        let by_warps: Vec<Split> = splits_of(&x, &by_c[0].multiple).into_iter().filter(|s| s.stride.e == warps).collect();
+        assert_eq!(by_warps.len(), 1);
+        assert_eq!(by_warps[0].multiple, vec![Monomial { coeff: 1, factors: vec![Factor { e: ctaid, widen: Widen::Signed }] }]);
+        assert_eq!(by_warps[0].rest, vec![Monomial { coeff: 1, factors: vec![Factor { e: warp, widen: Widen::Signed }] }]);
+    }
 }

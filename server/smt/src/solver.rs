@@ -239,12 +239,12 @@ impl Solver {
         } else {
             &[(timeout_ms, false)]
         };
-        let mut first = Err(Halt::TimedOut);
+        let mut outcome = Err(Halt::TimedOut);
         for (i, &(ms, tactic)) in stages.iter().enumerate() {
             if ms == 0 || (i > 0 && cancel.is_cancelled()) {
                 continue;
             }
-            if i > 0 && matches!(&first, Err(Halt::TimedOut)) {
+            if i > 0 && matches!(&outcome, Err(Halt::TimedOut)) {
                 self.running = None; // the process was stopped mid-query
                 self.stats.kills += 1;
             }
@@ -255,13 +255,13 @@ impl Solver {
             let clock = if cpu_limit.is_some() { limit * WALL_PER_CPU } else { limit };
             let clock_ms = clock.as_millis().min(u32::MAX.into()) as u64;
             let deadline = Instant::now() + clock + grace(clock);
-            first = self.run(query, timeout_ms, clock_ms, deadline, cpu_limit, cancel, tactic);
-            let timed_out = matches!(&first, Ok(SatResult::Unknown(r)) if r.starts_with("timeout")) || matches!(&first, Err(Halt::TimedOut));
+            outcome = self.run(query, timeout_ms, clock_ms, deadline, cpu_limit, cancel, tactic);
+            let timed_out = matches!(&outcome, Ok(SatResult::Unknown(r)) if r.starts_with("timeout")) || matches!(&outcome, Err(Halt::TimedOut));
             if !timed_out {
                 break;
             }
         }
-        let halt = match first {
+        let halt = match outcome {
             Ok(result) => {
                 if matches!(&result, SatResult::Unknown(r) if r.starts_with("timeout")) {
                     self.stats.timeouts += 1;
