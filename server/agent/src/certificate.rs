@@ -65,6 +65,12 @@ impl Manifest {
         Manifest { format: FORMAT, kernel, module, inputs, key, toolchain, agent, entries, statement_notes: Vec::new() }
     }
 
+    /// The manifest with what the module's statement leaves out or restates (see
+    /// [`Manifest::statement_notes`]).
+    pub fn with_statement_notes(self, statement_notes: Vec<String>) -> Manifest {
+        Manifest { statement_notes, ..self }
+    }
+
     /// The directory name under the store's root: readable, and unique per key.
     pub fn dir_name(&self) -> String {
         dir_name(&self.kernel, &self.key)

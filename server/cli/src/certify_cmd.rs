@@ -146,8 +146,8 @@ pub fn certify(args: CertifyArgs) -> ExitCode {
         // Every obligation passed Lean: the certificate is written, atomically.
         let Some(checker) = &checker else { continue };
         let inputs = certificate::inputs(&fa.ptx, fa.interface_path.as_deref(), k.spec.as_ref().and_then(|s| s.reference.as_ref()).map(|r| r.file.as_path()));
-        let mut manifest = Manifest::new(k.name.clone(), g.module.clone(), inputs, checker.toolchain.lean_version.clone(), agent.name(), entries);
-        manifest.statement_notes = g.notes.clone();
+        let manifest = Manifest::new(k.name.clone(), g.module.clone(), inputs, checker.toolchain.lean_version.clone(), agent.name(), entries)
+            .with_statement_notes(g.notes.clone());
         match certificate::write(&store, &manifest, &files) {
             Ok(dir) => println!("{}: certified (Lean {}): {}", k.source_name, checker.toolchain.lean_version, dir.display()),
             Err(e) => return fail(e.to_string()),

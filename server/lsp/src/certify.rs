@@ -267,8 +267,8 @@ impl State {
         let reference = k.spec.as_ref().and_then(|s| s.reference.as_ref()).map(|r| r.file.clone());
         let inputs = agent::certificate::inputs(&fa.ptx, fa.interface_path.as_deref(), reference.as_deref());
         let version = checker.toolchain.lean_version.clone();
-        let mut manifest = agent::certificate::Manifest::new(kernel.to_string(), g.module.clone(), inputs, version.clone(), agent_name, entries);
-        manifest.statement_notes = g.notes.clone();
+        let manifest = agent::certificate::Manifest::new(kernel.to_string(), g.module.clone(), inputs, version.clone(), agent_name, entries)
+            .with_statement_notes(g.notes.clone());
         match agent::certificate::write(&agent::certificate::store_dir(&root), &manifest, &files) {
             Ok(dir) => {
                 lock(&self.certifications.rechecks).insert(dir, Some(format!("certified (Lean {version})")));
