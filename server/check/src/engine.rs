@@ -117,9 +117,12 @@ pub fn check_kernel(k: &Kernel, spec: Option<&KernelSpec>, src: &Sources, opts: 
 /// lines) is [`Depth::Decide`]d: a witness for it is not minimised nor replayed but reported
 /// as an uncertified region on its lines (found again or undecided, the finding is not clean
 /// there). Other questions are asked in full, as without focus. The report of a focused check
-/// is for the confirmation only.
+/// is for the confirmation only. With `replay_all`, every question is asked in full: a witness
+/// the over-approximation admits is replayed before it counts (for a confirmation whose clean
+/// answer matters more than its speed).
 pub(crate) struct Focus {
     pub findings: Vec<(FindingKind, Vec<u32>)>,
+    pub replay_all: bool,
 }
 
 impl Focus {
@@ -132,7 +135,7 @@ impl Focus {
         let touching: Vec<&(FindingKind, Vec<u32>)> = self.findings.iter().filter(|(_, l)| l.iter().any(|x| lines.contains(x))).collect();
         if touching.is_empty() {
             None
-        } else if touching.iter().all(|(k, l)| *k == kind && *l == lines) {
+        } else if !self.replay_all && touching.iter().all(|(k, l)| *k == kind && *l == lines) {
             Some(Depth::Decide)
         } else {
             Some(Depth::Full)
@@ -469,6 +472,7 @@ impl Explain<'_> {
             witness: w,
             replayed: true,
             assumed_launch: None,
+            assumed_scalars: None,
             benign,
         });
     }
@@ -561,6 +565,7 @@ impl Explain<'_> {
             witness: w,
             replayed: true,
             assumed_launch: None,
+            assumed_scalars: None,
             benign: None,
         });
     }
@@ -577,12 +582,12 @@ impl Explain<'_> {
             let e = mine.iter().find(|e| e.thread == t.thread && e.block == t.block).or(mine.first()).cloned()?;
             // The offset into the target, as the interpreter saw it.
             let offset = match (a.space, a.base) {
-                (model::ops::Space::Shared, _) => trace.shared_var_at(e.addr).map(|(_, inner)| inner as i64).unwrap_or(e.addr as i64),
+                (model::ops::Space::Shared, _) => trace.shared_var_at(e.addr).map(|(_, inner)| inner as i64),
                 (_, Some(Base::Param(p))) => match r.launch.args.get(p as usize) {
-                    Some(model::interp::Arg::Buffer(id)) => e.addr.wrapping_sub(model::interp::Memory::base(*id)) as i64,
-                    _ => e.addr as i64,
+                    Some(model::interp::Arg::Buffer(id)) => Some(e.addr.wrapping_sub(model::interp::Memory::base(*id)) as i64),
+                    _ => None,
                 },
-                _ => e.addr as i64,
+                _ => None,
             };
             Some((e, offset))
         });
@@ -599,7 +604,16 @@ impl Explain<'_> {
         };
         w.fill = Some(fill);
         let thread = ThreadId { block: event.block, thread: event.thread };
-        let offset = if thread == t { off as i64 } else { seen_offset };
+        // The report describes what the replay did: the solver's iteration can be one the
+        // over-approximation admits while the same thread goes out of bounds in another.
+        let offset = match seen_offset {
+            Some(seen) => {
+                w.threads[0] = WitnessThread { id: thread, iterations: event.iterations.iter().copied().collect(), offset: Some(seen as u64) };
+                seen
+            }
+            None if thread == t => off as i64,
+            None => event.addr as i64,
+        };
         let elem = self.elem_bytes(a) as i64;
         report.findings.push(Finding {
             kind: FindingKind::OutOfBounds,
@@ -620,6 +634,7 @@ impl Explain<'_> {
             witness: w,
             replayed: true,
             assumed_launch: None,
+            assumed_scalars: None,
             benign: None,
         });
     }
@@ -634,7 +649,7 @@ mod tests {
     /// another finding on a shared line.
     #[test]
     fn focus_depth_by_lines_and_kind() {
-        let focus = Focus { findings: vec![(FindingKind::Race, vec![9]), (FindingKind::Race, vec![50, 60]), (FindingKind::OutOfBounds, vec![70])] };
+        let focus = Focus { findings: vec![(FindingKind::Race, vec![9]), (FindingKind::Race, vec![50, 60]), (FindingKind::OutOfBounds, vec![70])], replay_all: false };
         assert_eq!(focus.depth(FindingKind::Race, &[9, 9]), Some(Depth::Decide));
         assert_eq!(focus.depth(FindingKind::Race, &[60, 50]), Some(Depth::Decide));
         assert_eq!(focus.depth(FindingKind::Race, &[50, 50]), Some(Depth::Full), "a race on line 50 alone is another finding");

@@ -51,7 +51,7 @@ pub fn confirm(k: &Kernel, spec: Option<&KernelSpec>, src: &Sources, opts: &Opti
         if open.is_empty() {
             continue;
         }
-        let focus = Focus { findings: open.iter().map(|&n| (report.findings[n].kind, finding_lines(&report.findings[n]))).collect() };
+        let focus = Focus { findings: open.iter().map(|&n| (report.findings[n].kind, finding_lines(&report.findings[n]))).collect(), replay_all: false };
         let mut s = spec.cloned().unwrap_or_default();
         s.block = Some([Dim::exact(x), Dim::exact(y), Dim::exact(1)]);
         let r = check_kernel_guarded_in(k, Some(&s), src, &share, solver, Some(&focus));

@@ -16,6 +16,10 @@ pub fn finding_message(f: &Finding) -> String {
         Some(why) => format!("{message} (only under an assumed launch: {why})"),
         None => message,
     };
+    let message = match &f.assumed_scalars {
+        Some(why) => format!("{message} (only for undeclared scalar values: {why})"),
+        None => message,
+    };
     match &f.benign {
         Some(why) => format!("{message}; tolerated: {why} (--strict-races reports it as a race)"),
         None => message,

@@ -151,6 +151,11 @@ pub struct Finding {
     /// and does not name the verdict.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub assumed_launch: Option<String>,
+    /// Set when the finding needs values of scalar parameters nobody declared and does not
+    /// occur at an ordinary value (see `check::scalar_confirm`): what was tried. Like
+    /// `assumed_launch`, such a finding is a warning and leaves the kernel uncertified.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub assumed_scalars: Option<String>,
     /// Set for a write-write race whose writes store the same value (see
     /// `check::replay::same_value_writes`): why it is tolerated. Such a finding is a warning
     /// and does not name the verdict, as in GPUVerify; `strict_races` reports it as a race.
@@ -162,7 +167,12 @@ impl Finding {
     /// A warning that leaves the verdict to the other findings: it needs an undeclared launch,
     /// or it is a benign race.
     pub fn is_warning(&self) -> bool {
-        self.assumed_launch.is_some() || self.benign.is_some()
+        self.needs_undeclared_facts() || self.benign.is_some()
+    }
+
+    /// Whether the finding needs a launch or scalar values nobody declared.
+    pub fn needs_undeclared_facts(&self) -> bool {
+        self.assumed_launch.is_some() || self.assumed_scalars.is_some()
     }
 }
 
@@ -475,7 +485,7 @@ impl KernelReport {
         let definite = self.findings.iter().find(|f| !f.is_warning());
         // A benign race leaves the verdict as it is; a finding under an assumed launch leaves
         // the kernel open.
-        let open = !self.uncertified.is_empty() || self.findings.iter().any(|f| f.assumed_launch.is_some());
+        let open = !self.uncertified.is_empty() || self.findings.iter().any(|f| f.needs_undeclared_facts());
         self.verdict = definite.map(|f| f.kind.verdict()).unwrap_or(if open { Verdict::Uncertified } else { Verdict::Verified });
     }
 

@@ -25,6 +25,8 @@ pub fn check_kernel_scoped(k: &Kernel, spec: Option<&KernelSpec>, src: &Sources,
         // least a quarter of it (the findings of a check that used it all are still confirmed).
         let left = opts.budget_ms.saturating_sub(started.elapsed().as_millis() as u64).max(opts.budget_ms / 4);
         crate::launch_confirm::confirm(k, spec, src, &Options { budget_ms: left, ..opts.clone() }, solver, &mut report);
+        let left = opts.budget_ms.saturating_sub(started.elapsed().as_millis() as u64).max(opts.budget_ms / 4);
+        crate::scalar_confirm::confirm(k, spec, src, &Options { budget_ms: left, ..opts.clone() }, solver, &mut report);
         return report;
     };
     let spec = spec.expect("listed shapes come from a spec");

@@ -100,7 +100,7 @@ fn cli_check(path: &Path) -> (Vec<String>, Vec<CliFinding>) {
             let mut lines: Vec<u64> = f["accesses"].as_array().into_iter().flatten().filter_map(|a| a["ptx_line"].as_u64()).collect();
             lines.extend(f["barrier"]["ptx_line"].as_u64());
             let undeclared_input = f["inputs"].as_array().into_iter().flatten().any(|i| i["declared"] == false);
-            let warning = !f["assumed_launch"].is_null() || !f["benign"].is_null() || undeclared_input;
+            let warning = !f["assumed_launch"].is_null() || !f["assumed_scalars"].is_null() || !f["benign"].is_null() || undeclared_input;
             findings.push((f["kind"].as_str().unwrap().to_string(), warning, lines));
         }
     }

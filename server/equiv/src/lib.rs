@@ -796,6 +796,7 @@ impl ShapeCheck<'_, '_> {
             witness,
             replayed: true,
             assumed_launch: None,
+            assumed_scalars: None,
             benign: None,
         }
     }

@@ -454,6 +454,8 @@ fn stub_fix(fa: &FileAnalysis, kr: &KernelResult) -> Option<Fix> {
     // With a finding that needs an undeclared launch, the stub is the way to declare it.
     let title = if kr.report.findings.iter().any(|f| f.assumed_launch.is_some()) {
         format!("Declare the launch of `{}` in {file} (the warning needs a launch nobody declared)", kr.source_name)
+    } else if kr.report.findings.iter().any(|f| f.assumed_scalars.is_some()) {
+        format!("Declare the scalar parameters of `{}` in {file} (the warning needs values nobody declared)", kr.source_name)
     } else {
         format!("Add an interface stub for `{}` to {file}", kr.source_name)
     };

@@ -457,6 +457,9 @@ impl Lifter<'_> {
                         }
                     }
                 }
+                for bound in self.not_equal_exit_bounds(l, counter, cont_prev, &ivs, &entry) {
+                    guard = self.x.and(guard, bound);
+                }
                 (guard, true)
             }
             Some(_) => (self.x.boolean(true), false),
@@ -488,6 +491,66 @@ impl Lifter<'_> {
         }
         left.pc = entry.pc;
         vec![(targets[0], left)]
+    }
+
+    /// Facts about iteration `k` from a latch test `v != B`, where `v` is an affine register
+    /// `init + k*step` and `B` is loop-invariant: the guard states only that iteration k-1
+    /// continued, but the loop stops at the first iteration whose value is `B`. When the
+    /// distance `d` from `init` to `B` (modulo 2^bits, in the step's direction) is a non-zero
+    /// multiple of `s = |step|`, that first iteration is `d / s`, so every iteration that runs
+    /// has `k*s < d`. This is exact modular arithmetic (no assumption about wrapping), and it is
+    /// what bounds the loops clang writes when it unrolls `for (i = 0; i < n; i++)` by four:
+    /// `for (i = 0; i != (n & ~3); i += 4)`, and its remainder loop `for (r = n & 3; r != 0; r--)`.
+    fn not_equal_exit_bounds(&mut self, l: LoopId, counter: ExprId, test: ExprId, ivs: &[(RegId, IvKind, ExprId)], entry: &State) -> Vec<ExprId> {
+        use crate::expr::Node;
+        let mut conjuncts = vec![test];
+        let mut tests = Vec::new();
+        while let Some(e) = conjuncts.pop() {
+            match *self.x.node(e) {
+                Node::And(a, b) => conjuncts.extend([a, b]),
+                Node::Cmp { op: CmpOp::Ne, a, b } => tests.push((a, b)),
+                _ => {}
+            }
+        }
+        let mut bounds = Vec::new();
+        for (a, b) in tests {
+            for (r, kind, value) in ivs {
+                let IvKind::Affine { step } = kind else { continue };
+                let Some(c) = self.x.as_const(*step) else { continue };
+                let bound = if *value == a { b } else if *value == b { a } else { continue };
+                if !self.is_invariant(l, bound) {
+                    continue;
+                }
+                let bits = self.x.bits(*value);
+                let init = entry.regs[*r as usize];
+                let negative = c >> (bits - 1) & 1 == 1;
+                let (s, d) = if negative {
+                    (c.wrapping_neg() & crate::ops::mask(bits), self.x.bin(BinOp::Sub, init, bound))
+                } else {
+                    (c, self.x.bin(BinOp::Sub, bound, init))
+                };
+                if s == 0 {
+                    continue;
+                }
+                let s_e = self.x.konst(s, bits);
+                let rem = if s.is_power_of_two() {
+                    let low = self.x.konst(s - 1, bits);
+                    self.x.bin(BinOp::And, d, low)
+                } else {
+                    self.x.bin(BinOp::RemU, d, s_e)
+                };
+                let zero = self.x.konst(0, bits);
+                let divides = self.x.cmp(CmpOp::Eq, rem, zero);
+                let nonzero = self.x.cmp(CmpOp::Ne, d, zero);
+                let applies = self.x.and(divides, nonzero);
+                let k = self.x.ext(counter, bits, false);
+                let progress = self.x.bin(BinOp::Mul, k, s_e);
+                let before = self.x.cmp(CmpOp::LtU, progress, d);
+                let not_applies = self.x.not(applies);
+                bounds.push(self.x.or(not_applies, before));
+            }
+        }
+        bounds
     }
 
     /// `init + k*step` computed without wrapping, read as signed or as unsigned 64-bit numbers,

@@ -1,0 +1,73 @@
+//! Which iterations of a loop that exits on `!=` the lifted guard admits. The guard says that
+//! iteration k-1 continued; for `i != n` that alone admits every k past the exit (`4*33 != 128`).
+//! These are the loops clang writes when it unrolls `for (i = 0; i < n; i++)` by four, and the
+//! remainder loop after them, so each test pins the exact set of iterations.
+
+use model::expr::Sym;
+use model::ops::Special;
+use model::symbolic::lift;
+use std::collections::HashMap;
+
+/// A kernel with one loop over `%r2` (from `init`, adding `step`, while `%r2 != %r1`), where
+/// `%r1` is computed from `%ntid.x` by `bound`.
+fn guard_admits(bound: &str, init: &str, step: i64, ntid: u64, k: u64) -> bool {
+    let text = format!(
+        ".version 7.8\n.target sm_90\n.address_size 64\n.visible .entry k(.param .u64 k_param_0)\n{{\n\
+         \t.reg .pred %p<4>;\n\t.reg .b32 %r<16>;\n\t.reg .b64 %rd<8>;\n\
+         \tld.param.u64 %rd1, [k_param_0];\n\tcvta.to.global.u64 %rd2, %rd1;\n\
+         \tmov.u32 %r4, %ntid.x;\n{bound}\n\tmov.u32 %r2, {init};\n\
+         $L_loop:\n\tmul.wide.u32 %rd3, %r2, 4;\n\tadd.s64 %rd4, %rd2, %rd3;\n\tst.global.u32 [%rd4], %r2;\n\
+         \tadd.s32 %r2, %r2, {step};\n\tsetp.ne.s32 %p1, %r2, %r1;\n\t@%p1 bra $L_loop;\n\tret;\n}}\n"
+    );
+    let parsed = ptx::parse(&text);
+    assert!(parsed.errors.is_empty(), "{:?}", parsed.errors);
+    let k_ = model::lower_module(&parsed.module).pop().unwrap().1.unwrap_or_else(|e| panic!("{}", e.message));
+    let lifted = lift(&k_);
+    let summary = lifted.loops.iter().flatten().next().expect("one loop");
+    assert!(summary.bounded);
+    let env = |s: Sym| match s {
+        Sym::Special(Special::Ntid(0)) => Some(ntid),
+        Sym::Counter(_) => Some(k),
+        _ => None,
+    };
+    lifted.exprs.eval(summary.guard, &env, &mut HashMap::new()).expect("the guard is over the counter and ntid.x") != 0
+}
+
+#[test]
+fn an_unrolled_loop_to_a_multiple_of_its_step_stops_there() {
+    // i = 0, 4, 8, ... while i != (ntid & ~3): with 128 threads, iterations 0..=31.
+    let bound = "\tand.b32 %r1, %r4, 2044;";
+    for k in 0..32 {
+        assert!(guard_admits(bound, "0", 4, 128, k), "iteration {k} runs");
+    }
+    for k in [32, 33, 40, 1000] {
+        assert!(!guard_admits(bound, "0", 4, 128, k), "iteration {k} is past the exit");
+    }
+}
+
+#[test]
+fn a_remainder_loop_counting_down_to_zero_stops_there() {
+    // r = ntid & 3, r-1, ... while r != 0: with 7 threads, iterations 0, 1 and 2 (the
+    // no-wrap fact on the counter alone already bounds it; the exit bound agrees).
+    let bound = "\tmov.u32 %r1, 0;";
+    let init = "%r5";
+    let bound_and_init = format!("{bound}\n\tand.b32 %r5, %r4, 3;");
+    for k in 0..3 {
+        assert!(guard_admits(&bound_and_init, init, -1, 7, k), "iteration {k} runs");
+    }
+    for k in [3, 4, 100] {
+        assert!(!guard_admits(&bound_and_init, init, -1, 7, k), "iteration {k} is past the exit");
+    }
+}
+
+#[test]
+fn a_bound_the_step_does_not_reach_leaves_the_loop_unbounded_as_it_is() {
+    // i = 0, 4, 8, ... while i != ntid: with 130 threads, i never equals the bound (the loop
+    // runs until i wraps around), so no bound is claimed: iteration 40 is admitted.
+    let bound = "\tmov.u32 %r1, %r4;";
+    assert!(guard_admits(bound, "0", 4, 130, 40));
+    // With 128 threads it is reached at iteration 31's test.
+    assert!(guard_admits(bound, "0", 4, 128, 31));
+    assert!(!guard_admits(bound, "0", 4, 128, 32));
+    assert!(!guard_admits(bound, "0", 4, 128, 33), "4 * 33 != 128, but the loop stopped at 32");
+}
