@@ -143,3 +143,25 @@ fn a_race_on_an_undeclared_dynamic_shared_array_is_replayed_with_no_interface() 
     assert_eq!(lines, [35, 44], "{race:#}");
     assert_eq!(race["address"]["space"], "shared", "{race:#}");
 }
+
+/// llm.c's attention-softmax backward (fixed version, one row of the T x T matrix per block)
+/// opened with no lark.toml: with `T = 0` every block writes row 0, a race between blocks that
+/// the kernel's callers never cause. `lark check` shows it as a warning naming `T=0` and the
+/// ordinary values where it vanishes, and the kernel is `uncertified`, not `race`.
+#[test]
+fn a_race_that_needs_an_undeclared_scalar_value_is_a_warning_naming_it() {
+    let dir = std::env::temp_dir().join(format!("lark-real-scalars-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for file in ["bugs/llmc_softmax_bwd_init_race_fixed.ptx", "bugs/llmc_softmax_bwd_init_race_fixed.cu", "real_prelude.h"] {
+        let name = Path::new(file).file_name().unwrap();
+        std::fs::copy(repo().join("tests/real").join(file), dir.join(name)).unwrap();
+    }
+    let out = Command::new(env!("CARGO_BIN_EXE_lark")).args(["check", "llmc_softmax_bwd_init_race_fixed.ptx"]).current_dir(&dir).output().unwrap();
+    std::fs::remove_dir_all(&dir).ok();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("kernel softmax_bwd_block_acc_fixed: uncertified"), "{text}");
+    let warning = text.lines().find(|l| l.contains(":26: warning[race]")).unwrap_or_else(|| panic!("the race at line 26 is a warning:\n{text}"));
+    assert!(warning.contains("only for undeclared scalar values: found with T=0"), "{warning}");
+    assert!(warning.contains("with T = 64 on a grid of 2 blocks"), "{warning}");
+    assert!(!text.contains("error[race]"), "{text}");
+}

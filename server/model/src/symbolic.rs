@@ -498,7 +498,7 @@ impl Lifter<'_> {
     /// continued, but the loop stops at the first iteration whose value is `B`. When the
     /// distance `d` from `init` to `B` (modulo 2^bits, in the step's direction) is a non-zero
     /// multiple of `s = |step|`, that first iteration is `d / s`, so every iteration that runs
-    /// has `k*s < d`. This is exact modular arithmetic (no assumption about wrapping), and it is
+    /// has `k < d / s`. This is exact modular arithmetic (no assumption about wrapping), and it is
     /// what bounds the loops clang writes when it unrolls `for (i = 0; i < n; i++)` by four:
     /// `for (i = 0; i != (n & ~3); i += 4)`, and its remainder loop `for (r = n & 3; r != 0; r--)`.
     fn not_equal_exit_bounds(&mut self, l: LoopId, counter: ExprId, test: ExprId, ivs: &[(RegId, IvKind, ExprId)], entry: &State) -> Vec<ExprId> {
@@ -513,42 +513,54 @@ impl Lifter<'_> {
             }
         }
         let mut bounds = Vec::new();
-        for (a, b) in tests {
-            for (r, kind, value) in ivs {
-                let IvKind::Affine { step } = kind else { continue };
-                let Some(c) = self.x.as_const(*step) else { continue };
-                let bound = if *value == a { b } else if *value == b { a } else { continue };
-                if !self.is_invariant(l, bound) {
-                    continue;
-                }
-                let bits = self.x.bits(*value);
-                let init = entry.regs[*r as usize];
-                let negative = c >> (bits - 1) & 1 == 1;
-                let (s, d) = if negative {
-                    (c.wrapping_neg() & crate::ops::mask(bits), self.x.bin(BinOp::Sub, init, bound))
-                } else {
-                    (c, self.x.bin(BinOp::Sub, bound, init))
-                };
-                if s == 0 {
-                    continue;
-                }
-                let s_e = self.x.konst(s, bits);
-                let rem = if s.is_power_of_two() {
-                    let low = self.x.konst(s - 1, bits);
-                    self.x.bin(BinOp::And, d, low)
-                } else {
-                    self.x.bin(BinOp::RemU, d, s_e)
-                };
-                let zero = self.x.konst(0, bits);
-                let divides = self.x.cmp(CmpOp::Eq, rem, zero);
-                let nonzero = self.x.cmp(CmpOp::Ne, d, zero);
-                let applies = self.x.and(divides, nonzero);
-                let k = self.x.ext(counter, bits, false);
-                let progress = self.x.bin(BinOp::Mul, k, s_e);
-                let before = self.x.cmp(CmpOp::LtU, progress, d);
-                let not_applies = self.x.not(applies);
-                bounds.push(self.x.or(not_applies, before));
+        for (side, bound) in tests.into_iter().flat_map(|(a, b)| [(a, b), (b, a)]) {
+            if !self.is_invariant(l, bound) {
+                continue;
             }
+            // The tested side is an affine register, or its low bits (`cvt.u32.u64` of a 64-bit
+            // counter: `trunc(init) + k*trunc(step)` modulo 2^32 is affine too).
+            let affine = ivs.iter().find_map(|(r, kind, value)| {
+                let IvKind::Affine { step } = kind else { return None };
+                let c = self.x.as_const(*step)?;
+                let init = entry.regs[*r as usize];
+                if *value == side {
+                    return Some((init, c, self.x.bits(side)));
+                }
+                match *self.x.node(side) {
+                    Node::Ext { a, from, to, .. } if a == *value && to < from && to > BOOL => Some((init, c & crate::ops::mask(to), to)),
+                    _ => None,
+                }
+            });
+            let Some((init, c, bits)) = affine else { continue };
+            let init = self.x.ext(init, bits, false);
+            let negative = c >> (bits - 1) & 1 == 1;
+            let (s, d) = if negative {
+                (c.wrapping_neg() & crate::ops::mask(bits), self.x.bin(BinOp::Sub, init, bound))
+            } else {
+                (c, self.x.bin(BinOp::Sub, bound, init))
+            };
+            if s == 0 {
+                continue;
+            }
+            let s_e = self.x.konst(s, bits);
+            let rem = if s.is_power_of_two() {
+                let low = self.x.konst(s - 1, bits);
+                self.x.bin(BinOp::And, d, low)
+            } else {
+                self.x.bin(BinOp::RemU, d, s_e)
+            };
+            let zero = self.x.konst(0, bits);
+            let divides = self.x.cmp(CmpOp::Eq, rem, zero);
+            let nonzero = self.x.cmp(CmpOp::Ne, d, zero);
+            let applies = self.x.and(divides, nonzero);
+            // k < d / s, compared without wrapping (a product k*s could wrap past d).
+            let first_stop = self.x.bin(BinOp::DivU, d, s_e);
+            let wide = bits.max(COUNTER_BITS);
+            let k = self.x.ext(counter, wide, false);
+            let first_stop = self.x.ext(first_stop, wide, false);
+            let before = self.x.cmp(CmpOp::LtU, k, first_stop);
+            let not_applies = self.x.not(applies);
+            bounds.push(self.x.or(not_applies, before));
         }
         bounds
     }

@@ -9,20 +9,28 @@ use model::symbolic::lift;
 use std::collections::HashMap;
 
 /// A kernel with one loop over `%r2` (from `init`, adding `step`, while `%r2 != %r1`), where
-/// `%r1` is computed from `%ntid.x` by `bound`.
+/// `%r1` is computed from `%ntid.x` (in `%r4`) by `bound`.
 fn guard_admits(bound: &str, init: &str, step: i64, ntid: u64, k: u64) -> bool {
+    let setup = format!("{bound}\n\tmov.u32 %r2, {init};");
+    let latch = format!("\tadd.s32 %r2, %r2, {step};\n\tsetp.ne.s32 %p1, %r2, %r1;");
+    loop_guard_admits(&setup, &latch, ntid, k)
+}
+
+/// Whether the guard of the one loop of a kernel (`setup`, then a body storing `%r2` and ending
+/// in `latch`, which sets `%p1` to continue) admits iteration `k` with `ntid` threads.
+fn loop_guard_admits(setup: &str, latch: &str, ntid: u64, k: u64) -> bool {
     let text = format!(
         ".version 7.8\n.target sm_90\n.address_size 64\n.visible .entry k(.param .u64 k_param_0)\n{{\n\
          \t.reg .pred %p<4>;\n\t.reg .b32 %r<16>;\n\t.reg .b64 %rd<8>;\n\
          \tld.param.u64 %rd1, [k_param_0];\n\tcvta.to.global.u64 %rd2, %rd1;\n\
-         \tmov.u32 %r4, %ntid.x;\n{bound}\n\tmov.u32 %r2, {init};\n\
+         \tmov.u32 %r4, %ntid.x;\n{setup}\n\
          $L_loop:\n\tmul.wide.u32 %rd3, %r2, 4;\n\tadd.s64 %rd4, %rd2, %rd3;\n\tst.global.u32 [%rd4], %r2;\n\
-         \tadd.s32 %r2, %r2, {step};\n\tsetp.ne.s32 %p1, %r2, %r1;\n\t@%p1 bra $L_loop;\n\tret;\n}}\n"
+         {latch}\n\t@%p1 bra $L_loop;\n\tret;\n}}\n"
     );
     let parsed = ptx::parse(&text);
     assert!(parsed.errors.is_empty(), "{:?}", parsed.errors);
-    let k_ = model::lower_module(&parsed.module).pop().unwrap().1.unwrap_or_else(|e| panic!("{}", e.message));
-    let lifted = lift(&k_);
+    let kernel = model::lower_module(&parsed.module).pop().unwrap().1.unwrap_or_else(|e| panic!("{}", e.message));
+    let lifted = lift(&kernel);
     let summary = lifted.loops.iter().flatten().next().expect("one loop");
     assert!(summary.bounded);
     let env = |s: Sym| match s {
@@ -70,4 +78,19 @@ fn a_bound_the_step_does_not_reach_leaves_the_loop_unbounded_as_it_is() {
     assert!(guard_admits(bound, "0", 4, 128, 31));
     assert!(!guard_admits(bound, "0", 4, 128, 32));
     assert!(!guard_admits(bound, "0", 4, 128, 33), "4 * 33 != 128, but the loop stopped at 32");
+}
+
+#[test]
+fn a_64_bit_counter_tested_in_its_low_32_bits_stops_at_the_first_match() {
+    // clang's `for (m = 0; m < 8; ++m) s[... + m * 64] = …` as a byte offset: rd5 = 0, 256, ...
+    // while (u32)rd5 != 2048. Iterations 0..=7; 2^24 + 1 iterations would also give a low word
+    // below 2048 (the product wraps), but the loop stopped long before.
+    let setup = "\tmov.u64 %rd5, 0;\n\tmov.u32 %r2, 0;";
+    let latch = "\tadd.s64 %rd5, %rd5, 256;\n\tcvt.u32.u64 %r3, %rd5;\n\tsetp.ne.s32 %p1, %r3, 2048;";
+    for k in 0..8 {
+        assert!(loop_guard_admits(setup, latch, 32, k), "iteration {k} runs");
+    }
+    for k in [8, 9, (1 << 24) + 1] {
+        assert!(!loop_guard_admits(setup, latch, 32, k), "iteration {k} is past the exit");
+    }
 }
