@@ -29,6 +29,9 @@ pub struct Binding {
     /// The most threads a block has: 1024, or the kernel's `.maxntid` (`__launch_bounds__`)
     /// when the interface does not declare the block.
     pub max_threads: u64,
+    /// Fields of aggregate parameters fixed for this check (`Options::pinned_fields`): the
+    /// formulas use them as constants and replays pass them.
+    pub pinned_fields: Vec<crate::witness::ParamField>,
 }
 
 /// The most blocks along x an undeclared grid has: 2²¹ blocks of at most 1024 threads number
@@ -85,7 +88,7 @@ impl Binding {
             }
         }
         let fixed = params.iter().map(|p| p.as_ref().and_then(fixed_bytes)).collect();
-        Binding { block, grid, names, params, dynamic_shared_bytes, unmatched, fixed, whole_warps: false, max_threads: 1024 }
+        Binding { block, grid, names, params, dynamic_shared_bytes, unmatched, fixed, whole_warps: false, max_threads: 1024, pinned_fields: Vec::new() }
     }
 
     /// Documented defaults for a launch the interface leaves open (README "Launches without a
@@ -234,6 +237,12 @@ impl Binding {
                     let c = x.konst(v, 32);
                     map.insert(Sym::Special(sym), c);
                 }
+            }
+        }
+        for f in &self.pinned_fields {
+            if let Some((_, bits)) = x.find_var(Sym::Param { index: f.param, offset: f.offset }) {
+                let c = x.konst(f.value, bits);
+                map.insert(Sym::Param { index: f.param, offset: f.offset }, c);
             }
         }
         for (i, p) in self.params.iter().enumerate() {

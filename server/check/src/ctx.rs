@@ -241,11 +241,12 @@ impl<'a> Ctx<'a> {
                 small.push_str(&format!("(assert (bvule ctaid_{d}_{t} (_ bv3 32)))\n"));
             }
         }
-        for i in 0..self.k.params.len() as u32 {
-            let s = Sym::Param { index: i, offset: 0 };
-            let name = crate::encode::sym_name(s, 0);
-            if let Some((_, bits)) = self.l.exprs.find_var(s) {
-                if bits > 10 && q.enc.is_declared(&name) {
+        // Every parameter the query mentions, fields of aggregate parameters included.
+        for name in q.enc.declared_params() {
+            let Some((index, offset)) = name.strip_prefix('p').and_then(|r| r.split_once('_')) else { continue };
+            let (Ok(index), Ok(offset)) = (index.parse(), offset.parse()) else { continue };
+            if let Some((_, bits)) = self.l.exprs.find_var(Sym::Param { index, offset }) {
+                if bits > 10 {
                     small.push_str(&format!("(assert (bvule {name} {}))\n", crate::encode::bv(param_max, bits)));
                 }
             }

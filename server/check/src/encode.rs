@@ -145,6 +145,15 @@ impl<'a> Encoder<'a> {
         self.declared.contains(name)
     }
 
+    /// The kernel parameters (and fields of aggregate parameters) the formulas mention, by
+    /// name, sorted: a counterexample fixes them, and its replay passes them.
+    pub fn declared_params(&self) -> Vec<&str> {
+        let is_param = |n: &str| n.strip_prefix('p').and_then(|r| r.split_once('_')).is_some_and(|(i, o)| i.parse::<u32>().is_ok() && o.parse::<u32>().is_ok());
+        let mut names: Vec<&str> = self.declared.iter().map(String::as_str).filter(|n| is_param(n)).collect();
+        names.sort_unstable();
+        names
+    }
+
     /// Declares a symbol's copy for thread `t` and returns its name.
     pub fn sym(&mut self, s: Sym, bits: u32, t: u8) -> String {
         let name = sym_name(s, t);

@@ -43,6 +43,10 @@ pub struct Options {
     /// Report write-write races whose writes store the same value as races (by default they are
     /// tolerated warnings, as in GPUVerify).
     pub strict_races: bool,
+    /// Fields of aggregate parameters (a `struct` passed by value) fixed for this check, which
+    /// no interface can declare: the scalar confirmation's ordinary values (see
+    /// `check::scalar_confirm`).
+    pub pinned_fields: Vec<crate::witness::ParamField>,
 }
 
 impl Default for Options {
@@ -55,6 +59,7 @@ impl Default for Options {
             solver: crate::smt::solver_from_env().unwrap_or(SolverKind::Z3),
             jobs: 0,
             strict_races: false,
+            pinned_fields: Vec::new(),
         }
     }
 }
@@ -155,6 +160,7 @@ fn check_kernel_in(k: &Kernel, spec: Option<&KernelSpec>, src: &Sources, opts: &
     let started = Instant::now();
     let model::Analysis { mut lifted, phases } = model::analyse(k);
     let mut bind = Binding::new(k, spec, src.param_names.as_deref());
+    bind.pinned_fields = opts.pinned_fields.clone();
     let assumed = bind.assume_unread_dimensions(spec, k, &lifted);
     let known = bind.known_values(k, &mut lifted.exprs);
     lifted.specialize(&known);
@@ -649,7 +655,8 @@ mod tests {
     /// another finding on a shared line.
     #[test]
     fn focus_depth_by_lines_and_kind() {
-        let focus = Focus { findings: vec![(FindingKind::Race, vec![9]), (FindingKind::Race, vec![50, 60]), (FindingKind::OutOfBounds, vec![70])], replay_all: false };
+        let focus =
+            Focus { findings: vec![(FindingKind::Race, vec![9]), (FindingKind::Race, vec![50, 60]), (FindingKind::OutOfBounds, vec![70])], replay_all: false };
         assert_eq!(focus.depth(FindingKind::Race, &[9, 9]), Some(Depth::Decide));
         assert_eq!(focus.depth(FindingKind::Race, &[60, 50]), Some(Depth::Decide));
         assert_eq!(focus.depth(FindingKind::Race, &[50, 50]), Some(Depth::Full), "a race on line 50 alone is another finding");

@@ -517,6 +517,7 @@ fn witness_of(launch: &Launch, points: &[&Point]) -> Witness {
         memory: vec![],
         missing_lane: None,
         fill: None,
+        fields: Vec::new(),
     }
 }
 

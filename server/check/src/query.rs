@@ -389,12 +389,17 @@ impl<'a> Query<'a> {
         text
     }
 
-    /// The names whose values a counterexample reads: the wanted ones, and the constants
-    /// declared narrow (defined terms, which a model reports only when asked; what the query
-    /// fixes about them is worth showing).
+    /// The names whose values a counterexample reads: the wanted ones, the constants declared
+    /// narrow (defined terms, which a model reports only when asked; what the query fixes about
+    /// them is worth showing), and the parameters the formulas mention (the replay passes them).
     pub fn reported(&self) -> Vec<&str> {
-        let narrowed = self.enc.narrowed().iter().filter(|n| !self.wanted.contains(n));
-        self.wanted.iter().chain(narrowed).map(String::as_str).collect()
+        let mut names: Vec<&str> = self.wanted.iter().map(String::as_str).collect();
+        for n in self.enc.narrowed().iter().map(String::as_str).chain(self.enc.declared_params()) {
+            if !names.contains(&n) {
+                names.push(n);
+            }
+        }
+        names
     }
 
     /// The query for the solver driver (see [`crate::smt::read_query`]).

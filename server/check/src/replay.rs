@@ -111,7 +111,7 @@ pub fn setup(k: &Kernel, l: &Lifted, bind: &Binding, w: &Witness, min_bytes: &Ha
             let id = mem.add_buffer(bind.name(i), bytes);
             args.push(Arg::Buffer(id));
         } else if p.bytes * 8 != p.bits {
-            args.push(Arg::Bytes(vec![0; p.bytes as usize]));
+            args.push(Arg::Bytes(aggregate_bytes(l, bind, w, i, p.bytes)));
         } else {
             let from_witness = w.params.get(&i).copied();
             let from_spec = match spec {
@@ -137,6 +137,23 @@ pub fn setup(k: &Kernel, l: &Lifted, bind: &Binding, w: &Witness, min_bytes: &Ha
     // and survived rather than ending the run before the witness's accesses happen.
     launch.continue_past_out_of_bounds = true;
     Replay { launch, mem }
+}
+
+/// The bytes of aggregate parameter `i` (a `struct` passed by value): the fields the witness
+/// or the check fixes, each as wide as the kernel reads it, and zeros elsewhere.
+fn aggregate_bytes(l: &Lifted, bind: &Binding, w: &Witness, i: u32, len: u32) -> Vec<u8> {
+    let mut bytes = vec![0; len as usize];
+    let first = w.params.get(&i).map(|&v| (0, v));
+    let rest = w.fields.iter().chain(&bind.pinned_fields).filter(|f| f.param == i).map(|f| (f.offset, f.value));
+    for (offset, value) in first.into_iter().chain(rest) {
+        let Some((_, bits)) = l.exprs.find_var(model::expr::Sym::Param { index: i, offset }) else { continue };
+        let width = (bits as usize / 8).clamp(1, 8);
+        let at = offset as usize;
+        if let Some(slot) = bytes.get_mut(at..at + width) {
+            slot.copy_from_slice(&value.to_le_bytes()[..width]);
+        }
+    }
+    bytes
 }
 
 pub fn run(k: &Kernel, r: &mut Replay) -> (Trace, Result<(), InterpError>) {

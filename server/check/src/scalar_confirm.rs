@@ -15,12 +15,13 @@
 
 use crate::engine::{check_kernel_guarded_in, finding_lines, Focus, Options, Sources};
 use crate::report::{Finding, FindingKind, KernelReport, Verdict};
+use crate::witness::ParamField;
 use crate::Solver;
 use model::ops::Special;
 use model::symbolic::Base;
 use model::Kernel;
 use spec::{Dim, KernelSpec, ParamSpec, Scalar};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
 /// The value every open scalar takes in the re-check: a size larger than a warp and smaller than
 /// most blocks, so that several warps take part and loops over it can run more than once.
@@ -36,19 +37,30 @@ pub const ORDINARY_GRID: u64 = 2;
 /// them, within `opts.budget_ms`.
 pub fn confirm(k: &Kernel, spec: Option<&KernelSpec>, src: &Sources, opts: &Options, solver: &mut Solver, report: &mut KernelReport) {
     let open = open_scalars(k, spec, src);
+    let needs = |f: &Finding| open_values(k, &open, f);
     let candidates: Vec<usize> = (0..report.findings.len())
         .filter(|&n| {
             let f = &report.findings[n];
-            f.kind != FindingKind::Mismatch && !f.is_warning() && f.witness.params.keys().any(|i| open.contains(i))
+            f.kind != FindingKind::Mismatch && !f.is_warning() && !needs(f).is_empty()
         })
         .collect();
     if candidates.is_empty() {
         return;
     }
-    let pinned: BTreeSet<u32> = candidates.iter().flat_map(|&n| report.findings[n].witness.params.keys().copied()).filter(|i| open.contains(i)).collect();
+    // Every open value is ordinary in the re-check, not only those the findings' witnesses
+    // name: a witness sets what its own query needed, and another open value (a mask's row
+    // stride next to the row length the witness set) can make the same lines fail for a
+    // reason of its own.
+    let pinned: BTreeSet<OpenValue> = open.iter().map(|&i| OpenValue::Scalar(i)).chain(open_fields(k)).collect();
     let mut s = spec.cloned().unwrap_or_default();
-    for &i in &pinned {
-        s.params.insert(format!("param_{i}"), ParamSpec::Scalar { value: Some(Scalar::Int(ORDINARY)), range: None });
+    let mut pinned_fields = Vec::new();
+    for v in &pinned {
+        match *v {
+            OpenValue::Scalar(i) => {
+                s.params.insert(format!("param_{i}"), ParamSpec::Scalar { value: Some(Scalar::Int(ORDINARY)), range: None });
+            }
+            OpenValue::Field(param, offset) => pinned_fields.push(ParamField { param, offset, value: ORDINARY as u64 }),
+        }
     }
     // Blocks past an ordinary problem's last row are part of the ordinary launch too: a kernel
     // that takes one row per block (`t = blockIdx.x` over `T` rows) has rows overlap on a grid
@@ -57,9 +69,10 @@ pub fn confirm(k: &Kernel, spec: Option<&KernelSpec>, src: &Sources, opts: &Opti
     if grid_pinned {
         s.grid = Some([0u8, 1, 2].map(|d| Dim::exact(if k.reads(Special::Ctaid(d)) || k.reads(Special::Nctaid(d)) { ORDINARY_GRID } else { 1 })));
     }
+    let opts = Options { pinned_fields, ..opts.clone() };
     let focus = Focus { findings: candidates.iter().map(|&n| (report.findings[n].kind, finding_lines(&report.findings[n]))).collect(), replay_all: true };
     let started = std::time::Instant::now();
-    let mut r = check_kernel_guarded_in(k, Some(&s), src, opts, solver, Some(&focus));
+    let mut r = check_kernel_guarded_in(k, Some(&s), src, &opts, solver, Some(&focus));
     if r.verdict == Verdict::Error {
         return;
     }
@@ -68,7 +81,10 @@ pub fn confirm(k: &Kernel, spec: Option<&KernelSpec>, src: &Sources, opts: &Opti
     let left = opts.budget_ms.saturating_sub(started.elapsed().as_millis() as u64).max(opts.budget_ms / 4);
     crate::launch_confirm::confirm(k, Some(&s), src, &Options { budget_ms: left, ..opts.clone() }, solver, &mut r);
     let bind = crate::bind::Binding::new(k, None, src.param_names.as_deref());
-    let names: BTreeMap<u32, String> = pinned.iter().map(|&i| (i, bind.name(i).to_string())).collect();
+    let name = |v: OpenValue| match v {
+        OpenValue::Scalar(i) => bind.name(i).to_string(),
+        OpenValue::Field(i, offset) => format!("{}+{offset}", bind.name(i)),
+    };
     for n in candidates {
         let lines = finding_lines(&report.findings[n]);
         let same = |g: &&Finding| g.kind == report.findings[n].kind && finding_lines(g) == lines;
@@ -78,21 +94,77 @@ pub fn confirm(k: &Kernel, spec: Option<&KernelSpec>, src: &Sources, opts: &Opti
         if found || undecided {
             continue;
         }
-        let f = &mut report.findings[n];
-        let set: Vec<&String> = f.witness.params.keys().filter_map(|i| names.get(i)).collect();
-        let values: Vec<String> = set.iter().map(|name| format!("{name}={}", f.launch.params.get(*name).copied().unwrap_or_default())).collect();
-        let ordinary: Vec<String> = set.iter().map(|name| name.to_string()).collect();
-        f.assumed_scalars = Some(format!(
-            "found with {}, which no interface declares; with {} = {ORDINARY}{}{} there is none — declare {} in lark.toml if {} can occur",
+        let set = needs(&report.findings[n]);
+        let values: Vec<String> = set.iter().map(|&(v, value)| format!("{}={value}", name(v))).collect();
+        let ordinary: Vec<String> = set.iter().map(|&(v, _)| name(v)).collect();
+        // Fields of a struct passed by value have no place in lark.toml: say so rather than
+        // send the user looking for one.
+        let fields: Vec<String> = set.iter().filter(|(v, _)| matches!(v, OpenValue::Field(..))).map(|&(v, _)| format!("`{}`", name(v))).collect();
+        let remedy = if fields.is_empty() {
+            format!(
+                "declare {} in lark.toml if {} can occur",
+                if set.len() == 1 { "its value or range" } else { "their values or ranges" },
+                if set.len() == 1 { "such a value" } else { "such values" }
+            )
+        } else {
+            format!(
+                "{} {} of a struct passed by value, which lark.toml cannot declare",
+                fields.join(", "),
+                if fields.len() == 1 { "is a field" } else { "are fields" }
+            )
+        };
+        report.findings[n].assumed_scalars = Some(format!(
+            "found with {}, which no interface declares; with {} = {ORDINARY} (every undeclared integer parameter at {ORDINARY}){}{} there is none — {remedy}",
             values.join(", "),
             ordinary.join(" = "),
             if grid_pinned { format!(" on a grid of {ORDINARY_GRID} blocks along each dimension the kernel reads") } else { String::new() },
             if at_common_blocks { " and the common block sizes" } else { "" },
-            if set.len() == 1 { "its value or range" } else { "their values or ranges" },
-            if set.len() == 1 { "such a value" } else { "such values" },
         ));
     }
     report.settle_verdict();
+}
+
+/// A value a counterexample sets that no interface declares: an integer parameter, or a field
+/// (by byte offset) of an aggregate parameter, which interfaces cannot declare.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum OpenValue {
+    Scalar(u32),
+    Field(u32, u32),
+}
+
+/// The open values `f`'s counterexample sets, with the values it gives them.
+fn open_values(k: &Kernel, open: &BTreeSet<u32>, f: &Finding) -> Vec<(OpenValue, i64)> {
+    let aggregate = |i: u32| k.params.get(i as usize).is_some_and(|p| p.bytes * 8 != p.bits);
+    let mut out = Vec::new();
+    for (&i, &raw) in &f.witness.params {
+        if aggregate(i) {
+            out.push((OpenValue::Field(i, 0), raw as i64));
+        } else if open.contains(&i) {
+            out.push((OpenValue::Scalar(i), scalar_value(k, i, raw)));
+        }
+    }
+    out.extend(f.witness.fields.iter().map(|x| (OpenValue::Field(x.param, x.offset), x.value as i64)));
+    out
+}
+
+/// The fields of aggregate parameters the kernel reads (by byte offset).
+fn open_fields(k: &Kernel) -> Vec<OpenValue> {
+    let lifted = model::symbolic::lift(k);
+    let mut fields = Vec::new();
+    for (i, p) in k.params.iter().enumerate().filter(|(_, p)| p.bytes * 8 != p.bits) {
+        for offset in 0..p.bytes {
+            if lifted.exprs.find_var(model::expr::Sym::Param { index: i as u32, offset }).is_some() {
+                fields.push(OpenValue::Field(i as u32, offset));
+            }
+        }
+    }
+    fields
+}
+
+/// A scalar parameter's raw bits as the signed number its width makes them.
+fn scalar_value(k: &Kernel, i: u32, raw: u64) -> i64 {
+    let bits = k.params.get(i as usize).map_or(64, |p| p.bits.clamp(1, 64));
+    model::ops::sext(raw, bits)
 }
 
 /// The integer parameters the interface gives neither a value nor a range, that are not buffers.
@@ -111,7 +183,10 @@ fn open_scalars(k: &Kernel, spec: Option<&KernelSpec>, src: &Sources) -> BTreeSe
         .filter(|&i| {
             let p = &k.params[i as usize];
             let integer = !p.ty.starts_with(".f") && p.bits > 0 && p.bits <= 64 && p.bytes <= 8;
-            let declared = matches!(bind.params[i as usize], Some(ParamSpec::Scalar { value: Some(_), .. } | ParamSpec::Scalar { range: Some(_), .. }) | Some(ParamSpec::Buffer { .. }));
+            let declared = matches!(
+                bind.params[i as usize],
+                Some(ParamSpec::Scalar { value: Some(_), .. } | ParamSpec::Scalar { range: Some(_), .. }) | Some(ParamSpec::Buffer { .. })
+            );
             integer && !declared && !buffers.contains(&i)
         })
         .collect()

@@ -23,6 +23,14 @@ pub struct WitnessThread {
     pub offset: Option<u64>,
 }
 
+/// Raw bits of the field at byte `offset` of aggregate parameter `param`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct ParamField {
+    pub param: u32,
+    pub offset: u32,
+    pub value: u64,
+}
+
 /// A value the witness needs to find in memory: `bytes` little-endian bytes at `byte_offset`
 /// of the buffer behind parameter `param`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -52,6 +60,10 @@ pub struct Witness {
     /// Raw bits of the scalar parameters the witness fixes, by parameter index.
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub params: BTreeMap<u32, u64>,
+    /// Fields of aggregate parameters (a `struct` passed by value, `.param .b8 p[N]`) the
+    /// witness fixes, past each one's first field (which is in `params`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub fields: Vec<ParamField>,
     /// One thread (out-of-bounds) or two (races, divergence).
     pub threads: Vec<WitnessThread>,
     /// Loaded values the witness relies on, written into memory before it is replayed.
@@ -126,6 +138,16 @@ impl Witness {
             .collect();
         let params =
             (0..param_count).filter_map(|i| model.get(&crate::encode::sym_name(model::expr::Sym::Param { index: i, offset: 0 }, 0)).map(|v| (i, *v))).collect();
+        // `p{index}_{offset}` for a field past the first of an aggregate parameter.
+        let mut fields: Vec<ParamField> = model
+            .iter()
+            .filter_map(|(name, &value)| {
+                let (index, offset) = name.strip_prefix('p')?.split_once('_')?;
+                let (param, offset) = (index.parse().ok()?, offset.parse().ok()?);
+                (offset != 0 && param < param_count).then_some(ParamField { param, offset, value })
+            })
+            .collect();
+        fields.sort_by_key(|f| (f.param, f.offset));
         let mut memory: Vec<MemoryCell> = Vec::new();
         for s in seeds {
             if let (Some(byte_offset), Some(value)) = (s.offset.value(model), s.value.value(model)) {
@@ -135,7 +157,16 @@ impl Witness {
                 }
             }
         }
-        Witness { grid: dims("nctaid"), block: dims("ntid"), params, threads, memory, missing_lane: model.get("lane_missing").map(|&l| l as u32), fill: None }
+        Witness {
+            grid: dims("nctaid"),
+            block: dims("ntid"),
+            params,
+            fields,
+            threads,
+            memory,
+            missing_lane: model.get("lane_missing").map(|&l| l as u32),
+            fill: None,
+        }
     }
 
     pub fn thread(&self, i: usize) -> ThreadId {

@@ -32,7 +32,12 @@ fn overlapping_rows_under_undeclared_strides_are_a_warning_that_names_the_values
     let report = check(&fixtures(), "rows_scale_strided", None);
     let race = report.findings.iter().find(|f| f.kind == FindingKind::Race).expect("blocks' rows overlap when stride < n");
     let why = race.assumed_scalars.as_deref().expect("a warning: it needs undeclared scalar values");
-    assert!(why.contains("with n = stride = 64 on a grid of 2 blocks along each dimension the kernel reads there is none"), "{why}");
+    assert!(
+        why.contains(
+            "with n = stride = 64 (every undeclared integer parameter at 64) on a grid of 2 blocks along each dimension the kernel reads there is none"
+        ),
+        "{why}"
+    );
     assert!(why.contains("stride="), "the message names the values that trigger it: {why}");
     assert!(race.launch.params["stride"] < race.launch.params["n"], "{:?}", race.launch.params);
     assert_eq!(report.verdict, Verdict::Uncertified, "a warning leaves the kernel open, never verified");

@@ -162,6 +162,25 @@ fn a_race_that_needs_an_undeclared_scalar_value_is_a_warning_naming_it() {
     assert!(text.contains("kernel softmax_bwd_block_acc_fixed: uncertified"), "{text}");
     let warning = text.lines().find(|l| l.contains(":26: warning[race]")).unwrap_or_else(|| panic!("the race at line 26 is a warning:\n{text}"));
     assert!(warning.contains("only for undeclared scalar values: found with T=0"), "{warning}");
-    assert!(warning.contains("with T = 64 on a grid of 2 blocks"), "{warning}");
+    assert!(warning.contains("with T = 64 (every undeclared integer parameter at 64) on a grid of 2 blocks"), "{warning}");
     assert!(!text.contains("error[race]"), "{text}");
+}
+
+/// ggml's softmax takes its sizes in a struct passed by value (`soft_max_params p`), which
+/// lark.toml cannot declare. Its out-of-bounds candidates need a row length `p.ncols` (the
+/// field at byte 16) larger than the declared buffers hold: the replay now passes the
+/// counterexample's field values (it passed zeros, and the candidates stayed "not reproduced"),
+/// and since no interface can declare the field, the finding is a warning that says so.
+#[test]
+fn a_finding_that_needs_a_struct_field_is_replayed_with_it_and_is_a_warning() {
+    let out = Command::new(env!("CARGO_BIN_EXE_lark"))
+        .args(["check", "tests/real/ggml_soft_max.ptx", "--kernel", "_ZL12soft_max_f32ILb1ELi0ELi0EDF16_EvPKfPKT2_S1_Pf15soft_max_params"])
+        .current_dir(repo())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let warning = text.lines().find(|l| l.contains(":59: warning[out_of_bounds]")).unwrap_or_else(|| panic!("line 59 is replayed, as a warning:\n{text}"));
+    assert!(warning.contains("found with p+16="), "{warning}");
+    assert!(warning.contains("`p+16` is a field of a struct passed by value, which lark.toml cannot declare"), "{warning}");
+    assert!(!text.contains("error["), "{text}");
 }

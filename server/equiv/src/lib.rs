@@ -770,6 +770,7 @@ impl ShapeCheck<'_, '_> {
             memory: vec![],
             missing_lane: None,
             fill: None,
+            fields: Vec::new(),
         };
         let params = self.plan.scalars.iter().map(|(k, v)| (k.clone(), *v as i64)).collect();
         Finding {
