@@ -22,11 +22,44 @@ const COMMON_TILES: [[u64; 2]; 3] = [[16, 16], [32, 8], [8, 8]];
 /// Re-checks `report`'s findings at the common block sizes and marks those that need the
 /// assumed launch (see the module comment), within `opts.budget_ms` for all sizes together.
 pub fn confirm(k: &Kernel, spec: Option<&KernelSpec>, src: &Sources, opts: &Options, solver: &mut Solver, report: &mut KernelReport) {
+    let Some(clean_at) = clean_at_common_blocks(k, spec, src, opts, solver, report) else { return };
+    for (f, at) in report.findings.iter_mut().zip(clean_at.clean) {
+        if at.is_empty() {
+            continue;
+        }
+        let [x, y, z] = f.launch.block;
+        let sizes: Vec<String> = at.iter().map(|[a, b]| if *b == 1 { a.to_string() } else { format!("{a}x{b}") }).collect();
+        f.assumed_launch = Some(format!(
+            "found with a block of [{x}, {y}, {z}] threads, which no interface declares; with {} threads per block there is none — declare the launch in lark.toml",
+            sizes.join(" or ")
+        ));
+    }
+    report.settle_verdict();
+}
+
+/// The common block sizes a confirmation tried, and for each finding of the report (by index)
+/// those at which a run decided its lines and did not find it.
+pub(crate) struct CleanAt {
+    pub tried: Vec<[u64; 2]>,
+    pub clean: Vec<Vec<[u64; 2]>>,
+}
+
+/// Checks the kernel at the common block sizes, each run asking only about the lines of the
+/// error findings of `report` (see [`Focus`]); `None` when the block is declared, there is no
+/// such finding, or the kernel reads the z index (no common launch to compare with).
+pub(crate) fn clean_at_common_blocks(
+    k: &Kernel,
+    spec: Option<&KernelSpec>,
+    src: &Sources,
+    opts: &Options,
+    solver: &mut Solver,
+    report: &KernelReport,
+) -> Option<CleanAt> {
     let declared = spec.is_some_and(|s| s.block.is_some()) || k.reqntid.is_some();
     let candidates: Vec<usize> =
         (0..report.findings.len()).filter(|&n| report.findings[n].kind != FindingKind::Mismatch && !report.findings[n].is_warning()).collect();
     if declared || candidates.is_empty() || reads_z(k) {
-        return;
+        return None;
     }
     let max = k.max_threads.unwrap_or(1024);
     let mut sizes: Vec<[u64; 2]> = if reads_y(k) {
@@ -68,23 +101,12 @@ pub fn confirm(k: &Kernel, spec: Option<&KernelSpec>, src: &Sources, opts: &Opti
             }
         }
     }
-    for (f, at) in report.findings.iter_mut().zip(clean_at) {
-        if at.is_empty() {
-            continue;
-        }
-        let [x, y, z] = f.launch.block;
-        let sizes: Vec<String> = at.iter().map(|[a, b]| if *b == 1 { a.to_string() } else { format!("{a}x{b}") }).collect();
-        f.assumed_launch = Some(format!(
-            "found with a block of [{x}, {y}, {z}] threads, which no interface declares; with {} threads per block there is none — declare the launch in lark.toml",
-            sizes.join(" or ")
-        ));
-    }
-    report.settle_verdict();
+    Some(CleanAt { tried: sizes, clean: clean_at })
 }
 
 /// Whether the kernel reads the y thread index or block size (then two-dimensional tiles are
 /// the common launches to compare with).
-fn reads_y(k: &Kernel) -> bool {
+pub(crate) fn reads_y(k: &Kernel) -> bool {
     k.reads(Special::Tid(1)) || k.reads(Special::Ntid(1))
 }
 

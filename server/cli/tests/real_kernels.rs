@@ -162,7 +162,7 @@ fn a_race_that_needs_an_undeclared_scalar_value_is_a_warning_naming_it() {
     assert!(text.contains("kernel softmax_bwd_block_acc_fixed: uncertified"), "{text}");
     let warning = text.lines().find(|l| l.contains(":26: warning[race]")).unwrap_or_else(|| panic!("the race at line 26 is a warning:\n{text}"));
     assert!(warning.contains("only for undeclared scalar values: found with T=0"), "{warning}");
-    assert!(warning.contains("with T = 256 (every undeclared integer parameter at 256) on a grid of 2 blocks"), "{warning}");
+    assert!(warning.contains("with T = 96 (every undeclared integer parameter at 96) on a grid of 2 blocks"), "{warning}");
     assert!(!text.contains("error[race]"), "{text}");
 }
 
