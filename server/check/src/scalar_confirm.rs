@@ -21,7 +21,7 @@ use crate::report::{Finding, FindingKind, KernelReport, Verdict};
 use crate::witness::ParamField;
 use crate::Solver;
 use model::ops::Special;
-use model::symbolic::Base;
+use model::symbolic::{Base, Lifted};
 use model::Kernel;
 use spec::{Dim, KernelSpec, ParamSpec, Scalar};
 use std::collections::BTreeSet;
@@ -42,7 +42,8 @@ pub const ORDINARY_GRID: u64 = 2;
 /// Re-checks the findings that need undeclared scalar values (see the module comment) and marks
 /// them, within `opts.budget_ms`.
 pub fn confirm(k: &Kernel, spec: Option<&KernelSpec>, src: &Sources, opts: &Options, solver: &mut Solver, report: &mut KernelReport) {
-    let open = open_scalars(k, spec, src);
+    let lifted = model::symbolic::lift(k);
+    let open = open_scalars(k, &lifted, spec, src);
     let needs = |f: &Finding| open_values(k, &open, f);
     let candidates: Vec<usize> = (0..report.findings.len())
         .filter(|&n| {
@@ -57,7 +58,7 @@ pub fn confirm(k: &Kernel, spec: Option<&KernelSpec>, src: &Sources, opts: &Opti
     // name: a witness sets what its own query needed, and another open value (a mask's row
     // stride next to the row length the witness set) can make the same lines fail for a
     // reason of its own.
-    let pinned: BTreeSet<OpenValue> = open.iter().map(|&i| OpenValue::Scalar(i)).chain(open_fields(k)).collect();
+    let pinned: BTreeSet<OpenValue> = open.iter().map(|&i| OpenValue::Scalar(i)).chain(open_fields(k, &lifted)).collect();
     let mut s = spec.cloned().unwrap_or_default();
     let mut pinned_fields = Vec::new();
     for v in &pinned {
@@ -161,8 +162,7 @@ fn open_values(k: &Kernel, open: &BTreeSet<u32>, f: &Finding) -> Vec<(OpenValue,
 }
 
 /// The fields of aggregate parameters the kernel reads (by byte offset).
-fn open_fields(k: &Kernel) -> Vec<OpenValue> {
-    let lifted = model::symbolic::lift(k);
+fn open_fields(k: &Kernel, lifted: &Lifted) -> Vec<OpenValue> {
     let mut fields = Vec::new();
     for (i, p) in k.params.iter().enumerate().filter(|(_, p)| p.bytes * 8 != p.bits) {
         for offset in 0..p.bytes {
@@ -181,8 +181,7 @@ fn scalar_value(k: &Kernel, i: u32, raw: u64) -> i64 {
 }
 
 /// The integer parameters the interface gives neither a value nor a range, that are not buffers.
-fn open_scalars(k: &Kernel, spec: Option<&KernelSpec>, src: &Sources) -> BTreeSet<u32> {
-    let lifted = model::symbolic::lift(k);
+fn open_scalars(k: &Kernel, lifted: &Lifted, spec: Option<&KernelSpec>, src: &Sources) -> BTreeSet<u32> {
     let buffers: BTreeSet<u32> = lifted
         .accesses
         .iter()
