@@ -80,14 +80,7 @@ pub fn apply_memory(r: &mut Replay, bind: &Binding, w: &Witness) {
 /// Sets up a launch for a witness: its geometry and scalars (`unset` for the scalars neither the
 /// witness nor the interface gives a value), buffers filled with `fill`.
 pub fn setup(k: &Kernel, l: &Lifted, bind: &Binding, w: &Witness, min_bytes: &HashMap<u32, u64>, fill: Fill, unset: u64) -> Replay {
-    let pointer_params: Vec<u32> = l
-        .accesses
-        .iter()
-        .filter_map(|a| match a.base {
-            Some(Base::Param(p)) => Some(p),
-            _ => None,
-        })
-        .collect();
+    let pointer_params = l.pointer_params();
     let mut mem = Memory::new();
     let mut args = Vec::new();
     for (i, p) in k.params.iter().enumerate() {

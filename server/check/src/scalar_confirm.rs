@@ -21,7 +21,7 @@ use crate::report::{Finding, FindingKind, KernelReport, Verdict};
 use crate::witness::ParamField;
 use crate::Solver;
 use model::ops::Special;
-use model::symbolic::{Base, Lifted};
+use model::symbolic::Lifted;
 use model::Kernel;
 use spec::{Dim, KernelSpec, ParamSpec, Scalar};
 use std::collections::BTreeSet;
@@ -182,14 +182,7 @@ fn scalar_value(k: &Kernel, i: u32, raw: u64) -> i64 {
 
 /// The integer parameters the interface gives neither a value nor a range, that are not buffers.
 fn open_scalars(k: &Kernel, lifted: &Lifted, spec: Option<&KernelSpec>, src: &Sources) -> BTreeSet<u32> {
-    let buffers: BTreeSet<u32> = lifted
-        .accesses
-        .iter()
-        .filter_map(|a| match a.base {
-            Some(Base::Param(p)) => Some(p),
-            _ => None,
-        })
-        .collect();
+    let buffers = lifted.pointer_params();
     let bind = crate::bind::Binding::new(k, spec, src.param_names.as_deref());
     (0..k.params.len() as u32)
         .filter(|&i| {

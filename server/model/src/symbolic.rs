@@ -262,6 +262,17 @@ pub fn lift(k: &Kernel) -> Lifted {
 }
 
 impl Lifted {
+    /// The parameters some access addresses from: the kernel's buffers.
+    pub fn pointer_params(&self) -> std::collections::BTreeSet<u32> {
+        self.accesses
+            .iter()
+            .filter_map(|a| match a.base {
+                Some(Base::Param(p)) => Some(p),
+                _ => None,
+            })
+            .collect()
+    }
+
     /// Replaces symbols by values everywhere (launch geometry and parameters the interface
     /// fixes), so the solver sees folded constants instead of equations to propagate.
     pub fn specialize(&mut self, map: &HashMap<Sym, ExprId>) {
