@@ -213,11 +213,14 @@ impl<'a> Ctx<'a> {
         for d in ["x", "y", "z"] {
             simple.push_str(&format!("(assert (bvule nctaid_{d} (_ bv4 32)))\n"));
         }
-        // Parameters up to 1024 and offsets within the replay's default buffer (1 MiB) first;
-        // then up to 2^16 and within the largest buffer the replay makes.
+        // Parameters up to 1024 and offsets within the replay's default buffer (1 MiB) first, in
+        // a simple block and then in any; then up to 2^16 and within the largest buffer the
+        // replay makes. Small parameters come before a simple block: a parameter is often a loop
+        // bound, and a witness with C = 32832 (found when only a 2-D block shows the bug) made
+        // every replay of a tiled GEMM run into the step limit.
         let tight = self.small_values(q, threads, 1 << 10, 1 << 20);
         let small = self.small_values(q, threads, 1 << 16, crate::replay::MAX_BUFFER_BYTES);
-        let mut tiers = vec![format!("{tight}{preferred}{simple}"), format!("{small}{preferred}{simple}"), format!("{small}{preferred}")];
+        let mut tiers = vec![format!("{tight}{preferred}{simple}"), format!("{tight}{preferred}"), format!("{small}{preferred}")];
         if !preferred.is_empty() {
             tiers.push(small);
         }

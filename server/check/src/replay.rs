@@ -125,7 +125,13 @@ pub fn setup(k: &Kernel, l: &Lifted, bind: &Binding, w: &Witness, min_bytes: &Ha
         let reach = w.threads.iter().filter_map(|t| t.offset).max().map_or(0, |o| o.saturating_add(WIDEST_ACCESS));
         reach.clamp(UNDECLARED_DYNAMIC_SHARED, MAX_BUFFER_BYTES)
     });
-    let mut launch = Launch::new(grid, block, args).only_blocks(blocks).step_limit(STEP_LIMIT).dynamic_shared(dynamic_shared);
+    // A replay follows control flow and addresses; floats rounded as on hardware steer them as
+    // the kernel really would, at a fraction of the cost of exact rationals.
+    let mut launch = Launch::new(grid, block, args)
+        .only_blocks(blocks)
+        .step_limit(STEP_LIMIT)
+        .dynamic_shared(dynamic_shared)
+        .float_arithmetic(interp::FloatArithmetic::Hardware);
     // One bug must not hide another: an out-of-bounds access earlier in the kernel is recorded
     // and survived rather than ending the run before the witness's accesses happen.
     launch.continue_past_out_of_bounds = true;
@@ -178,7 +184,21 @@ impl ReplayInputs<'_> {
         let mut r = setup(self.k, self.l, self.bind, self.w, self.min_bytes, fill, unset);
         r.launch.budget = self.budget.clone();
         apply_memory(&mut r, self.bind, self.w);
+        let started = std::time::Instant::now();
         let (trace, result) = run(self.k, &mut r);
+        if std::env::var_os("LARK_TRACE").is_some() {
+            eprintln!(
+                "lark trace: replay {fill:?} unset={unset} params={:?} threads={:?} grid={:?} block={:?} blocks_run={} steps={} {:.1} ms {}",
+                self.w.params,
+                self.w.threads.iter().map(|t| (t.id.block, t.id.thread, &t.iterations)).collect::<Vec<_>>(),
+                r.launch.grid,
+                r.launch.block,
+                trace.blocks_run.len(),
+                trace.steps,
+                started.elapsed().as_secs_f64() * 1e3,
+                result.as_ref().map(|_| "ok".to_string()).unwrap_or_else(|e| e.to_string())
+            );
+        }
         match (judge(&r, &trace, &result), result) {
             (Some(t), _) => Ok(Some(t)),
             (None, Err(InterpError::Stopped(stop))) => Err(stop),

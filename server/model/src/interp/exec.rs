@@ -4,6 +4,7 @@
 #![allow(clippy::result_large_err)]
 
 use super::float::{FloatFormat, FloatVal, Rounding};
+use super::hardware::{self, FloatArithmetic};
 use super::memory::{BufferId, GlobalLoc, Memory, Region, Value, LOCAL_BASE, MAX_BUFFERS, SHARED_BASE, SLOT, WINDOW};
 use super::observe::{At, CollectiveLane, Observer, Place};
 use super::{AccessEvent, AccessKind, Arg, InstRef, InterpError, Launch, Trace, VarPlacement, Whereabouts};
@@ -581,8 +582,11 @@ impl<'a> Machine<'a> {
                 self.set_pred_pair(&mut blk.threads[t], *dst, *dst_neg, r, c);
             }
             Op::FSetp { dst, dst_neg, cmp, a, b, bits, combine } => {
-                let (x, y) = (val!(a, *bits).float(*bits), val!(b, *bits).float(*bits));
-                let o = x.compare(&y);
+                let (x, y) = (val!(a, *bits), val!(b, *bits));
+                let o = match self.hardware_floats().then(|| hardware::compare(&x, &y, *bits)).flatten() {
+                    Some(o) => o,
+                    None => x.float(*bits).compare(&y.float(*bits)),
+                };
                 use std::cmp::Ordering::*;
                 let r = match cmp {
                     FloatCmp::Eq => o == Some(Equal),
@@ -624,10 +628,15 @@ impl<'a> Machine<'a> {
                 if args.len() < need {
                     return Err(self.unsupported(blk, t, inst, format!("needs {need} operands")));
                 }
-                let mut xs = Vec::with_capacity(need);
+                let mut vs = Vec::with_capacity(need);
                 for a in &args[..need] {
-                    xs.push(val!(a, *bits).float(*bits));
+                    vs.push(val!(a, *bits));
                 }
+                if let Some(v) = self.hardware_floats().then(|| hardware::float_op(*op, &vs, *bits)).flatten() {
+                    set!(*dst, v);
+                    return Ok(Flow::Next);
+                }
+                let xs: Vec<FloatVal> = vs.iter().map(|v| v.float(*bits)).collect();
                 let r = match op {
                     FloatOp::Add => xs[0].add(&xs[1]),
                     FloatOp::Sub => xs[0].sub(&xs[1]),
@@ -653,7 +662,7 @@ impl<'a> Machine<'a> {
             Op::Cvt { dst, a, from, to, rnd, sat } => {
                 let fb = type_bits(from).unwrap_or(32);
                 let x = val!(a, fb);
-                match cvt(&x, from, to, rnd.as_deref(), *sat) {
+                match cvt(&x, from, to, rnd.as_deref(), *sat, self.hardware_floats()) {
                     Ok(v) => set!(*dst, v),
                     Err(reason) => return Err(self.unsupported(blk, t, inst, reason)),
                 }
@@ -709,7 +718,10 @@ impl<'a> Machine<'a> {
                 let new = if *float {
                     let (o, x) = (old.float(w), xs[0].float(w));
                     match op {
-                        AtomOp::Add => Value::Float(o.add(&x).normalize(FloatFormat::for_bits(w))),
+                        AtomOp::Add => match self.hardware_floats().then(|| hardware::atomic_add(&old, &xs[0], w)).flatten() {
+                            Some(v) => v,
+                            None => Value::Float(o.add(&x).normalize(FloatFormat::for_bits(w))),
+                        },
                         AtomOp::Min => Value::Float(o.min(&x)),
                         AtomOp::Max => Value::Float(o.max(&x)),
                         AtomOp::Exch => xs[0].clone(),
@@ -772,6 +784,10 @@ impl<'a> Machine<'a> {
             Op::Unsupported { reason, .. } => return Err(self.unsupported(blk, t, inst, reason.clone())),
         }
         Ok(Flow::Next)
+    }
+
+    fn hardware_floats(&self) -> bool {
+        self.l.float_arithmetic == FloatArithmetic::Hardware
     }
 
     fn set_pred_pair(&self, th: &mut Thread, dst: RegId, dst_neg: Option<RegId>, r: bool, combine: Option<(BoolOp, bool)>) {
@@ -1097,7 +1113,8 @@ fn bool_op(op: BoolOp, a: bool, b: bool) -> bool {
 }
 
 /// A `cvt` with a float on at least one side.
-fn cvt(x: &Value, from: &str, to: &str, rnd: Option<&str>, sat: bool) -> Result<Value, String> {
+/// With `hardware` floats the result stays bits (it is already rounded to its format).
+fn cvt(x: &Value, from: &str, to: &str, rnd: Option<&str>, sat: bool, hardware: bool) -> Result<Value, String> {
     let (ff, ft) = (FloatFormat::from_type(from), FloatFormat::from_type(to));
     let is_float = |ty: &str| type_class(ty) == Some(TypeClass::Float);
     if (is_float(from) && ff.is_none()) || (is_float(to) && ft.is_none()) {
@@ -1120,6 +1137,7 @@ fn cvt(x: &Value, from: &str, to: &str, rnd: Option<&str>, sat: bool) -> Result<
         let bits = v.to_bits(ft, mode);
         match ft {
             FloatFormat::F16 | FloatFormat::BF16 => Value::Bits(bits),
+            _ if hardware => Value::Bits(bits),
             _ => Value::Float(FloatVal::from_bits(bits, ft)),
         }
     };

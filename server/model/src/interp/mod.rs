@@ -17,7 +17,9 @@
 //!   grown past [`MAX_EXACT_BITS`] bits (iterations that double its size) is rounded to a
 //!   [`WIDE_MANTISSA_BITS`]-bit mantissa, so runs stay bounded. `.ftz`, `.sat` and rounding
 //!   modifiers of arithmetic are ignored (the result is exact); `div.approx` and `rcp.approx`
-//!   give the exact quotient. Integer semantics are `ops::eval_*`.
+//!   give the exact quotient. Integer semantics are `ops::eval_*`. A launch may ask for
+//!   [`FloatArithmetic::Hardware`] instead: f32/f64 results rounded per instruction on native
+//!   floats (race and bounds replays, where exact rationals only cost time).
 //! - **Memory.** Global buffers live in [`Memory`], each at a distinct base address. A float
 //!   stored to memory keeps its exact value in a side table keyed by (address, width), so a
 //!   later load of the same address and width gets it back; any overlapping write drops it.
@@ -48,11 +50,13 @@
 
 mod exec;
 mod float;
+mod hardware;
 mod memory;
 pub mod observe;
 mod race;
 
 pub use float::{wide_roundings, FloatFormat, FloatVal, Rounding, MAX_EXACT_BITS, WIDE_MANTISSA_BITS};
+pub use hardware::FloatArithmetic;
 pub use memory::{BufferId, Memory, Value, BUFFER_STRIDE, GLOBAL_BASE, LOCAL_BASE, SHARED_BASE, SLOT, WINDOW};
 pub use race::Race;
 
@@ -119,6 +123,9 @@ pub struct Launch {
     /// Polled while running: a cancelled or expired budget ends the run with
     /// [`InterpError::Stopped`].
     pub budget: crate::budget::Budget,
+    /// Exact floats (the default, the equivalence contract) or rounded per instruction as on
+    /// hardware (replays that only follow the control flow and addresses floats steer).
+    pub float_arithmetic: FloatArithmetic,
 }
 
 impl Launch {
@@ -134,7 +141,13 @@ impl Launch {
             record_accesses: true,
             continue_past_out_of_bounds: false,
             budget: crate::budget::Budget::unlimited(),
+            float_arithmetic: FloatArithmetic::Exact,
         }
+    }
+
+    pub fn float_arithmetic(mut self, arithmetic: FloatArithmetic) -> Launch {
+        self.float_arithmetic = arithmetic;
+        self
     }
 
     pub fn budget(mut self, budget: crate::budget::Budget) -> Launch {
