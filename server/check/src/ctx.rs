@@ -175,6 +175,13 @@ impl<'a> Ctx<'a> {
         let budget = &self.budget;
         let (outcome, spent) = crate::smt::ask(self.solver, query, Duration::from_millis(timeout_ms), &|| budget.check().is_err());
         self.solver_time += spent;
+        if std::env::var_os("LARK_TRACE").is_some() {
+            let what = match &outcome {
+                Outcome::Sat(_) => "sat".to_string(),
+                other => format!("{other:?}"),
+            };
+            eprintln!("lark trace: query {} {what} {:.1} ms (limit {timeout_ms} ms)", self.queries, spent.as_secs_f64() * 1e3);
+        }
         match outcome {
             Outcome::Sat(model) => Answer::Sat(model),
             Outcome::Unsat => Answer::Unsat,
@@ -213,14 +220,16 @@ impl<'a> Ctx<'a> {
         for d in ["x", "y", "z"] {
             simple.push_str(&format!("(assert (bvule nctaid_{d} (_ bv4 32)))\n"));
         }
-        // Parameters up to 1024 and offsets within the replay's default buffer (1 MiB) first, in
-        // a simple block and then in any; then up to 2^16 and within the largest buffer the
-        // replay makes. Small parameters come before a simple block: a parameter is often a loop
-        // bound, and a witness with C = 32832 (found when only a 2-D block shows the bug) made
-        // every replay of a tiled GEMM run into the step limit.
+        // Parameters up to 128, loop iterations below 16 and offsets within the replay's default
+        // buffer (1 MiB) first, in a simple block and then in any; then parameters up to 1024;
+        // then up to 2^16 and within the largest buffer the replay makes. Small parameters come
+        // before a simple block: a parameter is often a loop bound (the replay runs every
+        // iteration), and witnesses with C = 32832 or k = 903 (found when only a 2-D block shows
+        // the bug) made every replay of a tiled GEMM or a top-k loop run into the step limit.
+        let tiny = self.small_values(q, threads, 1 << 7, 1 << 20) + &self.early_iterations(q, 15);
         let tight = self.small_values(q, threads, 1 << 10, 1 << 20);
         let small = self.small_values(q, threads, 1 << 16, crate::replay::MAX_BUFFER_BYTES);
-        let mut tiers = vec![format!("{tight}{preferred}{simple}"), format!("{tight}{preferred}"), format!("{small}{preferred}")];
+        let mut tiers = vec![format!("{tiny}{preferred}{simple}"), format!("{tiny}{preferred}"), format!("{tight}{preferred}"), format!("{small}{preferred}")];
         if !preferred.is_empty() {
             tiers.push(small);
         }
@@ -260,6 +269,11 @@ impl<'a> Ctx<'a> {
             }
         }
         small
+    }
+
+    /// Assertions that every loop iteration the query names is at most `last`.
+    fn early_iterations(&self, q: &Query, last: u64) -> String {
+        q.enc.declared_counters().into_iter().map(|(name, bits)| format!("(assert (bvule {name} {}))\n", crate::encode::bv(last, bits))).collect()
     }
 
     /// Asks `query` with the assertions of `extra` added, then takes them back.

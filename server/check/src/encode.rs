@@ -8,14 +8,15 @@
 
 use model::expr::{ExprId, Exprs, Node, Sym, BOOL};
 use model::ops::*;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::fmt::Write;
 
 pub struct Encoder<'a> {
     x: &'a Exprs,
     decls: String,
     defs: String,
-    declared: HashSet<String>,
+    /// Declared constants and their widths.
+    declared: HashMap<String, u32>,
     defined: HashMap<(ExprId, u8), String>,
     thread_dep: HashMap<ExprId, bool>,
     /// Constants known to fit in fewer bits than their sort (see [`Narrow`]).
@@ -96,7 +97,7 @@ impl<'a> Encoder<'a> {
             x,
             decls: String::new(),
             defs: String::new(),
-            declared: HashSet::new(),
+            declared: HashMap::new(),
             defined: HashMap::new(),
             thread_dep: HashMap::new(),
             narrow: HashMap::new(),
@@ -125,7 +126,7 @@ impl<'a> Encoder<'a> {
 
     /// Declares a constant once.
     pub fn declare(&mut self, name: &str, bits: u32) {
-        if !self.declared.insert(name.to_string()) {
+        if self.declared.insert(name.to_string(), bits).is_some() {
             return;
         }
         match self.narrow.get(name) {
@@ -142,14 +143,23 @@ impl<'a> Encoder<'a> {
     }
 
     pub fn is_declared(&self, name: &str) -> bool {
-        self.declared.contains(name)
+        self.declared.contains_key(name)
+    }
+
+    /// The loop counters (iteration numbers) the formulas mention, with their widths.
+    pub fn declared_counters(&self) -> Vec<(&str, u32)> {
+        let is_counter =
+            |n: &str| n.strip_prefix('k').and_then(|r| r.split_once('_')).is_some_and(|(l, t)| l.parse::<u32>().is_ok() && t.parse::<u8>().is_ok());
+        let mut names: Vec<(&str, u32)> = self.declared.iter().filter(|(n, _)| is_counter(n)).map(|(n, b)| (n.as_str(), *b)).collect();
+        names.sort_unstable();
+        names
     }
 
     /// The kernel parameters (and fields of aggregate parameters) the formulas mention, by
     /// name, sorted: a counterexample fixes them, and its replay passes them.
     pub fn declared_params(&self) -> Vec<&str> {
         let is_param = |n: &str| n.strip_prefix('p').and_then(|r| r.split_once('_')).is_some_and(|(i, o)| i.parse::<u32>().is_ok() && o.parse::<u32>().is_ok());
-        let mut names: Vec<&str> = self.declared.iter().map(String::as_str).filter(|n| is_param(n)).collect();
+        let mut names: Vec<&str> = self.declared.keys().map(String::as_str).filter(|n| is_param(n)).collect();
         names.sort_unstable();
         names
     }

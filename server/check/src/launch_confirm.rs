@@ -15,9 +15,12 @@ use model::Kernel;
 use spec::{Dim, KernelSpec};
 
 /// The block sizes kernels are most often launched with: one-dimensional blocks, and square
-/// or warp-wide tiles (and 256 threads in x) for kernels that read the y index.
+/// or warp-wide tiles (and 256 threads in x) for kernels that read the y index. A warp per row
+/// with four or eight warps (`dim3 block(32, WARPS_PER_CTA)`) is how serving kernels (vLLM's
+/// top-k gating, TensorRT-LLM's) lay out rows; under `__launch_bounds__(N)` the warp tile of
+/// `N` threads is tried as well.
 const COMMON_BLOCKS: [u64; 3] = [64, 128, 256];
-const COMMON_TILES: [[u64; 2]; 3] = [[16, 16], [32, 8], [8, 8]];
+const COMMON_TILES: [[u64; 2]; 4] = [[16, 16], [32, 8], [32, 4], [8, 8]];
 
 /// Re-checks `report`'s findings at the common block sizes and marks those that need the
 /// assumed launch (see the module comment), within `opts.budget_ms` for all sizes together.
@@ -65,7 +68,12 @@ pub(crate) fn clean_at_common_blocks(
     let mut sizes: Vec<[u64; 2]> = if reads_y(k) {
         // Kernels that read the y index are also launched with one-dimensional blocks (llama.cpp's
         // `blockIdx.x * blockDim.y + threadIdx.y` rows with `block_dims(1024, 1, 1)`).
-        COMMON_TILES.iter().copied().chain([[256, 1]]).filter(|[x, y]| x * y <= max).collect()
+        let warp_tile = k.max_threads.filter(|m| m % 32 == 0 && *m > 32).map(|m| [32, m / 32]);
+        let mut tiles: Vec<[u64; 2]> = COMMON_TILES.iter().copied().chain([[256, 1]]).filter(|[x, y]| x * y <= max).collect();
+        if let Some(t) = warp_tile.filter(|t| !tiles.contains(t)) {
+            tiles.push(t);
+        }
+        tiles
     } else {
         COMMON_BLOCKS.iter().map(|&b| [b, 1]).filter(|[b, _]| *b <= max).collect()
     };

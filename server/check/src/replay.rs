@@ -173,13 +173,9 @@ pub struct ReplayInputs<'a> {
 
 impl ReplayInputs<'_> {
     /// One replay under `fill`, with `unset` for the scalars nothing fixes: `judge`'s verdict on
-    /// it, `None` if it does not recognise the bug, `Err` if the run ran out of budget first.
-    fn once<T>(
-        &self,
-        fill: Fill,
-        unset: u64,
-        judge: &impl Fn(&Replay, &Trace, &Result<(), InterpError>) -> Option<T>,
-    ) -> Result<Option<T>, model::budget::Stop> {
+    /// it, `None` if it does not recognise the bug, `Err` if the run ran out of budget or steps
+    /// first.
+    fn once<T>(&self, fill: Fill, unset: u64, judge: &impl Fn(&Replay, &Trace, &Result<(), InterpError>) -> Option<T>) -> Result<Option<T>, Exhausted> {
         self.budget.check()?;
         let mut r = setup(self.k, self.l, self.bind, self.w, self.min_bytes, fill, unset);
         r.launch.budget = self.budget.clone();
@@ -201,22 +197,43 @@ impl ReplayInputs<'_> {
         }
         match (judge(&r, &trace, &result), result) {
             (Some(t), _) => Ok(Some(t)),
-            (None, Err(InterpError::Stopped(stop))) => Err(stop),
+            (None, Err(InterpError::Stopped(stop))) => Err(Exhausted::Stopped(stop)),
+            (None, Err(InterpError::StepLimit { .. })) => Err(Exhausted::StepLimit),
             (None, _) => Ok(None),
         }
     }
 }
 
+/// Why a replay gave up on a witness before judging every run.
+enum Exhausted {
+    /// The budget ran out or the check was cancelled.
+    Stopped(model::budget::Stop),
+    /// A run went past the step limit: the loops the witness's parameters ask for are too long
+    /// to replay, and another fill of memory would not shorten them (each such run costs about
+    /// a second).
+    StepLimit,
+}
+
+impl From<model::budget::Stop> for Exhausted {
+    fn from(stop: model::budget::Stop) -> Exhausted {
+        Exhausted::Stopped(stop)
+    }
+}
+
 /// Replays a witness under each memory fill in turn until `judge` recognises the bug in a run
 /// (its launch, trace and outcome); returns the judgement and the fill that reproduced it, or
-/// `None` if no fill does. A replay that ran out of budget (or was cancelled) is `Err`.
+/// `None` if no fill does (or a run went past the step limit: no fill shortens the loops the
+/// witness asks for). A replay that ran out of budget (or was cancelled) is `Err`.
 pub fn first_reproduction<T>(
     inputs: &ReplayInputs,
     judge: impl Fn(&Replay, &Trace, &Result<(), InterpError>) -> Option<T>,
 ) -> Result<Option<(T, Fill)>, model::budget::Stop> {
     for &fill in &FILLS {
-        if let Some(t) = inputs.once(fill, 0, &judge)? {
-            return Ok(Some((t, fill)));
+        match inputs.once(fill, 0, &judge) {
+            Ok(Some(t)) => return Ok(Some((t, fill))),
+            Ok(None) => {}
+            Err(Exhausted::StepLimit) => return Ok(None),
+            Err(Exhausted::Stopped(stop)) => return Err(stop),
         }
     }
     Ok(None)
@@ -239,12 +256,17 @@ pub fn every_reproduction<T>(
     let runs = FILLS.iter().map(|&f| (f, 0)).chain(std::iter::once((Fill::Random(3), threads)));
     let mut out = Vec::new();
     for (fill, unset) in runs {
-        if let Some(t) = inputs.once(fill, unset, &judge)? {
-            let done = settled(&t);
-            out.push((t, fill));
-            if done {
-                break;
+        match inputs.once(fill, unset, &judge) {
+            Ok(Some(t)) => {
+                let done = settled(&t);
+                out.push((t, fill));
+                if done {
+                    break;
+                }
             }
+            Ok(None) => {}
+            Err(Exhausted::StepLimit) => break,
+            Err(Exhausted::Stopped(stop)) => return Err(stop),
         }
     }
     Ok(out)

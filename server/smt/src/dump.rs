@@ -1,5 +1,6 @@
 //! `LARK_SMT_DUMP=dir`: every query written to `dir` as a standalone `.smt2` script, to re-run
-//! by hand (`z3 q123-00001.smt2`, `cvc5 q123-00001.smt2`) or to turn into a test fixture.
+//! by hand (`z3 q123-00001.smt2`, `cvc5 q123-00001.smt2`) or to turn into a test fixture. A
+//! query that timed out is renamed `q123-00001.timeout.smt2`, so the hard ones are easy to find.
 
 use crate::query::Query;
 use crate::solver::SolverKind;
@@ -20,4 +21,11 @@ pub(crate) fn write(query: &Query, kind: SolverKind, timeout: Duration) -> Optio
     let text = format!("; LARK query for {kind}, timeout {} ms\n{}", timeout.as_millis(), query.to_smtlib());
     std::fs::write(&path, text).ok()?;
     Some(path)
+}
+
+/// Renames a dumped query that timed out to `…-timeout.smt2` (ignored when nothing was dumped).
+pub(crate) fn mark_timed_out(dumped: Option<PathBuf>) {
+    if let Some(path) = dumped {
+        let _ = std::fs::rename(&path, path.with_extension("").with_extension("timeout.smt2"));
+    }
 }

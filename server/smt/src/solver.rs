@@ -220,7 +220,7 @@ impl Solver {
             self.stats.cancelled += 1;
             return Err(SmtError::Cancelled);
         }
-        dump::write(query, self.kind, timeout);
+        let dumped = dump::write(query, self.kind, timeout);
         // z3 reads a timeout of 0 as "no limit" and keeps it in 32 bits; the clamp also keeps
         // the deadline within what `Instant` can represent.
         let timeout_ms = timeout.as_millis().clamp(1, u32::MAX.into()) as u64;
@@ -264,6 +264,7 @@ impl Solver {
         let halt = match outcome {
             Ok(result) => {
                 if matches!(&result, SatResult::Unknown(r) if r.starts_with("timeout")) {
+                    dump::mark_timed_out(dumped);
                     self.stats.timeouts += 1;
                 }
                 return Ok(result);
@@ -273,6 +274,7 @@ impl Solver {
         self.running = None; // kills the process
         match halt {
             Halt::TimedOut => {
+                dump::mark_timed_out(dumped);
                 self.stats.timeouts += 1;
                 self.stats.kills += 1;
                 Ok(SatResult::Unknown(format!("timeout after {timeout_ms} ms")))
