@@ -184,3 +184,23 @@ fn a_finding_that_needs_a_struct_field_is_replayed_with_it_and_is_a_warning() {
     assert!(warning.contains("`p+16` is a field of a struct passed by value, which lark.toml cannot declare"), "{warning}");
     assert!(!text.contains("error["), "{text}");
 }
+
+/// vLLM's top-k gating softmax with no setup: written for `block(32, 4)` under
+/// `__launch_bounds__(128)`, it has rows of neighbouring blocks overlap at the taller tiles, and
+/// its loop over `k` made every replay of a witness with `k` in the hundreds run into the step
+/// limit. With small witnesses first and the warp tile of its launch bounds among the common
+/// launches, its races are replayed and let go at 32x4: warnings, no error.
+#[test]
+fn a_warp_per_row_serving_kernel_with_no_setup_has_no_error() {
+    let dir = std::env::temp_dir().join(format!("lark-real-topk-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for file in ["vllm_topk_gating_softmax.ptx", "vllm_topk_gating_softmax.cu", "real_prelude.h"] {
+        std::fs::copy(repo().join("tests/real").join(file), dir.join(file)).unwrap();
+    }
+    let out = Command::new(env!("CARGO_BIN_EXE_lark")).args(["check", "vllm_topk_gating_softmax.ptx"]).current_dir(&dir).output().unwrap();
+    std::fs::remove_dir_all(&dir).ok();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains(": uncertified ("), "{text}");
+    assert!(text.contains("warning[race]"), "its races are replayed:\n{text}");
+    assert!(!text.contains("error["), "{text}");
+}
