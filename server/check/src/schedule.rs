@@ -9,7 +9,7 @@
 //! enumerated points, the ledger of races found).
 
 use crate::bind::Binding;
-use crate::bounds::{self, BoundsOutcome};
+use crate::bounds::{self, BoundsLedger, BoundsOutcome};
 use crate::ctx::{Ctx, PointsCache};
 use crate::races::{self, RaceLedger, RaceOutcome};
 use crate::sync::{self, Site, SyncOutcome};
@@ -116,7 +116,15 @@ pub fn run(shared: &Shared, solvers: Vec<::smt::Solver>) -> (Answers, Vec<::smt:
     let sites = sync::sites(shared.l);
     let items: Vec<Item> =
         (0..pairs.len()).map(Item::Race).chain((0..sites.len()).map(Item::Sync)).chain((0..shared.l.accesses.len()).map(Item::Bounds)).collect();
-    let work = Work { shared, pairs: &pairs, sites: &sites, items: &items, next: AtomicUsize::new(0), ledger: RaceLedger::default() };
+    let work = Work {
+        shared,
+        pairs: &pairs,
+        sites: &sites,
+        items: &items,
+        next: AtomicUsize::new(0),
+        ledger: RaceLedger::default(),
+        bounds_ledger: BoundsLedger::default(),
+    };
     let (done, solvers) = if solvers.len() <= 1 {
         let mut solver = solvers.into_iter().next().unwrap_or_else(|| {
             let mut solver = ::smt::Solver::new(::smt::SolverKind::Z3);
@@ -163,6 +171,7 @@ struct Work<'a> {
     /// The next item to take.
     next: AtomicUsize,
     ledger: RaceLedger,
+    bounds_ledger: BoundsLedger,
 }
 
 impl Work<'_> {
@@ -206,7 +215,12 @@ impl Work<'_> {
                     }),
                 ),
                 Item::Sync(s) => Answer::Sync(sync::check_site(&mut ctx, &self.sites[s])),
-                Item::Bounds(i) => Answer::Bounds(bounds::check_access(&mut ctx, i)),
+                Item::Bounds(i) => {
+                    Answer::Bounds(self.bounds_ledger.worth_checking(self.shared.l, i).then(|| bounds::check_access(&mut ctx, i)).and_then(|o| {
+                        self.bounds_ledger.record(self.shared.l, i, &o);
+                        o
+                    }))
+                }
             };
             answers.push((n, answer));
         }
@@ -235,6 +249,7 @@ impl Work<'_> {
             }
         }
         answers.races = races::select(self.shared.l, self.pairs, races);
+        answers.bounds = BoundsLedger::select(self.shared.l, std::mem::take(&mut answers.bounds));
         answers
     }
 }
