@@ -120,7 +120,7 @@ impl BoundsLedger {
     pub fn worth_checking(&self, l: &model::symbolic::Lifted, i: usize) -> bool {
         let Some(key) = bounds_key(l, i) else { return true };
         let witnessed = self.witnessed.lock().unwrap_or_else(|e| e.into_inner());
-        !witnessed.get(&key).is_some_and(|&first| first < i)
+        witnessed.get(&key).is_none_or(|&first| first >= i)
     }
 
     pub fn record(&self, l: &model::symbolic::Lifted, i: usize, outcome: &Option<BoundsOutcome>) {
