@@ -628,11 +628,13 @@ impl<'a> Machine<'a> {
                 if args.len() < need {
                     return Err(self.unsupported(blk, t, inst, format!("needs {need} operands")));
                 }
-                let mut vs = Vec::with_capacity(need);
-                for a in &args[..need] {
-                    vs.push(val!(a, *bits));
+                // On the stack: this runs for every float instruction of every thread.
+                let mut vs = [Value::Bits(0), Value::Bits(0), Value::Bits(0)];
+                for (slot, a) in vs.iter_mut().zip(&args[..need]) {
+                    *slot = val!(a, *bits);
                 }
-                if let Some(v) = self.hardware_floats().then(|| hardware::float_op(*op, &vs, *bits)).flatten() {
+                let vs = &vs[..need];
+                if let Some(v) = self.hardware_floats().then(|| hardware::float_op(*op, vs, *bits)).flatten() {
                     set!(*dst, v);
                     return Ok(Flow::Next);
                 }
