@@ -215,8 +215,12 @@ impl<'a> Ctx<'a> {
             return first.reported(q);
         }
         let preferred: String = prefer.iter().map(|p| format!("(assert {p})\n")).collect();
-        // A one-dimensional block of at most 256 threads, in a grid of at most 4 blocks a side.
-        let mut simple = String::from("(assert (= ntid_y (_ bv1 32)))\n(assert (= ntid_z (_ bv1 32)))\n(assert (bvule ntid_x (_ bv256 32)))\n");
+        // A one-dimensional block of a common size (64, 128 or 256 threads: what kernels are
+        // launched with, and what the launch confirmation compares with, so a finding found
+        // there needs no launch of its own), in a grid of at most 4 blocks a side.
+        let mut simple = String::from(
+            "(assert (= ntid_y (_ bv1 32)))\n(assert (= ntid_z (_ bv1 32)))\n(assert (or (= ntid_x (_ bv64 32)) (= ntid_x (_ bv128 32)) (= ntid_x (_ bv256 32))))\n",
+        );
         for d in ["x", "y", "z"] {
             simple.push_str(&format!("(assert (bvule nctaid_{d} (_ bv4 32)))\n"));
         }

@@ -8,11 +8,12 @@
 //! and the kernel is `uncertified` until the launch is declared.
 
 use crate::engine::{check_kernel_guarded_in, finding_lines, Focus, Options, Sources};
-use crate::report::{FindingKind, KernelReport, Verdict};
+use crate::report::{Finding, FindingKind, KernelReport, Verdict};
 use crate::Solver;
 use model::ops::Special;
 use model::Kernel;
 use spec::{Dim, KernelSpec};
+use std::collections::BTreeSet;
 
 /// The block sizes kernels are most often launched with: one-dimensional blocks, and square
 /// or warp-wide tiles (and 256 threads in x) for kernels that read the y index. A warp per row
@@ -24,20 +25,34 @@ const COMMON_TILES: [[u64; 2]; 4] = [[16, 16], [32, 8], [32, 4], [8, 8]];
 
 /// Re-checks `report`'s findings at the common block sizes and marks those that need the
 /// assumed launch (see the module comment), within `opts.budget_ms` for all sizes together.
-pub fn confirm(k: &Kernel, spec: Option<&KernelSpec>, src: &Sources, opts: &Options, solver: &mut Solver, report: &mut KernelReport) {
-    let Some(clean_at) = clean_at_common_blocks(k, spec, src, opts, solver, report) else { return };
+/// The findings numbered in `settled` were judged already (by the scalar confirmation).
+pub fn confirm(
+    k: &Kernel,
+    spec: Option<&KernelSpec>,
+    src: &Sources,
+    opts: &Options,
+    solver: &mut Solver,
+    report: &mut KernelReport,
+    settled: &BTreeSet<usize>,
+) {
+    let Some(clean_at) = clean_at_common_blocks(k, spec, src, opts, solver, report, settled) else { return };
     for (f, at) in report.findings.iter_mut().zip(clean_at.clean) {
-        if at.is_empty() {
-            continue;
+        if !at.is_empty() {
+            mark_assumed_launch(f, &at);
         }
-        let [x, y, z] = f.launch.block;
-        let sizes: Vec<String> = at.iter().map(|[a, b]| if *b == 1 { a.to_string() } else { format!("{a}x{b}") }).collect();
-        f.assumed_launch = Some(format!(
-            "found with a block of [{x}, {y}, {z}] threads, which no interface declares; with {} threads per block there is none — declare the launch in lark.toml",
-            sizes.join(" or ")
-        ));
     }
     report.settle_verdict();
+}
+
+/// Marks `f` as found only under an undeclared launch: it does not occur at the common block
+/// sizes `clean` (as `[x, y]`).
+pub(crate) fn mark_assumed_launch(f: &mut Finding, clean: &[[u64; 2]]) {
+    let [x, y, z] = f.launch.block;
+    let sizes: Vec<String> = clean.iter().map(|[a, b]| if *b == 1 { a.to_string() } else { format!("{a}x{b}") }).collect();
+    f.assumed_launch = Some(format!(
+        "found with a block of [{x}, {y}, {z}] threads, which no interface declares; with {} threads per block there is none — declare the launch in lark.toml",
+        sizes.join(" or ")
+    ));
 }
 
 /// The common block sizes a confirmation tried, and for each finding of the report (by index)
@@ -48,8 +63,8 @@ pub(crate) struct CleanAt {
 }
 
 /// Checks the kernel at the common block sizes, each run asking only about the lines of the
-/// error findings of `report` (see [`Focus`]); `None` when the block is declared, there is no
-/// such finding, or the kernel reads the z index (no common launch to compare with).
+/// error findings of `report` not in `skip` (see [`Focus`]); `None` when the block is declared,
+/// there is no such finding, or the kernel reads the z index (no common launch to compare with).
 pub(crate) fn clean_at_common_blocks(
     k: &Kernel,
     spec: Option<&KernelSpec>,
@@ -57,29 +72,16 @@ pub(crate) fn clean_at_common_blocks(
     opts: &Options,
     solver: &mut Solver,
     report: &KernelReport,
+    skip: &BTreeSet<usize>,
 ) -> Option<CleanAt> {
     let declared = spec.is_some_and(|s| s.block.is_some()) || k.reqntid.is_some();
-    let candidates: Vec<usize> =
-        (0..report.findings.len()).filter(|&n| report.findings[n].kind != FindingKind::Mismatch && !report.findings[n].is_warning()).collect();
+    let candidates: Vec<usize> = (0..report.findings.len())
+        .filter(|&n| report.findings[n].kind != FindingKind::Mismatch && !report.findings[n].is_warning() && !skip.contains(&n))
+        .collect();
     if declared || candidates.is_empty() || reads_z(k) {
         return None;
     }
-    let max = k.max_threads.unwrap_or(1024);
-    let mut sizes: Vec<[u64; 2]> = if reads_y(k) {
-        // Kernels that read the y index are also launched with one-dimensional blocks (llama.cpp's
-        // `blockIdx.x * blockDim.y + threadIdx.y` rows with `block_dims(1024, 1, 1)`).
-        let warp_tile = k.max_threads.filter(|m| m % 32 == 0 && *m > 32).map(|m| [32, m / 32]);
-        let mut tiles: Vec<[u64; 2]> = COMMON_TILES.iter().copied().chain([[256, 1]]).filter(|[x, y]| x * y <= max).collect();
-        if let Some(t) = warp_tile.filter(|t| !tiles.contains(t)) {
-            tiles.push(t);
-        }
-        tiles
-    } else {
-        COMMON_BLOCKS.iter().map(|&b| [b, 1]).filter(|[b, _]| *b <= max).collect()
-    };
-    if sizes.is_empty() {
-        sizes.push([max, 1]);
-    }
+    let sizes = common_sizes(k);
     // Each block size has an equal share of the confirmation's budget.
     let share = Options { budget_ms: (opts.budget_ms / sizes.len() as u64).max(1000), ..opts.clone() };
     // For each candidate finding, the common blocks at which a run decides its lines and does
@@ -110,6 +112,28 @@ pub(crate) fn clean_at_common_blocks(
         }
     }
     Some(CleanAt { tried: sizes, clean: clean_at })
+}
+
+/// The common block sizes of kernel `k`, as `[x, y]` (see [`COMMON_BLOCKS`], [`COMMON_TILES`]),
+/// within its `__launch_bounds__`.
+pub(crate) fn common_sizes(k: &Kernel) -> Vec<[u64; 2]> {
+    let max = k.max_threads.unwrap_or(1024);
+    let mut sizes: Vec<[u64; 2]> = if reads_y(k) {
+        // Kernels that read the y index are also launched with one-dimensional blocks (llama.cpp's
+        // `blockIdx.x * blockDim.y + threadIdx.y` rows with `block_dims(1024, 1, 1)`).
+        let warp_tile = k.max_threads.filter(|m| m % 32 == 0 && *m > 32).map(|m| [32, m / 32]);
+        let mut tiles: Vec<[u64; 2]> = COMMON_TILES.iter().copied().chain([[256, 1]]).filter(|[x, y]| x * y <= max).collect();
+        if let Some(t) = warp_tile.filter(|t| !tiles.contains(t)) {
+            tiles.push(t);
+        }
+        tiles
+    } else {
+        COMMON_BLOCKS.iter().map(|&b| [b, 1]).filter(|[b, _]| *b <= max).collect()
+    };
+    if sizes.is_empty() {
+        sizes.push([max, 1]);
+    }
+    sizes
 }
 
 /// Whether the kernel reads the y thread index or block size (then two-dimensional tiles are

@@ -39,20 +39,35 @@ pub const ORDINARY: i128 = 96;
 /// past the problem's end.
 pub const ORDINARY_GRID: u64 = 2;
 
-/// Re-checks the findings that need undeclared scalar values (see the module comment) and marks
-/// them, within `opts.budget_ms`.
-pub fn confirm(k: &Kernel, spec: Option<&KernelSpec>, src: &Sources, opts: &Options, solver: &mut Solver, report: &mut KernelReport) {
+/// Re-checks the findings that need undeclared scalar values (see the module comment), except
+/// those numbered in `skip`, and marks them, within `opts.budget_ms`; returns the numbers of
+/// those it judged (the launch confirmation leaves them alone). One that does occur at ordinary
+/// values, but only at a block nobody declares, is replaced by the re-check's finding and marked
+/// as needing that launch. With `defer_launches`, one that vanishes at ordinary values but was
+/// found at a block that is not common is left to the launch confirmation (see below).
+#[allow(clippy::too_many_arguments)]
+pub fn confirm(
+    k: &Kernel,
+    spec: Option<&KernelSpec>,
+    src: &Sources,
+    opts: &Options,
+    solver: &mut Solver,
+    report: &mut KernelReport,
+    skip: &BTreeSet<usize>,
+    defer_launches: bool,
+) -> BTreeSet<usize> {
     let lifted = model::symbolic::lift(k);
     let open = open_scalars(k, &lifted, spec, src);
     let needs = |f: &Finding| open_values(k, &open, f);
     let candidates: Vec<usize> = (0..report.findings.len())
         .filter(|&n| {
             let f = &report.findings[n];
-            f.kind != FindingKind::Mismatch && !f.is_warning() && !needs(f).is_empty()
+            f.kind != FindingKind::Mismatch && !f.is_warning() && !skip.contains(&n) && !needs(f).is_empty()
         })
         .collect();
+    let mut judged: BTreeSet<usize> = candidates.iter().copied().collect();
     if candidates.is_empty() {
-        return;
+        return judged;
     }
     // Every open value is ordinary in the re-check, not only those the findings' witnesses
     // name: a witness sets what its own query needed, and another open value (a mask's row
@@ -81,7 +96,7 @@ pub fn confirm(k: &Kernel, spec: Option<&KernelSpec>, src: &Sources, opts: &Opti
     let started = std::time::Instant::now();
     let r = check_kernel_guarded_in(k, Some(&s), src, &opts, solver, Some(&focus));
     if r.verdict == Verdict::Error {
-        return;
+        return judged;
     }
     // An ordinary setting has an ordinary block too: what the re-check finds only at blocks
     // nobody declares is not found there. A one-dimensional block's size is a tuning knob, so
@@ -90,7 +105,7 @@ pub fn confirm(k: &Kernel, spec: Option<&KernelSpec>, src: &Sources, opts: &Opti
     // (a transpose's 32x8 tile is wrong at 16x16), so one common tile where it does not occur
     // is enough to let it go, as in the launch confirmation.
     let left = opts.budget_ms.saturating_sub(started.elapsed().as_millis() as u64).max(opts.budget_ms / 4);
-    let common = crate::launch_confirm::clean_at_common_blocks(k, Some(&s), src, &Options { budget_ms: left, ..opts.clone() }, solver, &r);
+    let common = crate::launch_confirm::clean_at_common_blocks(k, Some(&s), src, &Options { budget_ms: left, ..opts.clone() }, solver, &r, &BTreeSet::new());
     let bind = crate::bind::Binding::new(k, None, src.param_names.as_deref());
     let name = |v: OpenValue| match v {
         OpenValue::Scalar(i) => bind.name(i).to_string(),
@@ -103,9 +118,26 @@ pub fn confirm(k: &Kernel, spec: Option<&KernelSpec>, src: &Sources, opts: &Opti
         let clean_at_common_blocks = |m: usize| common.as_ref().is_some_and(|c| if tiles { !c.clean[m].is_empty() } else { c.clean[m].len() == c.tried.len() });
         let matching: Vec<usize> = (0..r.findings.len()).filter(|&m| same(&&r.findings[m])).collect();
         let found = matching.iter().any(|&m| r.findings[m].is_warning() || !clean_at_common_blocks(m));
-        let at_common_blocks = !matching.is_empty();
         let undecided = r.uncertified.iter().any(|u| u.location.iter().chain(&u.related).any(|l| lines.contains(&l.line)));
         if found || undecided {
+            continue;
+        }
+        // At ordinary values it occurs, but only at blocks nobody declares: the launch is what
+        // it needs. Its counterexample at ordinary values says so best.
+        if let Some(&m) = matching.first() {
+            let clean = common.as_ref().map_or(Vec::new(), |c| c.clean[m].clone());
+            report.findings[n] = r.findings[m].clone();
+            crate::launch_confirm::mark_assumed_launch(&mut report.findings[n], &clean);
+            continue;
+        }
+        // It vanished at ordinary values, but its counterexample's block is not a common one
+        // either: an ordinary size can hide a launch bug (with n = 96 the threads past 96 of a
+        // 768-thread block return early, and a tile of 256 no longer overflows). Which of the two
+        // it needs is the launch confirmation's question, with the scalars open; what is still
+        // an error after it comes back here.
+        let [x, y, z] = report.findings[n].launch.block;
+        if defer_launches && (z != 1 || !crate::launch_confirm::common_sizes(k).contains(&[u64::from(x), u64::from(y)])) {
+            judged.remove(&n);
             continue;
         }
         let set = needs(&report.findings[n]);
@@ -128,14 +160,14 @@ pub fn confirm(k: &Kernel, spec: Option<&KernelSpec>, src: &Sources, opts: &Opti
             )
         };
         report.findings[n].assumed_scalars = Some(format!(
-            "found with {}, which no interface declares; with {} = {ORDINARY} (every undeclared integer parameter at {ORDINARY}){}{} there is none — {remedy}",
+            "found with {}, which no interface declares; with {} = {ORDINARY} (every undeclared integer parameter at {ORDINARY}){} there is none — {remedy}",
             values.join(", "),
             ordinary.join(" = "),
             if grid_pinned { format!(" on a grid of {ORDINARY_GRID} blocks along each dimension the kernel reads") } else { String::new() },
-            if at_common_blocks { " and the common block sizes" } else { "" },
         ));
     }
     report.settle_verdict();
+    judged
 }
 
 /// A value a counterexample sets that no interface declares: an integer parameter, or a field

@@ -21,12 +21,23 @@ pub fn check_kernel_scoped(k: &Kernel, spec: Option<&KernelSpec>, src: &Sources,
     let Some(shapes) = listed_shapes(spec) else {
         let started = std::time::Instant::now();
         let mut report = check_kernel_guarded(k, spec, src, opts, solver);
-        // The launch confirmation spends what the check left of the kernel's budget, and at
-        // least a quarter of it (the findings of a check that used it all are still confirmed).
-        let left = opts.budget_ms.saturating_sub(started.elapsed().as_millis() as u64).max(opts.budget_ms / 4);
-        crate::launch_confirm::confirm(k, spec, src, &Options { budget_ms: left, ..opts.clone() }, solver, &mut report);
-        let left = opts.budget_ms.saturating_sub(started.elapsed().as_millis() as u64).max(opts.budget_ms / 4);
-        crate::scalar_confirm::confirm(k, spec, src, &Options { budget_ms: left, ..opts.clone() }, solver, &mut report);
+        // Each confirmation spends what the check left of the kernel's budget, and at least a
+        // quarter of it (the findings of a check that used it all are still confirmed). The
+        // scalar confirmation goes first: its re-checks pin the open scalars, so they are
+        // cheaper than the launch confirmation's, which keep them open, and a finding that
+        // needs undeclared scalars shows at the common blocks too while they stay open (a row
+        // stride of 0 overlaps rows at any block). It judges the findings whose counterexamples
+        // need such values, except those found at a block that is not common and gone at
+        // ordinary values (launch or scalars? the launch confirmation asks first); the launch
+        // confirmation takes the rest, and what it leaves an error goes back to the scalars.
+        let budget = |started: std::time::Instant| Options {
+            budget_ms: opts.budget_ms.saturating_sub(started.elapsed().as_millis() as u64).max(opts.budget_ms / 4),
+            ..opts.clone()
+        };
+        let none = std::collections::BTreeSet::new();
+        let settled = crate::scalar_confirm::confirm(k, spec, src, &budget(started), solver, &mut report, &none, true);
+        crate::launch_confirm::confirm(k, spec, src, &budget(started), solver, &mut report, &settled);
+        crate::scalar_confirm::confirm(k, spec, src, &budget(started), solver, &mut report, &settled, false);
         return report;
     };
     let spec = spec.expect("listed shapes come from a spec");

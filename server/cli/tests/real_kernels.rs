@@ -204,3 +204,29 @@ fn a_warp_per_row_serving_kernel_with_no_setup_has_no_error() {
     assert!(text.contains("warning[race]"), "its races are replayed:\n{text}");
     assert!(!text.contains("error["), "{text}");
 }
+
+/// llm.c's tiled matmul with no setup reads its shared tiles in sixteen unrolled loads on two
+/// lines. Each load was asked about and replayed on its own (about forty replays of five
+/// million steps) for one finding per line, and the budget ran out before lines 43 and 45 were
+/// decided. Now an access whose line and array already have a witness is not asked: both lines
+/// are decided, as warnings under the assumed launch.
+#[test]
+fn unrolled_reads_of_one_line_are_decided_once() {
+    let dir = std::env::temp_dir().join(format!("lark-real-matmul-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for file in ["llmc_matmul_fwd_tiled.ptx", "llmc_matmul_fwd_tiled.cu", "real_prelude.h"] {
+        std::fs::copy(repo().join("tests/real").join(file), dir.join(file)).unwrap();
+    }
+    let out = Command::new(env!("CARGO_BIN_EXE_lark")).args(["check", "llmc_matmul_fwd_tiled.ptx", "--format", "json"]).current_dir(&dir).output().unwrap();
+    std::fs::remove_dir_all(&dir).ok();
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+    let kernel = &doc["kernels"][0];
+    let lines_of = |list: &Value| -> Vec<u64> { list.as_array().unwrap().iter().filter_map(|x| x["location"]["line"].as_u64()).collect() };
+    let undecided = lines_of(&kernel["uncertified"]);
+    assert!(!undecided.contains(&43) && !undecided.contains(&45), "lines 43 and 45 are decided: {:#}", kernel["uncertified"]);
+    for line in [43, 45] {
+        let f = kernel["findings"].as_array().unwrap().iter().find(|f| f["kind"] == "out_of_bounds" && f["accesses"][0]["line"] == line);
+        let f = f.unwrap_or_else(|| panic!("the tile read at line {line} overflows for some block: {:#}", kernel["findings"]));
+        assert!(f["assumed_launch"].is_string(), "a warning under the assumed launch: {f:#}");
+    }
+}
