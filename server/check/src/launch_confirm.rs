@@ -7,7 +7,7 @@
 //! stays an error; one that does not is kept as a warning naming the launch that triggers it,
 //! and the kernel is `uncertified` until the launch is declared.
 
-use crate::engine::{check_kernel_guarded_in, finding_lines, Focus, Options, Sources};
+use crate::engine::{check_kernel_guarded_in, finding_key, finding_lines, FindingKey, Focus, Options, Sources};
 use crate::report::{Finding, FindingKind, KernelReport, Verdict};
 use crate::Solver;
 use model::ops::Special;
@@ -25,7 +25,7 @@ const COMMON_TILES: [[u64; 2]; 4] = [[16, 16], [32, 8], [32, 4], [8, 8]];
 
 /// Re-checks `report`'s findings at the common block sizes and marks those that need the
 /// assumed launch (see the module comment), within `opts.budget_ms` for all sizes together.
-/// The findings numbered in `settled` were judged already (by the scalar confirmation).
+/// The findings in `settled` were judged already (by the scalar confirmation).
 pub fn confirm(
     k: &Kernel,
     spec: Option<&KernelSpec>,
@@ -33,9 +33,14 @@ pub fn confirm(
     opts: &Options,
     solver: &mut Solver,
     report: &mut KernelReport,
-    settled: &BTreeSet<usize>,
+    settled: &BTreeSet<FindingKey>,
 ) {
     let Some(clean_at) = clean_at_common_blocks(k, spec, src, opts, solver, report, settled) else { return };
+    if std::env::var_os("LARK_TRACE").is_some() {
+        let lines: Vec<(Vec<u32>, bool, &Vec<[u64; 2]>)> =
+            report.findings.iter().zip(&clean_at.clean).map(|(f, c)| (finding_lines(f), f.is_warning(), c)).collect();
+        eprintln!("lark trace: launch confirmation (settled {settled:?}): {lines:?}");
+    }
     for (f, at) in report.findings.iter_mut().zip(clean_at.clean) {
         if !at.is_empty() {
             mark_assumed_launch(f, &at);
@@ -72,11 +77,11 @@ pub(crate) fn clean_at_common_blocks(
     opts: &Options,
     solver: &mut Solver,
     report: &KernelReport,
-    skip: &BTreeSet<usize>,
+    skip: &BTreeSet<FindingKey>,
 ) -> Option<CleanAt> {
     let declared = spec.is_some_and(|s| s.block.is_some()) || k.reqntid.is_some();
     let candidates: Vec<usize> = (0..report.findings.len())
-        .filter(|&n| report.findings[n].kind != FindingKind::Mismatch && !report.findings[n].is_warning() && !skip.contains(&n))
+        .filter(|&n| report.findings[n].kind != FindingKind::Mismatch && !report.findings[n].is_warning() && !skip.contains(&finding_key(&report.findings[n])))
         .collect();
     if declared || candidates.is_empty() || reads_z(k) {
         return None;
@@ -98,6 +103,11 @@ pub(crate) fn clean_at_common_blocks(
         let mut s = spec.cloned().unwrap_or_default();
         s.block = Some([Dim::exact(x), Dim::exact(y), Dim::exact(1)]);
         let r = check_kernel_guarded_in(k, Some(&s), src, &share, solver, Some(&focus));
+        if std::env::var_os("LARK_TRACE").is_some() {
+            let found: Vec<Vec<u32>> = r.findings.iter().filter(|f| !f.is_warning()).map(finding_lines).collect();
+            let open: Vec<String> = r.uncertified.iter().map(|u| format!("{:?}", u.reason)).collect();
+            eprintln!("lark trace: launch re-check at {x}x{y}: {:?}, errors at lines {found:?}, undecided {open:?}", r.verdict);
+        }
         if r.verdict == Verdict::Error {
             continue;
         }

@@ -16,8 +16,8 @@
 //! `uncertified` until the scalars are declared; one that does occur stays an error. A missing
 //! barrier or a wrong index shows at ordinary sizes too, so real bugs keep their error.
 
-use crate::engine::{check_kernel_guarded_in, finding_lines, Focus, Options, Sources};
-use crate::report::{Finding, FindingKind, KernelReport, Verdict};
+use crate::engine::{check_kernel_guarded_in, finding_key, finding_lines, FindingKey, Focus, Options, Sources};
+use crate::report::{Finding, FindingKind, KernelReport};
 use crate::witness::ParamField;
 use crate::Solver;
 use model::ops::Special;
@@ -40,8 +40,8 @@ pub const ORDINARY: i128 = 96;
 pub const ORDINARY_GRID: u64 = 2;
 
 /// Re-checks the findings that need undeclared scalar values (see the module comment), except
-/// those numbered in `skip`, and marks them, within `opts.budget_ms`; returns the numbers of
-/// those it judged (the launch confirmation leaves them alone). One that does occur at ordinary
+/// those in `skip`, and marks them, within `opts.budget_ms`; returns those it judged (the launch
+/// confirmation leaves them alone). One that does occur at ordinary
 /// values, but only at a block nobody declares, is replaced by the re-check's finding and marked
 /// as needing that launch. With `defer_launches`, one that vanishes at ordinary values but was
 /// found at a block that is not common is left to the launch confirmation (see below).
@@ -53,22 +53,38 @@ pub fn confirm(
     opts: &Options,
     solver: &mut Solver,
     report: &mut KernelReport,
-    skip: &BTreeSet<usize>,
+    skip: &BTreeSet<FindingKey>,
     defer_launches: bool,
-) -> BTreeSet<usize> {
+) -> BTreeSet<FindingKey> {
     let lifted = model::symbolic::lift(k);
     let open = open_scalars(k, &lifted, spec, src);
     let needs = |f: &Finding| open_values(k, &open, f);
     let candidates: Vec<usize> = (0..report.findings.len())
         .filter(|&n| {
             let f = &report.findings[n];
-            f.kind != FindingKind::Mismatch && !f.is_warning() && !skip.contains(&n) && !needs(f).is_empty()
+            f.kind != FindingKind::Mismatch && !f.is_warning() && !skip.contains(&finding_key(f)) && !needs(f).is_empty()
         })
         .collect();
-    let mut judged: BTreeSet<usize> = candidates.iter().copied().collect();
+    let mut judged: BTreeSet<FindingKey> = candidates.iter().map(|&n| finding_key(&report.findings[n])).collect();
     if candidates.is_empty() {
         return judged;
     }
+    // A finding whose counterexample has a block that is not a common one may need that launch
+    // rather than its scalars: an ordinary size can hide a launch bug (with n = 96 the threads
+    // past 96 of a 768-thread block return early, and a tile of 256 no longer overflows), and
+    // one that a re-check here does not clear may still be cleared at the common blocks with the
+    // scalars open. Unless it is let go here, it is the launch confirmation's question; what is
+    // still an error after it comes back here.
+    let sizes = crate::launch_confirm::common_sizes(k);
+    let uncommon: BTreeSet<FindingKey> = candidates
+        .iter()
+        .copied()
+        .filter(|&n| {
+            let [x, y, z] = report.findings[n].launch.block;
+            defer_launches && (z != 1 || !sizes.contains(&[u64::from(x), u64::from(y)]))
+        })
+        .map(|n| finding_key(&report.findings[n]))
+        .collect();
     // Every open value is ordinary in the re-check, not only those the findings' witnesses
     // name: a witness sets what its own query needed, and another open value (a mask's row
     // stride next to the row length the witness set) can make the same lines fail for a
@@ -95,8 +111,10 @@ pub fn confirm(
     let focus = Focus { findings: candidates.iter().map(|&n| (report.findings[n].kind, finding_lines(&report.findings[n]))).collect(), replay_all: true };
     let started = std::time::Instant::now();
     let r = check_kernel_guarded_in(k, Some(&s), src, &opts, solver, Some(&focus));
-    if r.verdict == Verdict::Error {
-        return judged;
+    if std::env::var_os("LARK_TRACE").is_some() {
+        let found: Vec<Vec<u32>> = r.findings.iter().filter(|f| !f.is_warning()).map(finding_lines).collect();
+        let open: Vec<String> = r.uncertified.iter().map(|u| format!("{:?}", u.reason)).collect();
+        eprintln!("lark trace: scalar re-check at ordinary values: {:?}, errors at lines {found:?}, undecided {open:?}", r.verdict);
     }
     // An ordinary setting has an ordinary block too: what the re-check finds only at blocks
     // nobody declares is not found there. A one-dimensional block's size is a tuning knob, so
@@ -120,6 +138,9 @@ pub fn confirm(
         let found = matching.iter().any(|&m| r.findings[m].is_warning() || !clean_at_common_blocks(m));
         let undecided = r.uncertified.iter().any(|u| u.location.iter().chain(&u.related).any(|l| lines.contains(&l.line)));
         if found || undecided {
+            if uncommon.contains(&finding_key(&report.findings[n])) {
+                judged.remove(&finding_key(&report.findings[n]));
+            }
             continue;
         }
         // At ordinary values it occurs, but only at blocks nobody declares: the launch is what
@@ -130,14 +151,9 @@ pub fn confirm(
             crate::launch_confirm::mark_assumed_launch(&mut report.findings[n], &clean);
             continue;
         }
-        // It vanished at ordinary values, but its counterexample's block is not a common one
-        // either: an ordinary size can hide a launch bug (with n = 96 the threads past 96 of a
-        // 768-thread block return early, and a tile of 256 no longer overflows). Which of the two
-        // it needs is the launch confirmation's question, with the scalars open; what is still
-        // an error after it comes back here.
-        let [x, y, z] = report.findings[n].launch.block;
-        if defer_launches && (z != 1 || !crate::launch_confirm::common_sizes(k).contains(&[u64::from(x), u64::from(y)])) {
-            judged.remove(&n);
+        // It vanished at ordinary values, but was found at an uncommon block (see above).
+        if uncommon.contains(&finding_key(&report.findings[n])) {
+            judged.remove(&finding_key(&report.findings[n]));
             continue;
         }
         let set = needs(&report.findings[n]);
