@@ -37,8 +37,7 @@ pub fn confirm(
 ) {
     let Some(clean_at) = clean_at_common_blocks(k, spec, src, opts, solver, report, settled) else { return };
     if std::env::var_os("LARK_TRACE").is_some() {
-        let lines: Vec<(Vec<u32>, bool, &Vec<[u64; 2]>)> =
-            report.findings.iter().zip(&clean_at.clean).map(|(f, c)| (finding_lines(f), f.is_warning(), c)).collect();
+        let lines: Vec<String> = report.findings.iter().zip(&clean_at.clean).map(|(f, c)| format!("{:?} clean at {c:?}", finding_lines(f))).collect();
         eprintln!("lark trace: launch confirmation (settled {settled:?}): {lines:?}");
     }
     for (f, at) in report.findings.iter_mut().zip(clean_at.clean) {
