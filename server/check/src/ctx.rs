@@ -175,13 +175,13 @@ impl<'a> Ctx<'a> {
         let budget = &self.budget;
         let (outcome, spent) = crate::smt::ask(self.solver, query, Duration::from_millis(timeout_ms), &|| budget.check().is_err());
         self.solver_time += spent;
-        if std::env::var_os("LARK_TRACE").is_some() {
+        crate::trace::line(|| {
             let what = match &outcome {
                 Outcome::Sat(_) => "sat".to_string(),
                 other => format!("{other:?}"),
             };
-            eprintln!("lark trace: query {} {what} {:.1} ms (limit {timeout_ms} ms)", self.queries, spent.as_secs_f64() * 1e3);
-        }
+            format!("query {} {what} {:.1} ms (limit {timeout_ms} ms)", self.queries, spent.as_secs_f64() * 1e3)
+        });
         match outcome {
             Outcome::Sat(model) => Answer::Sat(model),
             Outcome::Unsat => Answer::Unsat,

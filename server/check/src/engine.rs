@@ -148,7 +148,6 @@ impl Focus {
     }
 }
 
-/// The source lines a finding names, sorted.
 /// What names a finding across the confirmations: its kind and lines (a report keeps one finding
 /// per kind and lines, and reorders its findings when it settles its verdict, so positions do
 /// not last).
@@ -158,6 +157,7 @@ pub(crate) fn finding_key(f: &Finding) -> FindingKey {
     (format!("{:?}", f.kind), finding_lines(f))
 }
 
+/// The source lines a finding names, sorted.
 pub(crate) fn finding_lines(f: &Finding) -> Vec<u32> {
     let mut lines: Vec<u32> = f.accesses.iter().map(|a| a.location.line).chain(f.barrier.iter().map(|b| b.line)).collect();
     lines.sort_unstable();

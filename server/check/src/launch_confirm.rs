@@ -36,10 +36,10 @@ pub fn confirm(
     settled: &BTreeSet<FindingKey>,
 ) {
     let Some(clean_at) = clean_at_common_blocks(k, spec, src, opts, solver, report, settled) else { return };
-    if std::env::var_os("LARK_TRACE").is_some() {
+    crate::trace::line(|| {
         let lines: Vec<String> = report.findings.iter().zip(&clean_at.clean).map(|(f, c)| format!("{:?} clean at {c:?}", finding_lines(f))).collect();
-        eprintln!("lark trace: launch confirmation (settled {settled:?}): {lines:?}");
-    }
+        format!("launch confirmation (settled {settled:?}): {lines:?}")
+    });
     for (f, at) in report.findings.iter_mut().zip(clean_at.clean) {
         if !at.is_empty() {
             mark_assumed_launch(f, &at);
@@ -102,11 +102,7 @@ pub(crate) fn clean_at_common_blocks(
         let mut s = spec.cloned().unwrap_or_default();
         s.block = Some([Dim::exact(x), Dim::exact(y), Dim::exact(1)]);
         let r = check_kernel_guarded_in(k, Some(&s), src, &share, solver, Some(&focus));
-        if std::env::var_os("LARK_TRACE").is_some() {
-            let found: Vec<Vec<u32>> = r.findings.iter().filter(|f| !f.is_warning()).map(finding_lines).collect();
-            let open: Vec<String> = r.uncertified.iter().map(|u| format!("{:?}", u.reason)).collect();
-            eprintln!("lark trace: launch re-check at {x}x{y}: {:?}, errors at lines {found:?}, undecided {open:?}", r.verdict);
-        }
+        crate::trace::recheck(&format!("launch re-check at {x}x{y}"), &r);
         if r.verdict == Verdict::Error {
             continue;
         }

@@ -27,6 +27,7 @@ mod schedule;
 mod scope;
 pub mod smt;
 mod sync;
+mod trace;
 pub mod witness;
 
 pub use self::smt::{Solver, SolverKind};

@@ -182,9 +182,9 @@ impl ReplayInputs<'_> {
         apply_memory(&mut r, self.bind, self.w);
         let started = std::time::Instant::now();
         let (trace, result) = run(self.k, &mut r);
-        if std::env::var_os("LARK_TRACE").is_some() {
-            eprintln!(
-                "lark trace: replay {fill:?} unset={unset} params={:?} threads={:?} grid={:?} block={:?} blocks_run={} steps={} {:.1} ms {}",
+        crate::trace::line(|| {
+            format!(
+                "replay {fill:?} unset={unset} params={:?} threads={:?} grid={:?} block={:?} blocks_run={} steps={} {:.1} ms {}",
                 self.w.params,
                 self.w.threads.iter().map(|t| (t.id.block, t.id.thread, &t.iterations)).collect::<Vec<_>>(),
                 r.launch.grid,
@@ -193,8 +193,8 @@ impl ReplayInputs<'_> {
                 trace.steps,
                 started.elapsed().as_secs_f64() * 1e3,
                 result.as_ref().map(|_| "ok".to_string()).unwrap_or_else(|e| e.to_string())
-            );
-        }
+            )
+        });
         match (judge(&r, &trace, &result), result) {
             (Some(t), _) => Ok(Some(t)),
             (None, Err(InterpError::Stopped(stop))) => Err(Exhausted::Stopped(stop)),

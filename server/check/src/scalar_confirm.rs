@@ -111,11 +111,7 @@ pub fn confirm(
     let focus = Focus { findings: candidates.iter().map(|&n| (report.findings[n].kind, finding_lines(&report.findings[n]))).collect(), replay_all: true };
     let started = std::time::Instant::now();
     let r = check_kernel_guarded_in(k, Some(&s), src, &opts, solver, Some(&focus));
-    if std::env::var_os("LARK_TRACE").is_some() {
-        let found: Vec<Vec<u32>> = r.findings.iter().filter(|f| !f.is_warning()).map(finding_lines).collect();
-        let open: Vec<String> = r.uncertified.iter().map(|u| format!("{:?}", u.reason)).collect();
-        eprintln!("lark trace: scalar re-check at ordinary values: {:?}, errors at lines {found:?}, undecided {open:?}", r.verdict);
-    }
+    crate::trace::recheck("scalar re-check at ordinary values", &r);
     // An ordinary setting has an ordinary block too: what the re-check finds only at blocks
     // nobody declares is not found there. A one-dimensional block's size is a tuning knob, so
     // one common size where the finding occurs keeps it (an early return that diverges at 128

@@ -23,9 +23,28 @@ pub(crate) fn write(query: &Query, kind: SolverKind, timeout: Duration) -> Optio
     Some(path)
 }
 
-/// Renames a dumped query that timed out to `…-timeout.smt2` (ignored when nothing was dumped).
+/// Renames a dumped query that timed out to `….timeout.smt2` (ignored when nothing was dumped).
 pub(crate) fn mark_timed_out(dumped: Option<PathBuf>) {
     if let Some(path) = dumped {
         let _ = std::fs::rename(&path, path.with_extension("").with_extension("timeout.smt2"));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_query_that_timed_out_is_renamed_beside_the_others() {
+        let dir = std::env::temp_dir().join(format!("lark-dump-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("q1-00007.smt2");
+        std::fs::write(&path, "(check-sat)\n").unwrap();
+        mark_timed_out(Some(path.clone()));
+        let renamed = dir.join("q1-00007.timeout.smt2");
+        assert!(!path.exists() && renamed.exists(), "{:?}", std::fs::read_dir(&dir).unwrap().collect::<Vec<_>>());
+        assert_eq!(std::fs::read_to_string(&renamed).unwrap(), "(check-sat)\n", "the query is kept, not lost");
+        mark_timed_out(None);
+        std::fs::remove_dir_all(&dir).ok();
     }
 }

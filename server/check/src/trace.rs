@@ -1,0 +1,28 @@
+//! `LARK_TRACE=1`: what the engine spends its time on, one line per event on stderr (each SMT
+//! query, each replay, each confirmation re-check). A debugging aid: it never changes a result.
+
+use crate::engine::finding_lines;
+use crate::report::KernelReport;
+use std::sync::OnceLock;
+
+/// Whether `LARK_TRACE` is set (read once: queries and replays ask for every event).
+pub(crate) fn enabled() -> bool {
+    static ON: OnceLock<bool> = OnceLock::new();
+    *ON.get_or_init(|| std::env::var_os("LARK_TRACE").is_some_and(|v| !v.is_empty() && v != "0"))
+}
+
+/// One line on stderr, when tracing.
+pub(crate) fn line(text: impl FnOnce() -> String) {
+    if enabled() {
+        eprintln!("lark trace: {}", text());
+    }
+}
+
+/// The outcome of a confirmation's re-check `r`, described by `what`.
+pub(crate) fn recheck(what: &str, r: &KernelReport) {
+    line(|| {
+        let errors: Vec<Vec<u32>> = r.findings.iter().filter(|f| !f.is_warning()).map(finding_lines).collect();
+        let undecided: Vec<String> = r.uncertified.iter().map(|u| format!("{:?}", u.reason)).collect();
+        format!("{what}: {:?}, errors at lines {errors:?}, undecided {undecided:?}", r.verdict)
+    });
+}
