@@ -717,13 +717,20 @@ impl<'a> Machine<'a> {
                 let at = self.address(blk, t, inst, addr)?;
                 let target = self.access(blk, t, inst, *space, at, *bytes, AccessKind::Atomic)?;
                 let old = self.region(blk, t, target).read(target_offset(target), *bytes);
-                let new = if *float {
+                // The float atomics that compute, as the hardware rounds them when the launch asks.
+                let native = match op {
+                    AtomOp::Add => Some(FloatOp::Add),
+                    AtomOp::Min => Some(FloatOp::Min),
+                    AtomOp::Max => Some(FloatOp::Max),
+                    _ => None,
+                };
+                let rounded = native.filter(|_| *float && self.hardware_floats()).and_then(|f| hardware::float_op(f, &[old.clone(), xs[0].clone()], w));
+                let new = if let Some(v) = rounded {
+                    v
+                } else if *float {
                     let (o, x) = (old.float(w), xs[0].float(w));
                     match op {
-                        AtomOp::Add => match self.hardware_floats().then(|| hardware::atomic_add(&old, &xs[0], w)).flatten() {
-                            Some(v) => v,
-                            None => Value::Float(o.add(&x).normalize(FloatFormat::for_bits(w))),
-                        },
+                        AtomOp::Add => Value::Float(o.add(&x).normalize(FloatFormat::for_bits(w))),
                         AtomOp::Min => Value::Float(o.min(&x)),
                         AtomOp::Max => Value::Float(o.max(&x)),
                         AtomOp::Exch => xs[0].clone(),

@@ -52,15 +52,6 @@ fn result_bits(x: f64, bits: u32) -> u64 {
     }
 }
 
-/// PTX `min`/`max`: a NaN operand yields the other operand (as `f64::min`/`max` do).
-fn min_max(op: FloatOp, a: f64, b: f64) -> f64 {
-    if op == FloatOp::Min {
-        a.min(b)
-    } else {
-        a.max(b)
-    }
-}
-
 /// The result bits of float instruction `op` on `xs` at width `bits`, or `None` when this path
 /// does not compute it (16-bit formats, an unmodelled operation, too few operands).
 pub(crate) fn float_op(op: FloatOp, xs: &[Value], bits: u32) -> Option<Value> {
@@ -69,50 +60,38 @@ pub(crate) fn float_op(op: FloatOp, xs: &[Value], bits: u32) -> Option<Value> {
     }
     let arg = |i: usize| xs.get(i).map(|v| native(v, bits));
     let (a, b, c) = (arg(0)?, arg(1), arg(2));
-    // Each f32 operation is done in f32 so that it rounds once; for add, sub, mul, div and sqrt
-    // an f64 computation rounded to f32 would be the same (53 >= 2*24 + 2), but not for fma.
-    let r: f64 = if bits == 32 {
-        let (a32, b32, c32) = (a as f32, b.map(|x| x as f32), c.map(|x| x as f32));
-        (match op {
-            FloatOp::Add => a32 + b32?,
-            FloatOp::Sub => a32 - b32?,
-            FloatOp::Mul => a32 * b32?,
-            FloatOp::Div => a32 / b32?,
-            FloatOp::Fma => a32.mul_add(b32?, c32?),
-            FloatOp::Neg => -a32,
-            FloatOp::Abs => a32.abs(),
-            FloatOp::Min | FloatOp::Max => min_max(op, a, b?) as f32,
-            FloatOp::Sqrt => a32.sqrt(),
-            FloatOp::Rcp => 1.0 / a32,
-            FloatOp::Rsqrt => (1.0 / a.sqrt()) as f32,
-            FloatOp::Ex2 => a.exp2() as f32,
-            FloatOp::Lg2 => a.log2() as f32,
-            FloatOp::Sin => a.sin() as f32,
-            FloatOp::Cos => a.cos() as f32,
-            FloatOp::Tanh => a.tanh() as f32,
-            FloatOp::Other => return None,
-        }) as f64
-    } else {
-        match op {
-            FloatOp::Add => a + b?,
-            FloatOp::Sub => a - b?,
-            FloatOp::Mul => a * b?,
-            FloatOp::Div => a / b?,
-            FloatOp::Fma => a.mul_add(b?, c?),
-            FloatOp::Neg => -a,
-            FloatOp::Abs => a.abs(),
-            FloatOp::Min | FloatOp::Max => min_max(op, a, b?),
-            FloatOp::Sqrt => a.sqrt(),
-            FloatOp::Rcp => 1.0 / a,
-            FloatOp::Rsqrt => 1.0 / a.sqrt(),
-            FloatOp::Ex2 => a.exp2(),
-            FloatOp::Lg2 => a.log2(),
-            FloatOp::Sin => a.sin(),
-            FloatOp::Cos => a.cos(),
-            FloatOp::Tanh => a.tanh(),
-            FloatOp::Other => return None,
-        }
-    };
+    // Each operation is done in its own width so that it rounds once (for add, sub, mul, div
+    // and sqrt an f64 computation rounded to f32 would be the same, 53 >= 2*24 + 2, but not for
+    // fma); the transcendentals, approximations on hardware too, are computed in f64.
+    macro_rules! in_width {
+        ($t:ty) => {{
+            let (a, b, c) = (a as $t, b.map(|x| x as $t), c.map(|x| x as $t));
+            let wide = |f: fn(f64) -> f64| f(a as f64) as $t;
+            let r: $t = match op {
+                FloatOp::Add => a + b?,
+                FloatOp::Sub => a - b?,
+                FloatOp::Mul => a * b?,
+                FloatOp::Div => a / b?,
+                FloatOp::Fma => a.mul_add(b?, c?),
+                FloatOp::Neg => -a,
+                FloatOp::Abs => a.abs(),
+                // PTX `min`/`max`: a NaN operand yields the other operand, as these do.
+                FloatOp::Min => a.min(b?),
+                FloatOp::Max => a.max(b?),
+                FloatOp::Sqrt => a.sqrt(),
+                FloatOp::Rcp => 1.0 / a,
+                FloatOp::Rsqrt => wide(|x| 1.0 / x.sqrt()),
+                FloatOp::Ex2 => wide(f64::exp2),
+                FloatOp::Lg2 => wide(f64::log2),
+                FloatOp::Sin => wide(f64::sin),
+                FloatOp::Cos => wide(f64::cos),
+                FloatOp::Tanh => wide(f64::tanh),
+                FloatOp::Other => return None,
+            };
+            r as f64
+        }};
+    }
+    let r = if bits == 32 { in_width!(f32) } else { in_width!(f64) };
     Some(Value::Bits(result_bits(r, bits)))
 }
 
@@ -123,11 +102,6 @@ pub(crate) fn compare(a: &Value, b: &Value, bits: u32) -> Option<Option<Ordering
         return None;
     }
     Some(native(a, bits).partial_cmp(&native(b, bits)))
-}
-
-/// An `atom.add` of floats at width `bits`, rounded as the hardware does.
-pub(crate) fn atomic_add(old: &Value, x: &Value, bits: u32) -> Option<Value> {
-    float_op(FloatOp::Add, &[old.clone(), x.clone()], bits)
 }
 
 #[cfg(test)]
@@ -154,6 +128,17 @@ mod tests {
         // fma rounds once: (1 + 2^-12)^2 - 1 keeps its 2^-24 term.
         let x = 1.0 + 2f32.powi(-12);
         assert_eq!(as_f32(float_op(FloatOp::Fma, &[f32v(x), f32v(x), f32v(-1.0)], 32)), 2f32.powi(-11) + 2f32.powi(-24));
+    }
+
+    #[test]
+    fn f64_operations_and_the_transcendentals() {
+        let f64v = |x: f64| Value::Bits(x.to_bits());
+        // 0.1 + 0.2 rounds in f64 (not exactly 0.3), as on hardware.
+        assert_eq!(float_op(FloatOp::Add, &[f64v(0.1), f64v(0.2)], 64), Some(f64v(0.1 + 0.2)));
+        assert_eq!(as_f32(float_op(FloatOp::Ex2, &[f32v(3.0)], 32)), 8.0);
+        assert_eq!(as_f32(float_op(FloatOp::Rsqrt, &[f32v(4.0)], 32)), 0.5);
+        assert_eq!(float_op(FloatOp::Other, &[f32v(1.0)], 32), None, "unmodelled: the exact path says so");
+        assert_eq!(float_op(FloatOp::Add, &[f32v(1.0)], 32), None, "a missing operand is not invented");
     }
 
     #[test]
