@@ -146,20 +146,23 @@ impl<'a> Encoder<'a> {
         self.declared.contains_key(name)
     }
 
-    /// The loop counters (iteration numbers) the formulas mention, with their widths.
+    /// The loop counters (iteration numbers, `k{loop}_{thread}`) the formulas mention, with
+    /// their widths, sorted.
     pub fn declared_counters(&self) -> Vec<(&str, u32)> {
-        let is_counter =
-            |n: &str| n.strip_prefix('k').and_then(|r| r.split_once('_')).is_some_and(|(l, t)| l.parse::<u32>().is_ok() && t.parse::<u8>().is_ok());
-        let mut names: Vec<(&str, u32)> = self.declared.iter().filter(|(n, _)| is_counter(n)).map(|(n, b)| (n.as_str(), *b)).collect();
-        names.sort_unstable();
-        names
+        self.declared_indexed('k')
     }
 
-    /// The kernel parameters (and fields of aggregate parameters) the formulas mention, by
-    /// name, sorted: a counterexample fixes them, and its replay passes them.
+    /// The kernel parameters (and fields of aggregate parameters, `p{index}_{offset}`) the
+    /// formulas mention, by name, sorted: a counterexample fixes them, and its replay passes them.
     pub fn declared_params(&self) -> Vec<&str> {
-        let is_param = |n: &str| n.strip_prefix('p').and_then(|r| r.split_once('_')).is_some_and(|(i, o)| i.parse::<u32>().is_ok() && o.parse::<u32>().is_ok());
-        let mut names: Vec<&str> = self.declared.keys().map(String::as_str).filter(|n| is_param(n)).collect();
+        self.declared_indexed('p').into_iter().map(|(name, _)| name).collect()
+    }
+
+    /// The declared constants named `{prefix}{number}_{number}`, with their widths, sorted.
+    fn declared_indexed(&self, prefix: char) -> Vec<(&str, u32)> {
+        let indexed =
+            |n: &str| n.strip_prefix(prefix).and_then(|r| r.split_once('_')).is_some_and(|(i, j)| i.parse::<u32>().is_ok() && j.parse::<u32>().is_ok());
+        let mut names: Vec<(&str, u32)> = self.declared.iter().filter(|(n, _)| indexed(n)).map(|(n, b)| (n.as_str(), *b)).collect();
         names.sort_unstable();
         names
     }

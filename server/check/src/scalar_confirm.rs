@@ -125,17 +125,17 @@ pub fn confirm(
         OpenValue::Scalar(i) => bind.name(i).to_string(),
         OpenValue::Field(i, offset) => format!("{}+{offset}", bind.name(i)),
     };
+    let tiles = crate::launch_confirm::reads_y(k);
+    let clean_at_common_blocks = |m: usize| common.as_ref().is_some_and(|c| if tiles { !c.clean[m].is_empty() } else { c.clean[m].len() == c.tried.len() });
     for n in candidates {
-        let lines = finding_lines(&report.findings[n]);
-        let same = |g: &&Finding| g.kind == report.findings[n].kind && finding_lines(g) == lines;
-        let tiles = crate::launch_confirm::reads_y(k);
-        let clean_at_common_blocks = |m: usize| common.as_ref().is_some_and(|c| if tiles { !c.clean[m].is_empty() } else { c.clean[m].len() == c.tried.len() });
-        let matching: Vec<usize> = (0..r.findings.len()).filter(|&m| same(&&r.findings[m])).collect();
+        let key = finding_key(&report.findings[n]);
+        let lines = &key.1;
+        let matching: Vec<usize> = (0..r.findings.len()).filter(|&m| finding_key(&r.findings[m]) == key).collect();
         let found = matching.iter().any(|&m| r.findings[m].is_warning() || !clean_at_common_blocks(m));
         let undecided = r.uncertified.iter().any(|u| u.location.iter().chain(&u.related).any(|l| lines.contains(&l.line)));
         if found || undecided {
-            if uncommon.contains(&finding_key(&report.findings[n])) {
-                judged.remove(&finding_key(&report.findings[n]));
+            if uncommon.contains(&key) {
+                judged.remove(&key);
             }
             continue;
         }
@@ -148,8 +148,8 @@ pub fn confirm(
             continue;
         }
         // It vanished at ordinary values, but was found at an uncommon block (see above).
-        if uncommon.contains(&finding_key(&report.findings[n])) {
-            judged.remove(&finding_key(&report.findings[n]));
+        if uncommon.contains(&key) {
+            judged.remove(&key);
             continue;
         }
         let set = needs(&report.findings[n]);

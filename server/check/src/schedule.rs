@@ -215,12 +215,13 @@ impl Work<'_> {
                     }),
                 ),
                 Item::Sync(s) => Answer::Sync(sync::check_site(&mut ctx, &self.sites[s])),
-                Item::Bounds(i) => {
-                    Answer::Bounds(self.bounds_ledger.worth_checking(self.shared.l, i).then(|| bounds::check_access(&mut ctx, i)).and_then(|o| {
-                        self.bounds_ledger.record(self.shared.l, i, &o);
-                        o
-                    }))
-                }
+                Item::Bounds(i) => Answer::Bounds(if self.bounds_ledger.worth_checking(self.shared.l, i) {
+                    let outcome = bounds::check_access(&mut ctx, i);
+                    self.bounds_ledger.record(self.shared.l, i, &outcome);
+                    outcome
+                } else {
+                    None
+                }),
             };
             answers.push((n, answer));
         }

@@ -3,6 +3,8 @@
 //! launch it needs. The confirmation asks only about the findings' own lines (a focused check),
 //! so this pins that its answers are those of the whole check.
 
+mod common;
+
 use check::{check_kernel_scoped, FindingKind, Options, Solver, Sources};
 use std::path::PathBuf;
 
@@ -43,25 +45,12 @@ fn findings_at_an_undeclared_launch_are_confirmed_at_the_common_blocks() {
     assert!(oob.assumed_launch.is_some());
 }
 
-/// Checks a fixture of `server/check/tests/fixtures` with no interface.
-fn check_fixture(name: &str) -> check::KernelReport {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
-    let text = std::fs::read_to_string(dir.join(format!("{name}.ptx"))).unwrap();
-    let cu = std::fs::read_to_string(dir.join(format!("{name}.cu"))).unwrap();
-    let parsed = ptx::parse(&text);
-    let index = ptx::LineIndex::new(&text);
-    let (_, lowered) = model::lower_module(&parsed.module).into_iter().find(|(n, _)| *n == name).unwrap();
-    let k = lowered.unwrap();
-    let src = Sources { ptx: &text, index: &index, cu_file: Some(format!("{name}.cu")), param_names: spec::cu_param_names(&cu, name) };
-    check_kernel_scoped(&k, None, &src, &Options::default(), &mut Solver::new())
-}
-
 #[test]
 fn a_warp_per_row_kernel_is_confirmed_at_its_32x4_tile() {
     // Rows of neighbouring blocks overlap for taller blocks (16x16, 32x8, 8x8), and the eight
     // warps of a 256x1 block add to one row; at 32x4, the layout it is written for, no race.
     // Before 32x4 was a common tile, this kernel had an error with no setup.
-    let report = check_fixture("warp_rows_32x4");
+    let report = common::check(&common::fixtures(), "warp_rows_32x4", None);
     let race = report.findings.iter().find(|f| f.kind == FindingKind::Race).expect("rows overlap for some block");
     let assumed = race.assumed_launch.as_deref().expect("a warning: 32x4 is a common launch where it does not occur");
     assert!(assumed.contains("with 32x4 threads per block there is none"), "{assumed}");

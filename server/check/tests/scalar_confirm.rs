@@ -3,25 +3,11 @@
 //! ordinary value, becomes a warning naming the values; one that does occur stays an error;
 //! and values the interface declares are never second-guessed.
 
-use check::{check_kernel_scoped, FindingKind, KernelReport, Options, Solver, Sources, Verdict};
-use std::path::{Path, PathBuf};
+mod common;
 
-fn check(dir: &Path, name: &str, toml: Option<&str>) -> KernelReport {
-    let text = std::fs::read_to_string(dir.join(format!("{name}.ptx"))).unwrap();
-    let cu = std::fs::read_to_string(dir.join(format!("{name}.cu"))).unwrap();
-    let parsed = ptx::parse(&text);
-    let index = ptx::LineIndex::new(&text);
-    let (_, lowered) = model::lower_module(&parsed.module).into_iter().find(|(n, _)| *n == name).unwrap();
-    let k = lowered.unwrap();
-    let src = Sources { ptx: &text, index: &index, cu_file: Some(format!("{name}.cu")), param_names: spec::cu_param_names(&cu, name) };
-    let iface = toml.map(|t| spec::parse_lark_toml("lark.toml", t).unwrap());
-    let spec = iface.as_ref().and_then(|i| i.kernel(name));
-    check_kernel_scoped(&k, spec, &src, &Options::default(), &mut Solver::new())
-}
-
-fn fixtures() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
-}
+use check::{FindingKind, Verdict};
+use common::{check, fixtures};
+use std::path::PathBuf;
 
 fn corpus() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/corpus")

@@ -20,6 +20,27 @@ fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap()
 }
 
+/// Runs `lark check NAME.ptx ARGS` on `tests/real/STEM.ptx` with its `.cu` and the shared
+/// prelude alone in a fresh directory: no lark.toml anywhere above it (the no-setup case).
+fn check_alone(stem: &str, args: &[&str]) -> std::process::Output {
+    let name = Path::new(stem).file_name().unwrap().to_str().unwrap();
+    let dir = std::env::temp_dir().join(format!("lark-real-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for (from, to) in
+        [(format!("{stem}.ptx"), format!("{name}.ptx")), (format!("{stem}.cu"), format!("{name}.cu")), ("real_prelude.h".into(), "real_prelude.h".into())]
+    {
+        std::fs::copy(repo().join("tests/real").join(from), dir.join(to)).unwrap();
+    }
+    let out = Command::new(env!("CARGO_BIN_EXE_lark")).arg("check").arg(format!("{name}.ptx")).args(args).current_dir(&dir).output().unwrap();
+    std::fs::remove_dir_all(&dir).ok();
+    out
+}
+
+/// The JSON document `lark check --format json` printed.
+fn json_of(out: &std::process::Output) -> Value {
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)))
+}
+
 fn expectations(dir: &Path, out: &mut BTreeMap<String, String>) -> Vec<String> {
     let mut ptx = Vec::new();
     for entry in std::fs::read_dir(dir).unwrap() {
@@ -76,16 +97,8 @@ fn real_kernels_get_no_false_pass_and_only_the_known_false_alarms() {
 /// query about it timed out and it came out `uncertified` after the whole 20 s budget.
 #[test]
 fn a_cooperative_groups_kernel_with_no_interface_is_checked_as_a_one_dimensional_block_and_verified() {
-    let dir = std::env::temp_dir().join(format!("lark-real-cg-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    for ext in ["ptx", "cu"] {
-        std::fs::copy(repo().join(format!("tests/real/samples_cg_reduce.{ext}")), dir.join(format!("samples_cg_reduce.{ext}"))).unwrap();
-    }
-    std::fs::copy(repo().join("tests/real/real_prelude.h"), dir.join("real_prelude.h")).unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_lark")).args(["check", "samples_cg_reduce.ptx", "--format", "json"]).current_dir(&dir).output().unwrap();
-    let doc: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+    let doc = json_of(&check_alone("samples_cg_reduce", &["--format", "json"]));
     let k = &doc["kernels"][0];
-    std::fs::remove_dir_all(&dir).ok();
     assert_eq!(k["verdict"], "verified", "{k:#}");
     let facts: Vec<&str> = k["notes"]
         .as_array()
@@ -131,14 +144,7 @@ fn a_race_the_solver_s_threads_miss_is_reported_between_the_threads_the_replay_s
 /// 0 bytes, so every access to it was out of bounds and the race stayed "not reproduced".
 #[test]
 fn a_race_on_an_undeclared_dynamic_shared_array_is_replayed_with_no_interface() {
-    let dir = std::env::temp_dir().join(format!("lark-real-dynsmem-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    for file in ["llmc_softmax_fwd_block.ptx", "llmc_softmax_fwd_block.cu", "real_prelude.h"] {
-        std::fs::copy(repo().join("tests/real").join(file), dir.join(file)).unwrap();
-    }
-    let out = Command::new(env!("CARGO_BIN_EXE_lark")).args(["check", "llmc_softmax_fwd_block.ptx", "--format", "json"]).current_dir(&dir).output().unwrap();
-    std::fs::remove_dir_all(&dir).ok();
-    let doc: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+    let doc = json_of(&check_alone("llmc_softmax_fwd_block", &["--format", "json"]));
     let k = &doc["kernels"][0];
     assert_eq!(k["verdict"], "race", "{k:#}");
     let race = &k["findings"][0];
@@ -153,14 +159,7 @@ fn a_race_on_an_undeclared_dynamic_shared_array_is_replayed_with_no_interface() 
 /// ordinary values where it vanishes, and the kernel is `uncertified`, not `race`.
 #[test]
 fn a_race_that_needs_an_undeclared_scalar_value_is_a_warning_naming_it() {
-    let dir = std::env::temp_dir().join(format!("lark-real-scalars-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    for file in ["bugs/llmc_softmax_bwd_init_race_fixed.ptx", "bugs/llmc_softmax_bwd_init_race_fixed.cu", "real_prelude.h"] {
-        let name = Path::new(file).file_name().unwrap();
-        std::fs::copy(repo().join("tests/real").join(file), dir.join(name)).unwrap();
-    }
-    let out = Command::new(env!("CARGO_BIN_EXE_lark")).args(["check", "llmc_softmax_bwd_init_race_fixed.ptx"]).current_dir(&dir).output().unwrap();
-    std::fs::remove_dir_all(&dir).ok();
+    let out = check_alone("bugs/llmc_softmax_bwd_init_race_fixed", &[]);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("kernel softmax_bwd_block_acc_fixed: uncertified"), "{text}");
     let warning = text.lines().find(|l| l.contains(":26: warning[race]")).unwrap_or_else(|| panic!("the race at line 26 is a warning:\n{text}"));
@@ -195,13 +194,7 @@ fn a_finding_that_needs_a_struct_field_is_replayed_with_it_and_is_a_warning() {
 /// launches, its races are replayed and let go at 32x4: warnings, no error.
 #[test]
 fn a_warp_per_row_serving_kernel_with_no_setup_has_no_error() {
-    let dir = std::env::temp_dir().join(format!("lark-real-topk-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    for file in ["vllm_topk_gating_softmax.ptx", "vllm_topk_gating_softmax.cu", "real_prelude.h"] {
-        std::fs::copy(repo().join("tests/real").join(file), dir.join(file)).unwrap();
-    }
-    let out = Command::new(env!("CARGO_BIN_EXE_lark")).args(["check", "vllm_topk_gating_softmax.ptx"]).current_dir(&dir).output().unwrap();
-    std::fs::remove_dir_all(&dir).ok();
+    let out = check_alone("vllm_topk_gating_softmax", &[]);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains(": uncertified ("), "{text}");
     assert!(text.contains("warning[race]"), "its races are replayed:\n{text}");
@@ -215,14 +208,7 @@ fn a_warp_per_row_serving_kernel_with_no_setup_has_no_error() {
 /// are decided, as warnings under the assumed launch.
 #[test]
 fn unrolled_reads_of_one_line_are_decided_once() {
-    let dir = std::env::temp_dir().join(format!("lark-real-matmul-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    for file in ["llmc_matmul_fwd_tiled.ptx", "llmc_matmul_fwd_tiled.cu", "real_prelude.h"] {
-        std::fs::copy(repo().join("tests/real").join(file), dir.join(file)).unwrap();
-    }
-    let out = Command::new(env!("CARGO_BIN_EXE_lark")).args(["check", "llmc_matmul_fwd_tiled.ptx", "--format", "json"]).current_dir(&dir).output().unwrap();
-    std::fs::remove_dir_all(&dir).ok();
-    let doc: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+    let doc = json_of(&check_alone("llmc_matmul_fwd_tiled", &["--format", "json"]));
     let kernel = &doc["kernels"][0];
     let lines_of = |list: &Value| -> Vec<u64> { list.as_array().unwrap().iter().filter_map(|x| x["location"]["line"].as_u64()).collect() };
     let undecided = lines_of(&kernel["uncertified"]);

@@ -1,0 +1,25 @@
+//! What the confirmation tests share: checking one kernel of a `.ptx`/`.cu` pair the way
+//! `lark check` does (the scoped check, with both confirmations), with or without a lark.toml.
+
+use check::{check_kernel_scoped, KernelReport, Options, Solver, Sources};
+use std::path::{Path, PathBuf};
+
+/// Checks kernel `name` of `dir/name.ptx` (its `.cu` gives the parameter names), under the
+/// lark.toml text `toml` if any.
+pub fn check(dir: &Path, name: &str, toml: Option<&str>) -> KernelReport {
+    let text = std::fs::read_to_string(dir.join(format!("{name}.ptx"))).unwrap();
+    let cu = std::fs::read_to_string(dir.join(format!("{name}.cu"))).unwrap();
+    let parsed = ptx::parse(&text);
+    let index = ptx::LineIndex::new(&text);
+    let (_, lowered) = model::lower_module(&parsed.module).into_iter().find(|(n, _)| *n == name).unwrap();
+    let k = lowered.unwrap();
+    let src = Sources { ptx: &text, index: &index, cu_file: Some(format!("{name}.cu")), param_names: spec::cu_param_names(&cu, name) };
+    let iface = toml.map(|t| spec::parse_lark_toml("lark.toml", t).unwrap());
+    let spec = iface.as_ref().and_then(|i| i.kernel(name));
+    check_kernel_scoped(&k, spec, &src, &Options::default(), &mut Solver::new())
+}
+
+/// `server/check/tests/fixtures`.
+pub fn fixtures() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
+}
