@@ -64,6 +64,15 @@ pub enum Answer {
 }
 
 impl Answer {
+    /// `sat`, `unsat`, or why there is no answer (for traces).
+    fn describe(&self) -> String {
+        match self {
+            Answer::Sat(_) => "sat".into(),
+            Answer::Unsat => "unsat".into(),
+            Answer::Unknown(why) => format!("{why:?}"),
+        }
+    }
+
     /// A model keeps the values the query reports (see [`Query::reported`]); the solver also
     /// gives the values of every other constant, which a witness must not read (a buffer's
     /// address is not a parameter value to show).
@@ -237,12 +246,22 @@ impl<'a> Ctx<'a> {
         if !preferred.is_empty() {
             tiers.push(small);
         }
-        // Each tier gets a query's full time: a witness with small values is what the replay can
-        // run (with a quarter of it, the cross-block race of a KV-cache write kept only a
-        // witness with 2^62-sized slots, which no replay reproduces).
-        for extra in tiers {
-            if let Answer::Sat(m) = self.ask_with(&mut query, &extra) {
-                return Answer::Sat(m).reported(q);
+        // A tier gets a query's full time until one times out: a witness with small values is
+        // what the replay can run (with a quarter of it, the cross-block race of a KV-cache
+        // write kept only a witness with 2^62-sized slots, which no replay reproduces). A tier
+        // that times out is mostly one with no small witness that the solver cannot refute
+        // (a race that needs a 32-bit index to wrap around: every tier forbids it, and each
+        // took its full time, twice over, on ggml's rope); the tiers after it get a quarter
+        // each, and a second timeout keeps the first model.
+        let mut limit = self.timeout_ms;
+        for (tier, extra) in tiers.iter().enumerate() {
+            let answer = self.ask_with(&mut query, extra, limit);
+            crate::trace::line(|| format!("witness tier {}: {}", tier + 1, answer.describe()));
+            match answer {
+                Answer::Sat(m) => return Answer::Sat(m).reported(q),
+                Answer::Unknown(Undecided::Timeout { .. }) if limit < self.timeout_ms => break,
+                Answer::Unknown(Undecided::Timeout { .. }) => limit = (self.timeout_ms / 4).max(1),
+                Answer::Unknown(_) | Answer::Unsat => {}
             }
         }
         first.reported(q)
@@ -280,11 +299,11 @@ impl<'a> Ctx<'a> {
         q.enc.declared_counters().into_iter().map(|(name, bits)| format!("(assert (bvule {name} {}))\n", crate::encode::bv(last, bits))).collect()
     }
 
-    /// Asks `query` with the assertions of `extra` added, then takes them back.
-    fn ask_with(&mut self, query: &mut ::smt::Query, extra: &str) -> Answer {
+    /// Asks `query` with the assertions of `extra` added, within `limit_ms`, then takes them back.
+    fn ask_with(&mut self, query: &mut ::smt::Query, extra: &str, limit_ms: u64) -> Answer {
         let mark = query.mark();
         let answer = match crate::smt::extend_query(query, extra) {
-            Ok(()) => self.ask(query),
+            Ok(()) => self.ask_within(query, limit_ms),
             Err(message) => Answer::Unknown(Undecided::Failure(message)),
         };
         query.rollback(mark);

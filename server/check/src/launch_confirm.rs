@@ -86,8 +86,10 @@ pub(crate) fn clean_at_common_blocks(
         return None;
     }
     let sizes = common_sizes(k);
-    // Each block size has an equal share of the confirmation's budget.
-    let share = Options { budget_ms: (opts.budget_ms / sizes.len() as u64).max(1000), ..opts.clone() };
+    // Each block size has an equal share of the confirmation's budget (at least a second, so
+    // the first sizes get more when the budget is short), and all end within it.
+    let share_ms = (opts.budget_ms / sizes.len() as u64).max(1000);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_millis(opts.budget_ms);
     // For each candidate finding, the common blocks at which a run decides its lines and does
     // not find it (a run that left those lines undecided says nothing about them). A finding
     // replayed with one of those blocks occurs there: no run needs to look again. Each run asks
@@ -98,6 +100,11 @@ pub(crate) fn clean_at_common_blocks(
         if open.is_empty() {
             continue;
         }
+        let left_ms = deadline.saturating_duration_since(std::time::Instant::now()).as_millis() as u64;
+        if left_ms == 0 {
+            break;
+        }
+        let share = Options { budget_ms: share_ms.min(left_ms), ..opts.clone() };
         let focus = Focus { findings: open.iter().map(|&n| (report.findings[n].kind, finding_lines(&report.findings[n]))).collect(), replay_all: false };
         let mut s = spec.cloned().unwrap_or_default();
         s.block = Some([Dim::exact(x), Dim::exact(y), Dim::exact(1)]);

@@ -303,6 +303,7 @@ pub fn check_pair(ctx: &mut Ctx, i: usize, j: usize) -> Option<RaceOutcome> {
     q.add_param_facts(x, ctx.bind, &roots);
     q.add_stride_lemmas(x, ctx.bind);
     let index_lemmas = q.add_index_lemmas(x, o1, o2);
+    crate::trace::line(|| format!("race question, lines {:?} and {:?}: {index_lemmas} row-major lemmas", a.line, b.line));
     for (t, acc) in [(1u8, a), (2u8, b)] {
         for &lp in &acc.loops {
             let k = q.enc.sym(Sym::Counter(lp), model::symbolic::COUNTER_BITS, t);

@@ -89,7 +89,10 @@ pub fn splits_of(x: &Exprs, monomials: &[Monomial]) -> Vec<Split> {
         })
         // A column is an index plus loop steps: a reading whose rest multiplies two sizes or
         // indices (`tid.y * ld` when the stride is `ntid.y`) only costs the solver products.
-        .filter(|s| s.rest.iter().all(|m| m.factors.iter().filter(|f| !is_counter(x, f.e)).count() <= 1))
+        // A block's first index (`ntid.y * ctaid.y`, of a global index `blockDim.y *
+        // blockIdx.y + threadIdx.y`) is a column's too: ggml's rope indexes `row * ne0 + i0`
+        // with `i0` such an index, and without the lemma its races time out.
+        .filter(|s| s.rest.iter().all(|m| m.factors.iter().filter(|f| !is_counter(x, f.e)).count() <= 1 || is_block_start(x, m)))
         // A row that steps with a loop counter times a size is a grid-stride loop, which the
         // grid-stride lemma states without the product.
         .filter(|s| s.multiple.iter().all(|m| m.factors.len() <= 1 || !m.factors.iter().any(|f| is_counter(x, f.e))))
@@ -104,6 +107,19 @@ fn is_size(x: &Exprs, e: ExprId) -> bool {
     use model::ops::Special::{Ctaid, LaneId, Tid, WarpId};
     let index = |s: &Sym| matches!(s, Sym::Counter(_) | Sym::Value { .. } | Sym::Special(Tid(_) | Ctaid(_) | LaneId | WarpId));
     x.as_const(e).is_none() && !x.symbols(e).iter().any(index)
+}
+
+/// `ntid.d * ctaid.d` (any coefficient): the first global index of a block along `d`.
+fn is_block_start(x: &Exprs, m: &Monomial) -> bool {
+    use model::ops::Special::{Ctaid, Ntid};
+    let special = |f: &Factor| match x.node(f.e) {
+        Node::Var { sym: Sym::Special(s), .. } => Some(*s),
+        _ => None,
+    };
+    match m.factors.as_slice() {
+        [a, b] => matches!((special(a), special(b)), (Some(Ntid(d)), Some(Ctaid(e))) | (Some(Ctaid(e)), Some(Ntid(d))) if d == e),
+        _ => false,
+    }
 }
 
 fn is_counter(x: &Exprs, e: ExprId) -> bool {
@@ -239,5 +255,33 @@ mod tests {
         assert_eq!(by_warps.len(), 1);
         assert_eq!(by_warps[0].multiple, vec![Monomial { coeff: 1, factors: vec![Factor { e: ctaid, widen: Widen::Signed }] }]);
         assert_eq!(by_warps[0].rest, vec![Monomial { coeff: 1, factors: vec![Factor { e: warp, widen: Widen::Signed }] }]);
+    }
+
+    #[test]
+    fn a_two_dimensional_grid_index_splits_by_its_row_length() {
+        // 4 * sext((ntid.x * ctaid.x + tid.x) * ne0 + ((ntid.y * ctaid.y + tid.y) << 1)): ggml's
+        // rope, `dst[row * ne0 + i0]` with `i0 = 2 * (blockDim.y * blockIdx.y + threadIdx.y)`.
+        let mut x = Exprs::new();
+        let global = |x: &mut Exprs, d: u8| {
+            let ntid = x.var(Sym::Special(Special::Ntid(d)), 32);
+            let ctaid = x.var(Sym::Special(Special::Ctaid(d)), 32);
+            let tid = x.var(Sym::Special(Special::Tid(d)), 32);
+            let block = x.bin(BinOp::Mul, ntid, ctaid);
+            x.bin(BinOp::Add, block, tid)
+        };
+        let row = global(&mut x, 0);
+        let ne0 = x.var(Sym::Param { index: 2, offset: 0 }, 32);
+        let start = x.bin(BinOp::Mul, row, ne0);
+        let gy = global(&mut x, 1);
+        let one = x.konst(1, 32);
+        let i0 = x.bin(BinOp::Shl, gy, one);
+        let index = x.bin(BinOp::Add, start, i0);
+        let wide = x.ext(index, 64, true);
+        let two = x.konst(2, 64);
+        let offset = x.bin(BinOp::Shl, wide, two);
+        let by_ne0: Vec<Split> = splits(&x, offset).into_iter().filter(|s| s.stride.e == ne0).collect();
+        assert_eq!(by_ne0.len(), 1);
+        assert_eq!(by_ne0[0].scale, 4);
+        assert_eq!(by_ne0[0].rest.len(), 2);
     }
 }

@@ -39,12 +39,32 @@ pub const ORDINARY: i128 = 96;
 /// past the problem's end.
 pub const ORDINARY_GRID: u64 = 2;
 
+/// Which of the two scalar confirmations runs (see `scope`): the one before the launch
+/// confirmation defers findings found at uncommon blocks to it; the one after it judges what
+/// the launch confirmation left an error, reusing what the first found.
+pub enum Pass<'a> {
+    BeforeLaunch,
+    /// `vanished`: findings the first pass saw vanish at ordinary values (and deferred).
+    AfterLaunch {
+        vanished: &'a BTreeSet<FindingKey>,
+    },
+}
+
+/// What a scalar confirmation judged: the findings it settled (the launch confirmation leaves
+/// them alone), and those it saw vanish at ordinary values but deferred to the launch
+/// confirmation (found at an uncommon block).
+#[derive(Default)]
+pub struct Judged {
+    pub settled: BTreeSet<FindingKey>,
+    pub vanished: BTreeSet<FindingKey>,
+}
+
 /// Re-checks the findings that need undeclared scalar values (see the module comment), except
-/// those in `skip`, and marks them, within `opts.budget_ms`; returns those it judged (the launch
-/// confirmation leaves them alone). One that does occur at ordinary
+/// those in `skip`, and marks them, within `opts.budget_ms`. One that does occur at ordinary
 /// values, but only at a block nobody declares, is replaced by the re-check's finding and marked
-/// as needing that launch. With `defer_launches`, one that vanishes at ordinary values but was
-/// found at a block that is not common is left to the launch confirmation (see below).
+/// as needing that launch. Before the launch confirmation, one that vanishes at ordinary values
+/// but was found at a block that is not common is left to it (see below); after it, one the
+/// first pass saw vanish is marked without a second re-check (the question would be the same).
 #[allow(clippy::too_many_arguments)]
 pub fn confirm(
     k: &Kernel,
@@ -54,8 +74,8 @@ pub fn confirm(
     solver: &mut Solver,
     report: &mut KernelReport,
     skip: &BTreeSet<FindingKey>,
-    defer_launches: bool,
-) -> BTreeSet<FindingKey> {
+    pass: Pass,
+) -> Judged {
     let lifted = model::symbolic::lift(k);
     let open = open_scalars(k, &lifted, spec, src);
     let needs = |f: &Finding| open_values(k, &open, f);
@@ -65,8 +85,23 @@ pub fn confirm(
             f.kind != FindingKind::Mismatch && !f.is_warning() && !skip.contains(&finding_key(f)) && !needs(f).is_empty()
         })
         .collect();
-    let mut judged: BTreeSet<FindingKey> = candidates.iter().map(|&n| finding_key(&report.findings[n])).collect();
+    let mut judged = Judged { settled: candidates.iter().map(|&n| finding_key(&report.findings[n])).collect(), vanished: BTreeSet::new() };
+    let bind = crate::bind::Binding::new(k, None, src.param_names.as_deref());
+    let grid_pinned = spec.is_none_or(|s| s.grid.is_none());
+    let mark = |f: &mut Finding| mark_assumed_scalars(f, &needs(f), &bind, grid_pinned);
+    // After the launch confirmation, what the first pass saw vanish is marked as it found.
+    let (defer_launches, candidates) = match pass {
+        Pass::BeforeLaunch => (true, candidates),
+        Pass::AfterLaunch { vanished } => {
+            let (known, rest): (Vec<usize>, Vec<usize>) = candidates.into_iter().partition(|&n| vanished.contains(&finding_key(&report.findings[n])));
+            for n in known {
+                mark(&mut report.findings[n]);
+            }
+            (false, rest)
+        }
+    };
     if candidates.is_empty() {
+        report.settle_verdict();
         return judged;
     }
     // A finding whose counterexample has a block that is not a common one may need that launch
@@ -103,7 +138,6 @@ pub fn confirm(
     // Blocks past an ordinary problem's last row are part of the ordinary launch too: a kernel
     // that takes one row per block (`t = blockIdx.x` over `T` rows) has rows overlap on a grid
     // larger than `T`, a relation between launch and scalars that only the caller keeps.
-    let grid_pinned = s.grid.is_none();
     if grid_pinned {
         s.grid = Some([0u8, 1, 2].map(|d| Dim::exact(if k.reads(Special::Ctaid(d)) || k.reads(Special::Nctaid(d)) { ORDINARY_GRID } else { 1 })));
     }
@@ -120,11 +154,6 @@ pub fn confirm(
     // is enough to let it go, as in the launch confirmation.
     let left = opts.budget_ms.saturating_sub(started.elapsed().as_millis() as u64).max(opts.budget_ms / 4);
     let common = crate::launch_confirm::clean_at_common_blocks(k, Some(&s), src, &Options { budget_ms: left, ..opts.clone() }, solver, &r, &BTreeSet::new());
-    let bind = crate::bind::Binding::new(k, None, src.param_names.as_deref());
-    let name = |v: OpenValue| match v {
-        OpenValue::Scalar(i) => bind.name(i).to_string(),
-        OpenValue::Field(i, offset) => format!("{}+{offset}", bind.name(i)),
-    };
     let tiles = crate::launch_confirm::reads_y(k);
     let clean_at_common_blocks = |m: usize| common.as_ref().is_some_and(|c| if tiles { !c.clean[m].is_empty() } else { c.clean[m].len() == c.tried.len() });
     for n in candidates {
@@ -135,7 +164,7 @@ pub fn confirm(
         let undecided = r.uncertified.iter().any(|u| u.location.iter().chain(&u.related).any(|l| lines.contains(&l.line)));
         if found || undecided {
             if uncommon.contains(&key) {
-                judged.remove(&key);
+                judged.settled.remove(&key);
             }
             continue;
         }
@@ -149,37 +178,47 @@ pub fn confirm(
         }
         // It vanished at ordinary values, but was found at an uncommon block (see above).
         if uncommon.contains(&key) {
-            judged.remove(&key);
+            judged.settled.remove(&key);
+            judged.vanished.insert(key);
             continue;
         }
-        let set = needs(&report.findings[n]);
-        let values: Vec<String> = set.iter().map(|&(v, value)| format!("{}={value}", name(v))).collect();
-        let ordinary: Vec<String> = set.iter().map(|&(v, _)| name(v)).collect();
-        // Fields of a struct passed by value have no place in lark.toml: say so rather than
-        // send the user looking for one.
-        let fields: Vec<String> = set.iter().filter(|(v, _)| matches!(v, OpenValue::Field(..))).map(|&(v, _)| format!("`{}`", name(v))).collect();
-        let remedy = if fields.is_empty() {
-            format!(
-                "declare {} in lark.toml if {} can occur",
-                if set.len() == 1 { "its value or range" } else { "their values or ranges" },
-                if set.len() == 1 { "such a value" } else { "such values" }
-            )
-        } else {
-            format!(
-                "{} {} of a struct passed by value, which lark.toml cannot declare",
-                fields.join(", "),
-                if fields.len() == 1 { "is a field" } else { "are fields" }
-            )
-        };
-        report.findings[n].assumed_scalars = Some(format!(
-            "found with {}, which no interface declares; with {} = {ORDINARY} (every undeclared integer parameter at {ORDINARY}){} there is none — {remedy}",
-            values.join(", "),
-            ordinary.join(" = "),
-            if grid_pinned { format!(" on a grid of {ORDINARY_GRID} blocks along each dimension the kernel reads") } else { String::new() },
-        ));
+        mark(&mut report.findings[n]);
     }
     report.settle_verdict();
     judged
+}
+
+/// Marks `f` as found only at the undeclared values `set` (its counterexample's): at
+/// [`ORDINARY`] values (on an ordinary grid when `grid_pinned`) there is none.
+fn mark_assumed_scalars(f: &mut Finding, set: &[(OpenValue, i64)], bind: &crate::bind::Binding, grid_pinned: bool) {
+    let name = |v: OpenValue| match v {
+        OpenValue::Scalar(i) => bind.name(i).to_string(),
+        OpenValue::Field(i, offset) => format!("{}+{offset}", bind.name(i)),
+    };
+    let values: Vec<String> = set.iter().map(|&(v, value)| format!("{}={value}", name(v))).collect();
+    let ordinary: Vec<String> = set.iter().map(|&(v, _)| name(v)).collect();
+    // Fields of a struct passed by value have no place in lark.toml: say so rather than
+    // send the user looking for one.
+    let fields: Vec<String> = set.iter().filter(|(v, _)| matches!(v, OpenValue::Field(..))).map(|&(v, _)| format!("`{}`", name(v))).collect();
+    let remedy = if fields.is_empty() {
+        format!(
+            "declare {} in lark.toml if {} can occur",
+            if set.len() == 1 { "its value or range" } else { "their values or ranges" },
+            if set.len() == 1 { "such a value" } else { "such values" }
+        )
+    } else {
+        format!(
+            "{} {} of a struct passed by value, which lark.toml cannot declare",
+            fields.join(", "),
+            if fields.len() == 1 { "is a field" } else { "are fields" }
+        )
+    };
+    f.assumed_scalars = Some(format!(
+        "found with {}, which no interface declares; with {} = {ORDINARY} (every undeclared integer parameter at {ORDINARY}){} there is none — {remedy}",
+        values.join(", "),
+        ordinary.join(" = "),
+        if grid_pinned { format!(" on a grid of {ORDINARY_GRID} blocks along each dimension the kernel reads") } else { String::new() },
+    ));
 }
 
 /// A value a counterexample sets that no interface declares: an integer parameter, or a field

@@ -11,10 +11,13 @@ pub(crate) fn enabled() -> bool {
     *ON.get_or_init(|| std::env::var_os("LARK_TRACE").is_some_and(|v| !v.is_empty() && v != "0"))
 }
 
-/// One line on stderr, when tracing.
+/// One line on stderr, when tracing, stamped with the seconds since the first traced event
+/// (so a trace shows where a check's time went between its events).
 pub(crate) fn line(text: impl FnOnce() -> String) {
     if enabled() {
-        eprintln!("lark trace: {}", text());
+        static START: OnceLock<std::time::Instant> = OnceLock::new();
+        let elapsed = START.get_or_init(std::time::Instant::now).elapsed().as_secs_f64();
+        eprintln!("lark trace: [{elapsed:7.3}] {}", text());
     }
 }
 
