@@ -88,14 +88,14 @@ pub fn confirm(
     let mut judged = Judged { settled: candidates.iter().map(|&n| finding_key(&report.findings[n])).collect(), vanished: BTreeSet::new() };
     let bind = crate::bind::Binding::new(k, None, src.param_names.as_deref());
     let grid_pinned = spec.is_none_or(|s| s.grid.is_none());
-    let mark = |f: &mut Finding| mark_assumed_scalars(f, &needs(f), &bind, grid_pinned);
+    let mark = |f: &mut Finding, at_common_blocks: bool| mark_assumed_scalars(f, &needs(f), &bind, grid_pinned, at_common_blocks);
     // After the launch confirmation, what the first pass saw vanish is marked as it found.
     let (defer_launches, candidates) = match pass {
         Pass::BeforeLaunch => (true, candidates),
         Pass::AfterLaunch { vanished } => {
             let (known, rest): (Vec<usize>, Vec<usize>) = candidates.into_iter().partition(|&n| vanished.contains(&finding_key(&report.findings[n])));
             for n in known {
-                mark(&mut report.findings[n]);
+                mark(&mut report.findings[n], false);
             }
             (false, rest)
         }
@@ -156,13 +156,42 @@ pub fn confirm(
     let common = crate::launch_confirm::clean_at_common_blocks(k, Some(&s), src, &Options { budget_ms: left, ..opts.clone() }, solver, &r, &BTreeSet::new());
     let tiles = crate::launch_confirm::reads_y(k);
     let clean_at_common_blocks = |m: usize| common.as_ref().is_some_and(|c| if tiles { !c.clean[m].is_empty() } else { c.clean[m].len() == c.tried.len() });
+    let undecided_at = |lines: &[u32]| r.uncertified.iter().any(|u| u.location.iter().chain(&u.related).any(|l| lines.contains(&l.line)));
+    let found_at =
+        |key: &FindingKey| (0..r.findings.len()).any(|m| finding_key(&r.findings[m]) == *key && (r.findings[m].is_warning() || !clean_at_common_blocks(m)));
+    // Lines the re-check left undecided (its launch is open: products of block sizes can time
+    // out even at ordinary values) are asked again at the common blocks, where launch and
+    // scalars are both concrete; a finding gone there (at every size of a 1-D block, at one
+    // tile) needs what no caller passes, and an error that no run confirmed is not shown as one.
+    let undecided: Vec<usize> = candidates
+        .iter()
+        .copied()
+        .filter(|&n| {
+            let key = finding_key(&report.findings[n]);
+            !found_at(&key) && undecided_at(&key.1)
+        })
+        .collect();
+    let gone_at_common_blocks: BTreeSet<FindingKey> = if undecided.is_empty() {
+        BTreeSet::new()
+    } else {
+        let left = opts.budget_ms.saturating_sub(started.elapsed().as_millis() as u64).max(opts.budget_ms / 4);
+        let mut asked = report.clone();
+        // Their counterexamples' blocks (at other values) say nothing about ordinary values.
+        asked.findings = undecided
+            .iter()
+            .map(|&n| Finding { launch: crate::report::LaunchReport { block: [0; 3], ..report.findings[n].launch.clone() }, ..report.findings[n].clone() })
+            .collect();
+        let again =
+            crate::launch_confirm::clean_at_common_blocks(k, Some(&s), src, &Options { budget_ms: left, ..opts.clone() }, solver, &asked, &BTreeSet::new());
+        let gone = |i: usize| again.as_ref().is_some_and(|c| if tiles { !c.clean[i].is_empty() } else { c.clean[i].len() == c.tried.len() });
+        (0..undecided.len()).filter(|&i| gone(i)).map(|i| finding_key(&asked.findings[i])).collect()
+    };
     for n in candidates {
         let key = finding_key(&report.findings[n]);
         let lines = &key.1;
         let matching: Vec<usize> = (0..r.findings.len()).filter(|&m| finding_key(&r.findings[m]) == key).collect();
-        let found = matching.iter().any(|&m| r.findings[m].is_warning() || !clean_at_common_blocks(m));
-        let undecided = r.uncertified.iter().any(|u| u.location.iter().chain(&u.related).any(|l| lines.contains(&l.line)));
-        if found || undecided {
+        let found = found_at(&key);
+        if found || (undecided_at(lines) && !gone_at_common_blocks.contains(&key)) {
             if uncommon.contains(&key) {
                 judged.settled.remove(&key);
             }
@@ -182,15 +211,16 @@ pub fn confirm(
             judged.vanished.insert(key);
             continue;
         }
-        mark(&mut report.findings[n]);
+        mark(&mut report.findings[n], gone_at_common_blocks.contains(&key));
     }
     report.settle_verdict();
     judged
 }
 
 /// Marks `f` as found only at the undeclared values `set` (its counterexample's): at
-/// [`ORDINARY`] values (on an ordinary grid when `grid_pinned`) there is none.
-fn mark_assumed_scalars(f: &mut Finding, set: &[(OpenValue, i64)], bind: &crate::bind::Binding, grid_pinned: bool) {
+/// [`ORDINARY`] values (on an ordinary grid when `grid_pinned`, at the common block sizes when
+/// `at_common_blocks`) there is none.
+fn mark_assumed_scalars(f: &mut Finding, set: &[(OpenValue, i64)], bind: &crate::bind::Binding, grid_pinned: bool, at_common_blocks: bool) {
     let name = |v: OpenValue| match v {
         OpenValue::Scalar(i) => bind.name(i).to_string(),
         OpenValue::Field(i, offset) => format!("{}+{offset}", bind.name(i)),
@@ -214,10 +244,12 @@ fn mark_assumed_scalars(f: &mut Finding, set: &[(OpenValue, i64)], bind: &crate:
         )
     };
     f.assumed_scalars = Some(format!(
-        "found with {}, which no interface declares; with {} = {ORDINARY} (every undeclared integer parameter at {ORDINARY}){} there is none — {remedy}",
+        "found with {}, which no interface declares; with {} = {ORDINARY} (every undeclared integer parameter at {ORDINARY}){}{} there is none — {remedy}",
         values.join(", "),
         ordinary.join(" = "),
         if grid_pinned { format!(" on a grid of {ORDINARY_GRID} blocks along each dimension the kernel reads") } else { String::new() },
+        // The re-check with the launch open did not decide it; those at the common blocks did.
+        if at_common_blocks { " at the common block sizes" } else { "" },
     ));
 }
 
