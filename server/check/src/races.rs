@@ -241,10 +241,11 @@ fn iter_parts(q: &mut Query, l: &model::symbolic::Lifted, rels: &[IterRel]) -> V
     parts
 }
 
-/// Decides whether accesses `i` and `j` race: `None` when they cannot.
-/// The time the query without index products gets before the full query is asked.
-const INDEX_ABSTRACTION_MS: u64 = 500;
+/// The share of a query's time the query without index products gets before the full query
+/// is asked (500 ms at the default 2 s): a longer `--timeout-ms` lengthens both.
+const INDEX_ABSTRACTION_SHARE: u64 = 4;
 
+/// Decides whether accesses `i` and `j` race: `None` when they cannot.
 pub fn check_pair(ctx: &mut Ctx, i: usize, j: usize) -> Option<RaceOutcome> {
     let (a, b) = (&ctx.l.accesses[i], &ctx.l.accesses[j]);
     let (Some(o1), Some(o2)) = (a.offset, b.offset) else { return None };
@@ -330,7 +331,7 @@ pub fn check_pair(ctx: &mut Ctx, i: usize, j: usize) -> Option<RaceOutcome> {
     }
     // Index lemmas: the query without the products first (see `Query::index_abstraction`).
     if let Some(Ok(abstraction)) = q.index_abstraction() {
-        if ctx.refutes_within(&abstraction, INDEX_ABSTRACTION_MS) {
+        if ctx.refutes_within(&abstraction, ctx.timeout_ms / INDEX_ABSTRACTION_SHARE) {
             ctx.relied_on_no_wrap = true;
             return None;
         }

@@ -2,10 +2,12 @@
 //! of `i = G + k*S` by the grid's thread count (`check::query::add_stride_lemmas`), under the
 //! lifter's own no-overflow facts. cvc5 decides them in well under a second; z3's incremental
 //! core times out on them and the query is asked again with the `qfbv` tactic, which decides it.
-//! That takes z3 about 1.8 s of CPU on the 2-core CI machine (2.3-2.4 s for the whole kernel,
-//! measured 2026-12-02), close to the 2 s default per query: under the load of the parallel test
-//! run it sometimes went past it, so the test gives each query 4 s (what it tests is that the
-//! query is decidable by each solver, not the default's margin).
+//! That took z3 about 1.8 s of CPU on the 2-core CI machine (2.3-2.4 s for the whole kernel,
+//! measured 2026-12-02 in the morning), and 3.5 s on the same kind of machine later that day
+//! (the `qfbv` tactic alone, on the dumped query, with nothing else running): past the 2 s
+//! default, and under the load of the parallel test run past 4 s too. So the test gives each
+//! query 10 s (what it tests is that the query is decidable by each solver, not the default's
+//! margin, which this kernel does not have on every machine: see the session notes).
 
 use std::process::Command;
 
@@ -22,7 +24,7 @@ fn a_grid_stride_loop_without_setup_is_verified_with_either_solver() {
     .unwrap();
     for solver in ["cvc5", "z3"] {
         let o = Command::new(env!("CARGO_BIN_EXE_lark"))
-            .args(["check", "saxpy.cu", "--solver", solver, "--timeout-ms", "4000"])
+            .args(["check", "saxpy.cu", "--solver", solver, "--timeout-ms", "10000"])
             .current_dir(&dir)
             .output()
             .unwrap();

@@ -7,6 +7,11 @@ use std::path::{Path, PathBuf};
 /// Checks kernel `name` of `dir/name.ptx` (its `.cu` gives the parameter names), under the
 /// lark.toml text `toml` if any.
 pub fn check(dir: &Path, name: &str, toml: Option<&str>) -> KernelReport {
+    check_with(dir, name, toml, &Options::default())
+}
+
+/// [`check`] with options of its own.
+pub fn check_with(dir: &Path, name: &str, toml: Option<&str>, opts: &Options) -> KernelReport {
     let text = std::fs::read_to_string(dir.join(format!("{name}.ptx"))).unwrap();
     let cu = std::fs::read_to_string(dir.join(format!("{name}.cu"))).unwrap();
     let parsed = ptx::parse(&text);
@@ -16,7 +21,7 @@ pub fn check(dir: &Path, name: &str, toml: Option<&str>) -> KernelReport {
     let src = Sources { ptx: &text, index: &index, cu_file: Some(format!("{name}.cu")), param_names: spec::cu_param_names(&cu, name) };
     let iface = toml.map(|t| spec::parse_lark_toml("lark.toml", t).unwrap());
     let spec = iface.as_ref().and_then(|i| i.kernel(name));
-    check_kernel_scoped(&k, spec, &src, &Options::default(), &mut Solver::new())
+    check_kernel_scoped(&k, spec, &src, opts, &mut Solver::new())
 }
 
 /// `server/check/tests/fixtures`.
