@@ -1,5 +1,7 @@
 //! What the confirmation tests share: checking one kernel of a `.ptx`/`.cu` pair the way
 //! `lark check` does (the scoped check, with both confirmations), with or without a lark.toml.
+// Each test binary that includes this module uses some of its helpers.
+#![allow(dead_code)]
 
 use check::{check_kernel_scoped, KernelReport, Options, Solver, Sources};
 use std::path::{Path, PathBuf};
