@@ -153,13 +153,15 @@ pub fn confirm(
     let tiles = crate::launch_confirm::reads_y(k);
     let quick = Options { budget_ms: opts.budget_ms / 2, ..opts.clone() };
     let common = CommonBlocks::ask(k, &s, src, &quick, solver, report, &candidates, tiles);
-    // One gone at the common blocks at ordinary values is a warning whatever the re-check with
+    // One gone at every common block at ordinary values is a warning whatever the re-check with
     // the launch open says (it would only tell "needs its scalars" from "needs its launch"), so
     // that re-check is not asked about it: one found at a common block (or at any, once the
     // launch confirmation has had its say) is marked as needing its scalars now; one found at
     // an uncommon block goes to the launch confirmation, which tells the two apart with the
     // scalars open (and marks it as needing its launch, or leaves it to the pass after it).
-    let (gone_now, candidates): (Vec<usize>, Vec<usize>) = candidates.into_iter().partition(|&n| common.gone(&finding_key(&report.findings[n])));
+    // (Gone at every common block: a tile clean at 16x16 may still show the finding at 256x1
+    // at ordinary values, and then it is the launch it needs, which only that re-check tells.)
+    let (gone_now, candidates): (Vec<usize>, Vec<usize>) = candidates.into_iter().partition(|&n| common.gone_everywhere(&finding_key(&report.findings[n])));
     for n in gone_now {
         let key = finding_key(&report.findings[n]);
         if uncommon.contains(&key) {
@@ -252,6 +254,11 @@ impl CommonBlocks {
         self.clean.as_ref().and_then(|(c, keys)| keys.iter().position(|k| k == key).map(|i| c.clean[i].clone())).unwrap_or_default()
     }
 
+    /// Whether finding `key` is gone at every common block.
+    fn gone_everywhere(&self, key: &FindingKey) -> bool {
+        self.clean.as_ref().is_some_and(|(c, _)| self.clean(key).len() == c.tried.len())
+    }
+
     /// Whether finding `key` is gone at the common blocks: at every size of a one-dimensional
     /// block, at one tile.
     fn gone(&self, key: &FindingKey) -> bool {
@@ -297,7 +304,7 @@ fn mark_assumed_scalars(f: &mut Finding, set: &[(OpenValue, i64)], bind: &crate:
         ordinary.join(" = "),
         if grid_pinned { format!(" on a grid of {ORDINARY_GRID} blocks along each dimension the kernel reads") } else { String::new() },
         // The re-check with the launch open did not decide it; those at the common blocks did.
-        if at_common_blocks { " at the common block sizes" } else { "" },
+        if at_common_blocks { ", at the common block sizes," } else { "" },
     ));
 }
 

@@ -205,7 +205,7 @@ fn a_warp_per_row_serving_kernel_with_no_setup_has_no_error() {
 /// lines. Each load was asked about and replayed on its own (about forty replays of five
 /// million steps) for one finding per line, and the budget ran out before lines 43 and 45 were
 /// decided. Now an access whose line and array already have a witness is not asked: both lines
-/// are decided, as warnings under the assumed launch.
+/// are decided, as warnings (under the assumed launch, or undeclared scalars).
 #[test]
 fn unrolled_reads_of_one_line_are_decided_once() {
     let doc = json_of(&check_alone("llmc_matmul_fwd_tiled", &["--format", "json"]));
@@ -216,6 +216,8 @@ fn unrolled_reads_of_one_line_are_decided_once() {
     for line in [43, 45] {
         let f = kernel["findings"].as_array().unwrap().iter().find(|f| f["kind"] == "out_of_bounds" && f["accesses"][0]["line"] == line);
         let f = f.unwrap_or_else(|| panic!("the tile read at line {line} overflows for some block: {:#}", kernel["findings"]));
-        assert!(f["assumed_launch"].is_string(), "a warning under the assumed launch: {f:#}");
+        // Which assumption a run names depends on its witness (a 256x1 block, or C = 128 at a
+        // block where C = 96 shows nothing): either way a warning, never an error.
+        assert!(f["assumed_launch"].is_string() || f["assumed_scalars"].is_string(), "a warning under an assumed launch or scalars: {f:#}");
     }
 }
