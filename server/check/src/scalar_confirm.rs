@@ -17,7 +17,7 @@
 //! barrier or a wrong index shows at ordinary sizes too, so real bugs keep their error.
 
 use crate::engine::{check_kernel_guarded_in, finding_key, finding_lines, FindingKey, Focus, Options, Sources};
-use crate::report::{Finding, FindingKind, KernelReport, LaunchReport};
+use crate::report::{Finding, FindingKind, KernelReport};
 use crate::witness::ParamField;
 use crate::Solver;
 use model::ops::Special;
@@ -142,53 +142,56 @@ pub fn confirm(
         s.grid = Some([0u8, 1, 2].map(|d| Dim::exact(if k.reads(Special::Ctaid(d)) || k.reads(Special::Nctaid(d)) { ORDINARY_GRID } else { 1 })));
     }
     let opts = Options { pinned_fields, ..opts.clone() };
-    let started = std::time::Instant::now();
-    // An ordinary setting has an ordinary block too: what occurs at ordinary values only at
-    // blocks nobody declares is not found there. A one-dimensional block's size is a tuning
-    // knob, so one common size where the finding occurs keeps it (an early return that diverges
-    // at 128 threads but not at 64 is a bug); a two-dimensional tile is usually part of the
-    // design (a transpose's 32x8 tile is wrong at 16x16), so one common tile where it does not
-    // occur is enough to let it go, as in the launch confirmation. These runs come first: launch
-    // and scalars are both concrete there (an enumeration of milliseconds, mostly).
-    let tiles = crate::launch_confirm::reads_y(k);
-    let quick = Options { budget_ms: opts.budget_ms / 2, ..opts.clone() };
-    let common = CommonBlocks::ask(k, &s, src, &quick, solver, report, &candidates, tiles);
-    // One gone at every common block at ordinary values is a warning whatever the re-check with
-    // the launch open says (it would only tell "needs its scalars" from "needs its launch"), so
-    // that re-check is not asked about it: one found at a common block (or at any, once the
-    // launch confirmation has had its say) is marked as needing its scalars now; one found at
-    // an uncommon block goes to the launch confirmation, which tells the two apart with the
-    // scalars open (and marks it as needing its launch, or leaves it to the pass after it).
-    // (Gone at every common block: a tile clean at 16x16 may still show the finding at 256x1
-    // at ordinary values, and then it is the launch it needs, which only that re-check tells.)
-    let (gone_now, candidates): (Vec<usize>, Vec<usize>) = candidates.into_iter().partition(|&n| common.gone_everywhere(&finding_key(&report.findings[n])));
-    for n in gone_now {
-        let key = finding_key(&report.findings[n]);
-        if uncommon.contains(&key) {
-            judged.settled.remove(&key);
-            judged.vanished.insert(key);
-        } else {
-            mark(&mut report.findings[n], true);
-        }
-    }
-    if candidates.is_empty() {
-        report.settle_verdict();
-        return judged;
-    }
     let focus = Focus { findings: candidates.iter().map(|&n| (report.findings[n].kind, finding_lines(&report.findings[n]))).collect(), replay_all: true };
-    let left = opts.budget_ms.saturating_sub(started.elapsed().as_millis() as u64).max(opts.budget_ms / 4);
-    let r = check_kernel_guarded_in(k, Some(&s), src, &Options { budget_ms: left, ..opts.clone() }, solver, Some(&focus));
+    let started = std::time::Instant::now();
+    let r = check_kernel_guarded_in(k, Some(&s), src, &opts, solver, Some(&focus));
     crate::trace::recheck("scalar re-check at ordinary values", &r);
+    // An ordinary setting has an ordinary block too: what the re-check finds only at blocks
+    // nobody declares is not found there. A one-dimensional block's size is a tuning knob, so
+    // one common size where the finding occurs keeps it (an early return that diverges at 128
+    // threads but not at 64 is a bug); a two-dimensional tile is usually part of the design
+    // (a transpose's 32x8 tile is wrong at 16x16), so one common tile where it does not occur
+    // is enough to let it go, as in the launch confirmation.
+    let left = opts.budget_ms.saturating_sub(started.elapsed().as_millis() as u64).max(opts.budget_ms / 4);
+    let common = crate::launch_confirm::clean_at_common_blocks(k, Some(&s), src, &Options { budget_ms: left, ..opts.clone() }, solver, &r, &BTreeSet::new());
+    let tiles = crate::launch_confirm::reads_y(k);
+    let clean_at_common_blocks = |m: usize| common.as_ref().is_some_and(|c| if tiles { !c.clean[m].is_empty() } else { c.clean[m].len() == c.tried.len() });
     let undecided_at = |lines: &[u32]| r.uncertified.iter().any(|u| u.location.iter().chain(&u.related).any(|l| lines.contains(&l.line)));
-    let found_at = |key: &FindingKey| r.findings.iter().any(|g| finding_key(g) == *key && (g.is_warning() || !common.gone(key)));
+    let found_at =
+        |key: &FindingKey| (0..r.findings.len()).any(|m| finding_key(&r.findings[m]) == *key && (r.findings[m].is_warning() || !clean_at_common_blocks(m)));
+    // Lines the re-check left undecided (its launch is open: products of block sizes can time
+    // out even at ordinary values) are asked again at the common blocks, where launch and
+    // scalars are both concrete; a finding gone there (at every size of a 1-D block, at one
+    // tile) needs what no caller passes, and an error that no run confirmed is not shown as one.
+    let undecided: Vec<usize> = candidates
+        .iter()
+        .copied()
+        .filter(|&n| {
+            let key = finding_key(&report.findings[n]);
+            !found_at(&key) && undecided_at(&key.1)
+        })
+        .collect();
+    let gone_at_common_blocks: BTreeSet<FindingKey> = if undecided.is_empty() {
+        BTreeSet::new()
+    } else {
+        let left = opts.budget_ms.saturating_sub(started.elapsed().as_millis() as u64).max(opts.budget_ms / 4);
+        let mut asked = report.clone();
+        // Their counterexamples' blocks (at other values) say nothing about ordinary values.
+        asked.findings = undecided
+            .iter()
+            .map(|&n| Finding { launch: crate::report::LaunchReport { block: [0; 3], ..report.findings[n].launch.clone() }, ..report.findings[n].clone() })
+            .collect();
+        let again =
+            crate::launch_confirm::clean_at_common_blocks(k, Some(&s), src, &Options { budget_ms: left, ..opts.clone() }, solver, &asked, &BTreeSet::new());
+        let gone = |i: usize| again.as_ref().is_some_and(|c| if tiles { !c.clean[i].is_empty() } else { c.clean[i].len() == c.tried.len() });
+        (0..undecided.len()).filter(|&i| gone(i)).map(|i| finding_key(&asked.findings[i])).collect()
+    };
     for n in candidates {
         let key = finding_key(&report.findings[n]);
         let lines = &key.1;
         let matching: Vec<usize> = (0..r.findings.len()).filter(|&m| finding_key(&r.findings[m]) == key).collect();
-        // Lines the re-check left undecided (its launch is open: products of block sizes can
-        // time out even at ordinary values) are decided by the common blocks: an error that no
-        // run confirmed is not shown as one.
-        if found_at(&key) || (undecided_at(lines) && !common.gone(&key)) {
+        let found = found_at(&key);
+        if found || (undecided_at(lines) && !gone_at_common_blocks.contains(&key)) {
             if uncommon.contains(&key) {
                 judged.settled.remove(&key);
             }
@@ -197,7 +200,7 @@ pub fn confirm(
         // At ordinary values it occurs, but only at blocks nobody declares: the launch is what
         // it needs. Its counterexample at ordinary values says so best.
         if let Some(&m) = matching.first() {
-            let clean = common.clean(&key);
+            let clean = common.as_ref().map_or(Vec::new(), |c| c.clean[m].clone());
             report.findings[n] = r.findings[m].clone();
             crate::launch_confirm::mark_assumed_launch(&mut report.findings[n], &clean);
             continue;
@@ -208,68 +211,10 @@ pub fn confirm(
             judged.vanished.insert(key);
             continue;
         }
-        mark(&mut report.findings[n], false);
+        mark(&mut report.findings[n], gone_at_common_blocks.contains(&key));
     }
     report.settle_verdict();
     judged
-}
-
-/// Where the candidate findings of a scalar confirmation do not occur at ordinary values, among
-/// the common blocks, by finding.
-struct CommonBlocks {
-    tiles: bool,
-    /// `None` when there is no common block to ask (the block is declared, or the kernel reads
-    /// the z index).
-    clean: Option<(crate::launch_confirm::CleanAt, Vec<FindingKey>)>,
-}
-
-impl CommonBlocks {
-    /// Checks the kernel at the ordinary values of `s` at each common block, asking about the
-    /// lines of `report`'s findings at `candidates`.
-    #[allow(clippy::too_many_arguments)]
-    fn ask(
-        k: &Kernel,
-        s: &KernelSpec,
-        src: &Sources,
-        opts: &Options,
-        solver: &mut Solver,
-        report: &KernelReport,
-        candidates: &[usize],
-        tiles: bool,
-    ) -> CommonBlocks {
-        let mut asked = report.clone();
-        // Their counterexamples' blocks (at other values) say nothing about ordinary values: no
-        // size is taken as showing a finding without a run.
-        asked.findings = candidates
-            .iter()
-            .map(|&n| Finding { launch: LaunchReport { block: [0; 3], ..report.findings[n].launch.clone() }, ..report.findings[n].clone() })
-            .collect();
-        let keys = asked.findings.iter().map(finding_key).collect();
-        let clean = crate::launch_confirm::clean_at_common_blocks(k, Some(s), src, opts, solver, &asked, &BTreeSet::new());
-        CommonBlocks { tiles, clean: clean.map(|c| (c, keys)) }
-    }
-
-    /// The common blocks where finding `key` was asked and does not occur.
-    fn clean(&self, key: &FindingKey) -> Vec<[u64; 2]> {
-        self.clean.as_ref().and_then(|(c, keys)| keys.iter().position(|k| k == key).map(|i| c.clean[i].clone())).unwrap_or_default()
-    }
-
-    /// Whether finding `key` is gone at every common block.
-    fn gone_everywhere(&self, key: &FindingKey) -> bool {
-        self.clean.as_ref().is_some_and(|(c, _)| self.clean(key).len() == c.tried.len())
-    }
-
-    /// Whether finding `key` is gone at the common blocks: at every size of a one-dimensional
-    /// block, at one tile.
-    fn gone(&self, key: &FindingKey) -> bool {
-        let Some((c, _)) = &self.clean else { return false };
-        let clean = self.clean(key);
-        if self.tiles {
-            !clean.is_empty()
-        } else {
-            clean.len() == c.tried.len()
-        }
-    }
 }
 
 /// Marks `f` as found only at the undeclared values `set` (its counterexample's): at
@@ -304,7 +249,7 @@ fn mark_assumed_scalars(f: &mut Finding, set: &[(OpenValue, i64)], bind: &crate:
         ordinary.join(" = "),
         if grid_pinned { format!(" on a grid of {ORDINARY_GRID} blocks along each dimension the kernel reads") } else { String::new() },
         // The re-check with the launch open did not decide it; those at the common blocks did.
-        if at_common_blocks { ", at the common block sizes," } else { "" },
+        if at_common_blocks { " at the common block sizes" } else { "" },
     ));
 }
 
