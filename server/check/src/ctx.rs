@@ -253,14 +253,15 @@ impl<'a> Ctx<'a> {
         // (a race that needs a 32-bit index to wrap around: every tier forbids it, and each
         // took its full time, twice over, on ggml's rope); the tiers after it get a quarter
         // each, and a second timeout keeps the first model.
-        let mut limit = self.timeout_ms;
+        let mut timed_out = false;
         for (tier, extra) in tiers.iter().enumerate() {
+            let limit = if timed_out { (self.timeout_ms / 4).max(1) } else { self.timeout_ms };
             let answer = self.ask_with(&mut query, extra, limit);
             crate::trace::line(|| format!("witness tier {}: {}", tier + 1, answer.describe()));
             match answer {
                 Answer::Sat(m) => return Answer::Sat(m).reported(q),
-                Answer::Unknown(Undecided::Timeout { .. }) if limit < self.timeout_ms => break,
-                Answer::Unknown(Undecided::Timeout { .. }) => limit = (self.timeout_ms / 4).max(1),
+                Answer::Unknown(Undecided::Timeout { .. }) if timed_out => break,
+                Answer::Unknown(Undecided::Timeout { .. }) => timed_out = true,
                 Answer::Unknown(_) | Answer::Unsat => {}
             }
         }

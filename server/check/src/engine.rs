@@ -157,6 +157,12 @@ pub(crate) fn finding_key(f: &Finding) -> FindingKey {
     (format!("{:?}", f.kind), finding_lines(f))
 }
 
+/// Whether report `r` left a question about any of `lines` undecided (an uncertified entry at
+/// or related to one of them): a run that did so says nothing about a finding on those lines.
+pub(crate) fn leaves_undecided(r: &KernelReport, lines: &[u32]) -> bool {
+    r.uncertified.iter().any(|u| u.location.iter().chain(&u.related).any(|l| lines.contains(&l.line)))
+}
+
 /// The source lines a finding names, sorted.
 pub(crate) fn finding_lines(f: &Finding) -> Vec<u32> {
     let mut lines: Vec<u32> = f.accesses.iter().map(|a| a.location.line).chain(f.barrier.iter().map(|b| b.line)).collect();

@@ -7,7 +7,7 @@
 //! stays an error; one that does not is kept as a warning naming the launch that triggers it,
 //! and the kernel is `uncertified` until the launch is declared.
 
-use crate::engine::{check_kernel_guarded_in, finding_key, finding_lines, FindingKey, Focus, Options, Sources};
+use crate::engine::{check_kernel_guarded_in, finding_key, finding_lines, leaves_undecided, FindingKey, Focus, Options, Sources};
 use crate::report::{Finding, FindingKind, KernelReport, Verdict};
 use crate::Solver;
 use model::ops::Special;
@@ -35,7 +35,7 @@ pub fn confirm(
     report: &mut KernelReport,
     settled: &BTreeSet<FindingKey>,
 ) {
-    let Some(clean_at) = clean_at_common_blocks(k, spec, src, opts, solver, report, settled) else { return };
+    let Some(clean_at) = clean_at_common_blocks(k, spec, src, opts, solver, &report.findings, settled) else { return };
     crate::trace::line(|| {
         let lines: Vec<String> = report.findings.iter().zip(&clean_at.clean).map(|(f, c)| format!("{:?} clean at {c:?}", finding_lines(f))).collect();
         format!("launch confirmation (settled {settled:?}): {lines:?}")
@@ -59,28 +59,43 @@ pub(crate) fn mark_assumed_launch(f: &mut Finding, clean: &[[u64; 2]]) {
     ));
 }
 
-/// The common block sizes a confirmation tried, and for each finding of the report (by index)
-/// those at which a run decided its lines and did not find it.
+/// The common block sizes a confirmation tried, and for each finding (by index) those at which
+/// a run decided its lines and did not find it.
 pub(crate) struct CleanAt {
     pub tried: Vec<[u64; 2]>,
     pub clean: Vec<Vec<[u64; 2]>>,
 }
 
+impl CleanAt {
+    /// Whether the scalar confirmation lets finding `n` go at the common blocks: a
+    /// one-dimensional block's size is a tuning knob, so it must be gone at every size tried (an
+    /// early return that diverges at 128 threads but not at 64 is a bug); a two-dimensional
+    /// tile (`tiles`) is usually part of the design (a transpose's 32x8 tile is wrong at
+    /// 16x16), so one tile where it does not occur is enough, as in the launch confirmation.
+    pub fn lets_go(&self, n: usize, tiles: bool) -> bool {
+        if tiles {
+            !self.clean[n].is_empty()
+        } else {
+            self.clean[n].len() == self.tried.len()
+        }
+    }
+}
+
 /// Checks the kernel at the common block sizes, each run asking only about the lines of the
-/// error findings of `report` not in `skip` (see [`Focus`]); `None` when the block is declared,
-/// there is no such finding, or the kernel reads the z index (no common launch to compare with).
+/// error `findings` not in `skip` (see [`Focus`]); `None` when the block is declared, there is
+/// no such finding, or the kernel reads the z index (no common launch to compare with).
 pub(crate) fn clean_at_common_blocks(
     k: &Kernel,
     spec: Option<&KernelSpec>,
     src: &Sources,
     opts: &Options,
     solver: &mut Solver,
-    report: &KernelReport,
+    findings: &[Finding],
     skip: &BTreeSet<FindingKey>,
 ) -> Option<CleanAt> {
     let declared = spec.is_some_and(|s| s.block.is_some()) || k.reqntid.is_some();
-    let candidates: Vec<usize> = (0..report.findings.len())
-        .filter(|&n| report.findings[n].kind != FindingKind::Mismatch && !report.findings[n].is_warning() && !skip.contains(&finding_key(&report.findings[n])))
+    let candidates: Vec<usize> = (0..findings.len())
+        .filter(|&n| findings[n].kind != FindingKind::Mismatch && !findings[n].is_warning() && !skip.contains(&finding_key(&findings[n])))
         .collect();
     if declared || candidates.is_empty() || reads_z(k) {
         return None;
@@ -94,9 +109,9 @@ pub(crate) fn clean_at_common_blocks(
     // not find it (a run that left those lines undecided says nothing about them). A finding
     // replayed with one of those blocks occurs there: no run needs to look again. Each run asks
     // only the questions that can name the lines of the findings still open (see [`Focus`]).
-    let mut clean_at: Vec<Vec<[u64; 2]>> = vec![Vec::new(); report.findings.len()];
+    let mut clean_at: Vec<Vec<[u64; 2]>> = vec![Vec::new(); findings.len()];
     for &[x, y] in &sizes {
-        let open: Vec<usize> = candidates.iter().copied().filter(|&n| report.findings[n].launch.block.map(u64::from) != [x, y, 1]).collect();
+        let open: Vec<usize> = candidates.iter().copied().filter(|&n| findings[n].launch.block.map(u64::from) != [x, y, 1]).collect();
         if open.is_empty() {
             continue;
         }
@@ -105,7 +120,7 @@ pub(crate) fn clean_at_common_blocks(
             break;
         }
         let share = Options { budget_ms: share_ms.min(left_ms), ..opts.clone() };
-        let focus = Focus { findings: open.iter().map(|&n| (report.findings[n].kind, finding_lines(&report.findings[n]))).collect(), replay_all: false };
+        let focus = Focus { findings: open.iter().map(|&n| (findings[n].kind, finding_lines(&findings[n]))).collect(), replay_all: false };
         let mut s = spec.cloned().unwrap_or_default();
         s.block = Some([Dim::exact(x), Dim::exact(y), Dim::exact(1)]);
         let r = check_kernel_guarded_in(k, Some(&s), src, &share, solver, Some(&focus));
@@ -114,11 +129,10 @@ pub(crate) fn clean_at_common_blocks(
             continue;
         }
         for &n in &open {
-            let f = &report.findings[n];
+            let f = &findings[n];
             let lines = finding_lines(f);
             let found = r.findings.iter().any(|g| g.kind == f.kind && finding_lines(g) == lines);
-            let undecided = r.uncertified.iter().any(|u| u.location.iter().chain(&u.related).any(|l| lines.contains(&l.line)));
-            if !found && !undecided {
+            if !found && !leaves_undecided(&r, &lines) {
                 clean_at[n].push([x, y]);
             }
         }

@@ -191,6 +191,13 @@ mod tests {
     use super::*;
     use model::ops::Special;
 
+    /// `4 * sext(index)`: the byte offset of a 32-bit `int` index into a `float` array.
+    fn float_offset(x: &mut Exprs, index: ExprId) -> ExprId {
+        let wide = x.ext(index, 64, true);
+        let two = x.konst(2, 64);
+        x.bin(BinOp::Shl, wide, two)
+    }
+
     #[test]
     fn a_row_major_offset_with_a_pointer_increment_splits_by_its_leading_dimension() {
         // 4 * sext(row * ld + tid) + (k << 12), as clang writes `dst[row * ld + col]` in a
@@ -202,9 +209,7 @@ mod tests {
         let k = x.var(Sym::Counter(0), 32);
         let prod = x.bin(BinOp::Mul, row, ld);
         let index = x.bin(BinOp::Add, prod, tid);
-        let wide = x.ext(index, 64, true);
-        let four = x.konst(2, 64);
-        let scaled = x.bin(BinOp::Shl, wide, four);
+        let scaled = float_offset(&mut x, index);
         let k64 = x.ext(k, 64, false);
         let twelve = x.konst(12, 64);
         let step = x.bin(BinOp::Shl, k64, twelve);
@@ -243,9 +248,7 @@ mod tests {
         let step = x.bin(BinOp::Mul, k, thirty_two);
         let col = x.bin(BinOp::Add, lane, step);
         let index = x.bin(BinOp::Add, start, col);
-        let wide = x.ext(index, 64, true);
-        let two = x.konst(2, 64);
-        let offset = x.bin(BinOp::Shl, wide, two);
+        let offset = float_offset(&mut x, index);
         let by_c: Vec<Split> = splits(&x, offset).into_iter().filter(|s| s.stride.e == c).collect();
         assert_eq!(by_c.len(), 1);
         // The column's counter widens as the iteration number it is, not as a signed int.
@@ -276,9 +279,7 @@ mod tests {
         let one = x.konst(1, 32);
         let i0 = x.bin(BinOp::Shl, gy, one);
         let index = x.bin(BinOp::Add, start, i0);
-        let wide = x.ext(index, 64, true);
-        let two = x.konst(2, 64);
-        let offset = x.bin(BinOp::Shl, wide, two);
+        let offset = float_offset(&mut x, index);
         let by_ne0: Vec<Split> = splits(&x, offset).into_iter().filter(|s| s.stride.e == ne0).collect();
         assert_eq!(by_ne0.len(), 1);
         assert_eq!(by_ne0[0].scale, 4);

@@ -16,15 +16,16 @@
 //! `uncertified` until the scalars are declared; one that does occur stays an error. A missing
 //! barrier or a wrong index shows at ordinary sizes too, so real bugs keep their error.
 
-use crate::engine::{check_kernel_guarded_in, finding_key, finding_lines, FindingKey, Focus, Options, Sources};
-use crate::report::{Finding, FindingKind, KernelReport};
+use crate::engine::{check_kernel_guarded_in, finding_key, finding_lines, leaves_undecided, FindingKey, Focus, Options, Sources};
+use crate::launch_confirm::clean_at_common_blocks;
+use crate::report::{Finding, FindingKind, KernelReport, LaunchReport};
 use crate::witness::ParamField;
 use crate::Solver;
 use model::ops::Special;
 use model::symbolic::Lifted;
 use model::Kernel;
 use spec::{Dim, KernelSpec, ParamSpec, Scalar};
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// The value every open scalar takes in the re-check: whole warps (a kernel that assumes its
 /// sizes are a multiple of 32 is ordinary), but not a multiple of the common block sizes (a
@@ -46,17 +47,17 @@ pub enum Pass<'a> {
     BeforeLaunch,
     /// `vanished`: findings the first pass saw vanish at ordinary values (and deferred).
     AfterLaunch {
-        vanished: &'a BTreeSet<FindingKey>,
+        vanished: &'a BTreeMap<FindingKey, bool>,
     },
 }
 
 /// What a scalar confirmation judged: the findings it settled (the launch confirmation leaves
 /// them alone), and those it saw vanish at ordinary values but deferred to the launch
-/// confirmation (found at an uncommon block).
-#[derive(Default)]
+/// confirmation (found at an uncommon block), each with whether only the common blocks showed
+/// it gone (the re-check with the launch open left it undecided).
 pub struct Judged {
     pub settled: BTreeSet<FindingKey>,
-    pub vanished: BTreeSet<FindingKey>,
+    pub vanished: BTreeMap<FindingKey, bool>,
 }
 
 /// Re-checks the findings that need undeclared scalar values (see the module comment), except
@@ -85,7 +86,7 @@ pub fn confirm(
             f.kind != FindingKind::Mismatch && !f.is_warning() && !skip.contains(&finding_key(f)) && !needs(f).is_empty()
         })
         .collect();
-    let mut judged = Judged { settled: candidates.iter().map(|&n| finding_key(&report.findings[n])).collect(), vanished: BTreeSet::new() };
+    let mut judged = Judged { settled: candidates.iter().map(|&n| finding_key(&report.findings[n])).collect(), vanished: BTreeMap::new() };
     let bind = crate::bind::Binding::new(k, None, src.param_names.as_deref());
     let grid_pinned = spec.is_none_or(|s| s.grid.is_none());
     let mark = |f: &mut Finding, at_common_blocks: bool| mark_assumed_scalars(f, &needs(f), &bind, grid_pinned, at_common_blocks);
@@ -93,9 +94,12 @@ pub fn confirm(
     let (defer_launches, candidates) = match pass {
         Pass::BeforeLaunch => (true, candidates),
         Pass::AfterLaunch { vanished } => {
-            let (known, rest): (Vec<usize>, Vec<usize>) = candidates.into_iter().partition(|&n| vanished.contains(&finding_key(&report.findings[n])));
-            for n in known {
-                mark(&mut report.findings[n], false);
+            let mut rest = Vec::new();
+            for n in candidates {
+                match vanished.get(&finding_key(&report.findings[n])) {
+                    Some(&only_at_common_blocks) => mark(&mut report.findings[n], only_at_common_blocks),
+                    None => rest.push(n),
+                }
             }
             (false, rest)
         }
@@ -147,51 +151,34 @@ pub fn confirm(
     let r = check_kernel_guarded_in(k, Some(&s), src, &opts, solver, Some(&focus));
     crate::trace::recheck("scalar re-check at ordinary values", &r);
     // An ordinary setting has an ordinary block too: what the re-check finds only at blocks
-    // nobody declares is not found there. A one-dimensional block's size is a tuning knob, so
-    // one common size where the finding occurs keeps it (an early return that diverges at 128
-    // threads but not at 64 is a bug); a two-dimensional tile is usually part of the design
-    // (a transpose's 32x8 tile is wrong at 16x16), so one common tile where it does not occur
-    // is enough to let it go, as in the launch confirmation.
-    let left = opts.budget_ms.saturating_sub(started.elapsed().as_millis() as u64).max(opts.budget_ms / 4);
-    let common = crate::launch_confirm::clean_at_common_blocks(k, Some(&s), src, &Options { budget_ms: left, ..opts.clone() }, solver, &r, &BTreeSet::new());
+    // nobody declares is not found there (see [`CleanAt::lets_go`] for the rule).
+    let left = || Options { budget_ms: opts.budget_ms.saturating_sub(started.elapsed().as_millis() as u64).max(opts.budget_ms / 4), ..opts.clone() };
+    let common = clean_at_common_blocks(k, Some(&s), src, &left(), solver, &r.findings, &BTreeSet::new());
     let tiles = crate::launch_confirm::reads_y(k);
-    let clean_at_common_blocks = |m: usize| common.as_ref().is_some_and(|c| if tiles { !c.clean[m].is_empty() } else { c.clean[m].len() == c.tried.len() });
-    let undecided_at = |lines: &[u32]| r.uncertified.iter().any(|u| u.location.iter().chain(&u.related).any(|l| lines.contains(&l.line)));
-    let found_at =
-        |key: &FindingKey| (0..r.findings.len()).any(|m| finding_key(&r.findings[m]) == *key && (r.findings[m].is_warning() || !clean_at_common_blocks(m)));
+    let found_at = |key: &FindingKey| {
+        (0..r.findings.len())
+            .any(|m| finding_key(&r.findings[m]) == *key && (r.findings[m].is_warning() || !common.as_ref().is_some_and(|c| c.lets_go(m, tiles))))
+    };
     // Lines the re-check left undecided (its launch is open: products of block sizes can time
     // out even at ordinary values) are asked again at the common blocks, where launch and
-    // scalars are both concrete; a finding gone there (at every size of a 1-D block, at one
-    // tile) needs what no caller passes, and an error that no run confirmed is not shown as one.
-    let undecided: Vec<usize> = candidates
+    // scalars are both concrete; a finding gone there needs what no caller passes, and an error
+    // that no run confirmed is not shown as one.
+    let undecided: Vec<Finding> = candidates
         .iter()
-        .copied()
-        .filter(|&n| {
-            let key = finding_key(&report.findings[n]);
-            !found_at(&key) && undecided_at(&key.1)
-        })
-        .collect();
-    let gone_at_common_blocks: BTreeSet<FindingKey> = if undecided.is_empty() {
-        BTreeSet::new()
-    } else {
-        let left = opts.budget_ms.saturating_sub(started.elapsed().as_millis() as u64).max(opts.budget_ms / 4);
-        let mut asked = report.clone();
+        .map(|&n| &report.findings[n])
+        .filter(|f| !found_at(&finding_key(f)) && leaves_undecided(&r, &finding_lines(f)))
         // Their counterexamples' blocks (at other values) say nothing about ordinary values.
-        asked.findings = undecided
-            .iter()
-            .map(|&n| Finding { launch: crate::report::LaunchReport { block: [0; 3], ..report.findings[n].launch.clone() }, ..report.findings[n].clone() })
-            .collect();
-        let again =
-            crate::launch_confirm::clean_at_common_blocks(k, Some(&s), src, &Options { budget_ms: left, ..opts.clone() }, solver, &asked, &BTreeSet::new());
-        let gone = |i: usize| again.as_ref().is_some_and(|c| if tiles { !c.clean[i].is_empty() } else { c.clean[i].len() == c.tried.len() });
-        (0..undecided.len()).filter(|&i| gone(i)).map(|i| finding_key(&asked.findings[i])).collect()
-    };
+        .map(|f| Finding { launch: LaunchReport { block: [0; 3], ..f.launch.clone() }, ..f.clone() })
+        .collect();
+    let again = if undecided.is_empty() { None } else { clean_at_common_blocks(k, Some(&s), src, &left(), solver, &undecided, &BTreeSet::new()) };
+    let gone_at_common_blocks: BTreeSet<FindingKey> =
+        (0..undecided.len()).filter(|&i| again.as_ref().is_some_and(|c| c.lets_go(i, tiles))).map(|i| finding_key(&undecided[i])).collect();
     for n in candidates {
         let key = finding_key(&report.findings[n]);
         let lines = &key.1;
         let matching: Vec<usize> = (0..r.findings.len()).filter(|&m| finding_key(&r.findings[m]) == key).collect();
         let found = found_at(&key);
-        if found || (undecided_at(lines) && !gone_at_common_blocks.contains(&key)) {
+        if found || (leaves_undecided(&r, lines) && !gone_at_common_blocks.contains(&key)) {
             if uncommon.contains(&key) {
                 judged.settled.remove(&key);
             }
@@ -206,12 +193,13 @@ pub fn confirm(
             continue;
         }
         // It vanished at ordinary values, but was found at an uncommon block (see above).
+        let only_at_common_blocks = gone_at_common_blocks.contains(&key);
         if uncommon.contains(&key) {
             judged.settled.remove(&key);
-            judged.vanished.insert(key);
+            judged.vanished.insert(key, only_at_common_blocks);
             continue;
         }
-        mark(&mut report.findings[n], gone_at_common_blocks.contains(&key));
+        mark(&mut report.findings[n], only_at_common_blocks);
     }
     report.settle_verdict();
     judged
