@@ -410,37 +410,35 @@ impl Explain<'_> {
         // some replay must store a nonzero value (zeros everywhere may only mean the witness's
         // block did no work). Two different instructions are always a race.
         let may_be_benign = rw.a1 == rw.a2 && a1.kind == AccessKind::Write && !self.strict_races;
+        let recording = model::interp::Recording::Only(vec![(a1.block, a1.inst), (a2.block, a2.inst)]);
         let reproduced = if may_be_benign {
             replay::every_reproduction(
-                &self.replay_inputs(&w, &min_bytes),
+                &self.replay_inputs(&w, &min_bytes, recording),
                 |_, trace, _| replay::confirm_race(trace, a1, t1, a2, t2).map(|_| replay::same_value_writes(trace, a1)),
                 // One run with different values settles it: a real race.
                 |same| same.is_none(),
             )
         } else {
-            let inputs = self.replay_inputs(&w, &min_bytes);
-            match replay::first_reproduction(&inputs, |_, trace, _| replay::confirm_race(trace, a1, t1, a2, t2).map(|_| None)) {
-                Ok(None) => {
-                    // The solver's two threads come from an over-approximation; the same run
-                    // may still show the two accesses racing between other threads.
-                    let observed = replay::first_reproduction(&inputs, |r, trace, _| {
-                        replay::any_race(trace, a1, a2, self.warp_synced, r.launch.block).map(|(e1, e2)| {
-                            [(e1, replay::target_offset(r, trace, a1, e1)), (e2, replay::target_offset(r, trace, a2, e2))].map(|(e, offset)| WitnessThread {
-                                id: ThreadId { block: e.block, thread: e.thread },
-                                iterations: e.iterations.iter().copied().collect(),
-                                offset,
-                            })
-                        })
-                    });
-                    match observed {
-                        Ok(Some((threads, fill))) => {
-                            w.threads = threads.to_vec();
-                            Ok(vec![(None, fill)])
-                        }
-                        other => other.map(|_| Vec::new()),
-                    }
+            // The solver's two threads come from an over-approximation; when no run shows
+            // them racing, the same runs may still show the two accesses racing between others.
+            let exact = |_: &replay::Replay, trace: &model::interp::Trace, _: &_| replay::confirm_race(trace, a1, t1, a2, t2).map(|_| ());
+            let observed = |r: &replay::Replay, trace: &model::interp::Trace, _: &_| {
+                replay::any_race(trace, a1, a2, self.warp_synced, r.launch.block).map(|(e1, e2)| {
+                    [(e1, replay::target_offset(r, trace, a1, e1)), (e2, replay::target_offset(r, trace, a2, e2))].map(|(e, offset)| WitnessThread {
+                        id: ThreadId { block: e.block, thread: e.thread },
+                        iterations: e.iterations.iter().copied().collect(),
+                        offset,
+                    })
+                })
+            };
+            match replay::first_reproduction_or(&self.replay_inputs(&w, &min_bytes, recording), exact, observed) {
+                Ok(Some((Ok(()), fill))) => Ok(vec![(None, fill)]),
+                Ok(Some((Err(threads), fill))) => {
+                    w.threads = threads.to_vec();
+                    Ok(vec![(None, fill)])
                 }
-                other => other.map(|r| r.into_iter().collect()),
+                Ok(None) => Ok(Vec::new()),
+                Err(stop) => Err(stop),
             }
         };
         let benign = match &reproduced {
@@ -498,8 +496,8 @@ impl Explain<'_> {
         });
     }
 
-    fn replay_inputs<'b>(&'b self, w: &'b Witness, min_bytes: &'b HashMap<u32, u64>) -> replay::ReplayInputs<'b> {
-        replay::ReplayInputs { k: self.k, l: self.l, bind: self.bind, w, min_bytes, budget: self.budget }
+    fn replay_inputs<'b>(&'b self, w: &'b Witness, min_bytes: &'b HashMap<u32, u64>, recording: model::interp::Recording) -> replay::ReplayInputs<'b> {
+        replay::ReplayInputs { k: self.k, l: self.l, bind: self.bind, w, min_bytes, budget: self.budget, recording }
     }
 
     /// Bytes a buffer of unknown size needs so the witnessed offsets are inside it.
@@ -538,7 +536,7 @@ impl Explain<'_> {
         let t1 = w.thread(0);
         let warp = dw.warp;
         let no_sizes = HashMap::new();
-        let reproduced = replay::first_reproduction(&self.replay_inputs(&w, &no_sizes), |_, _, result| match (result, warp) {
+        let reproduced = replay::first_reproduction(&self.replay_inputs(&w, &no_sizes, model::interp::Recording::Off), |_, _, result| match (result, warp) {
             (Err(e @ InterpError::BarrierDivergence { .. }), false) | (Err(e @ InterpError::WarpDivergence { .. }), true) => Some(e.clone()),
             _ => None,
         });
@@ -598,7 +596,7 @@ impl Explain<'_> {
         let off = w.offset(0).unwrap_or(0);
         // The interpreter survives out-of-bounds accesses in replays and lists them.
         let no_sizes = HashMap::new();
-        let reproduced = replay::first_reproduction(&self.replay_inputs(&w, &no_sizes), |r, trace, _| {
+        let reproduced = replay::first_reproduction(&self.replay_inputs(&w, &no_sizes, model::interp::Recording::Off), |r, trace, _| {
             let mine: Vec<_> = trace.out_of_bounds.iter().filter(|e| e.inst == (a.block, a.inst)).cloned().collect();
             let e = mine.iter().find(|e| e.thread == t.thread && e.block == t.block).or(mine.first()).cloned()?;
             // The offset into the target, as the interpreter saw it.

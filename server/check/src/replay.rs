@@ -169,6 +169,9 @@ pub struct ReplayInputs<'a> {
     /// Least sizes of buffers the interface does not size.
     pub min_bytes: &'a HashMap<u32, u64>,
     pub budget: &'a model::budget::Budget,
+    /// The accesses the judge reads (a race's two instructions; none for bounds, whose
+    /// out-of-bounds accesses are listed anyway, or divergence).
+    pub recording: interp::Recording,
 }
 
 impl ReplayInputs<'_> {
@@ -179,6 +182,7 @@ impl ReplayInputs<'_> {
         self.budget.check()?;
         let mut r = setup(self.k, self.l, self.bind, self.w, self.min_bytes, fill, unset);
         r.launch.budget = self.budget.clone();
+        r.launch.recording = self.recording.clone();
         apply_memory(&mut r, self.bind, self.w);
         let started = std::time::Instant::now();
         let (trace, result) = run(self.k, &mut r);
@@ -237,6 +241,30 @@ pub fn first_reproduction<T>(
         }
     }
     Ok(None)
+}
+
+/// Like [`first_reproduction`] with a second judge for when the first recognises no run: the
+/// first judge's verdict on the first fill it recognises, else `fallback`'s on the first fill
+/// it recognises, as `Err`. Both judge the same runs, so no fill is replayed twice.
+pub fn first_reproduction_or<T, U>(
+    inputs: &ReplayInputs,
+    judge: impl Fn(&Replay, &Trace, &Result<(), InterpError>) -> Option<T>,
+    fallback: impl Fn(&Replay, &Trace, &Result<(), InterpError>) -> Option<U>,
+) -> Result<Option<(Result<T, U>, Fill)>, model::budget::Stop> {
+    let either = |r: &Replay, trace: &Trace, result: &Result<(), InterpError>| judge(r, trace, result).map(Ok).or_else(|| fallback(r, trace, result).map(Err));
+    let mut second_best = None;
+    for &fill in &FILLS {
+        match inputs.once(fill, 0, &either) {
+            Ok(Some(Ok(t))) => return Ok(Some((Ok(t), fill))),
+            Ok(Some(Err(u))) => {
+                second_best.get_or_insert((Err(u), fill));
+            }
+            Ok(None) => {}
+            Err(Exhausted::StepLimit) => break,
+            Err(Exhausted::Stopped(stop)) => return Err(stop),
+        }
+    }
+    Ok(second_best)
 }
 
 /// Like [`first_reproduction`], but under every fill, and once more with the scalars nothing
