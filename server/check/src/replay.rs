@@ -8,12 +8,14 @@
 
 use crate::bind::{Binding, ByteSize};
 use crate::query::ThreadId;
+use crate::runs::{Run, RunKey};
 use crate::witness::{Fill, Witness};
 use model::interp::{self, AccessEvent, Arg, InterpError, Launch, Memory, Trace};
 use model::symbolic::{Access, AccessKind, Base, Lifted};
 use model::Kernel;
 use spec::{ParamSpec, Scalar};
 use std::collections::HashMap;
+use std::rc::Rc;
 
 /// Buffers of unknown size get this many bytes (enough for the small witnesses we ask for).
 const DEFAULT_BUFFER_BYTES: u64 = 1 << 20;
@@ -172,36 +174,48 @@ pub struct ReplayInputs<'a> {
     /// The accesses the judge reads (a race's two instructions; none for bounds, whose
     /// out-of-bounds accesses are listed anyway, or divergence).
     pub recording: interp::Recording,
+    /// The check's latest runs, shared with the other candidates it replays.
+    pub runs: &'a crate::runs::Runs,
 }
 
 impl ReplayInputs<'_> {
     /// One replay under `fill`, with `unset` for the scalars nothing fixes: `judge`'s verdict on
     /// it, `None` if it does not recognise the bug, `Err` if the run ran out of budget or steps
     /// first.
-    fn once<T>(&self, fill: Fill, unset: u64, judge: &impl Fn(&Replay, &Trace, &Result<(), InterpError>) -> Option<T>) -> Result<Option<T>, Exhausted> {
+    fn once<T>(&self, fill: Fill, unset: u64, judge: &impl Fn(&Launch, &Trace, &Result<(), InterpError>) -> Option<T>) -> Result<Option<T>, Exhausted> {
         self.budget.check()?;
         let mut r = setup(self.k, self.l, self.bind, self.w, self.min_bytes, fill, unset);
         r.launch.budget = self.budget.clone();
         r.launch.recording = self.recording.clone();
         apply_memory(&mut r, self.bind, self.w);
+        let key = RunKey::new(&r.launch, &r.mem, &self.w.memory, fill);
         let started = std::time::Instant::now();
-        let (trace, result) = run(self.k, &mut r);
+        let (run, reused) = match self.runs.find(&key) {
+            Some(run) => (run, true),
+            None => {
+                let (trace, result) = run(self.k, &mut r);
+                let run = Rc::new(Run { launch: r.launch, trace, result });
+                self.runs.keep(key, run.clone());
+                (run, false)
+            }
+        };
         crate::trace::line(|| {
             format!(
-                "replay {fill:?} unset={unset} params={:?} threads={:?} grid={:?} block={:?} blocks_run={} steps={} {:.1} ms {}",
+                "replay {fill:?} unset={unset} params={:?} threads={:?} grid={:?} block={:?} blocks_run={} steps={} {:.1} ms {}{}",
                 self.w.params,
                 self.w.threads.iter().map(|t| (t.id.block, t.id.thread, &t.iterations)).collect::<Vec<_>>(),
-                r.launch.grid,
-                r.launch.block,
-                trace.blocks_run.len(),
-                trace.steps,
+                run.launch.grid,
+                run.launch.block,
+                run.trace.blocks_run.len(),
+                run.trace.steps,
                 started.elapsed().as_secs_f64() * 1e3,
-                result.as_ref().map(|_| "ok".to_string()).unwrap_or_else(|e| e.to_string())
+                run.result.as_ref().map(|_| "ok".to_string()).unwrap_or_else(|e| e.to_string()),
+                if reused { " (a run made before)" } else { "" }
             )
         });
-        match (judge(&r, &trace, &result), result) {
+        match (judge(&run.launch, &run.trace, &run.result), &run.result) {
             (Some(t), _) => Ok(Some(t)),
-            (None, Err(InterpError::Stopped(stop))) => Err(Exhausted::Stopped(stop)),
+            (None, Err(InterpError::Stopped(stop))) => Err(Exhausted::Stopped(*stop)),
             (None, Err(InterpError::StepLimit { .. })) => Err(Exhausted::StepLimit),
             (None, _) => Ok(None),
         }
@@ -230,7 +244,7 @@ impl From<model::budget::Stop> for Exhausted {
 /// witness asks for). A replay that ran out of budget (or was cancelled) is `Err`.
 pub fn first_reproduction<T>(
     inputs: &ReplayInputs,
-    judge: impl Fn(&Replay, &Trace, &Result<(), InterpError>) -> Option<T>,
+    judge: impl Fn(&Launch, &Trace, &Result<(), InterpError>) -> Option<T>,
 ) -> Result<Option<(T, Fill)>, model::budget::Stop> {
     for &fill in &FILLS {
         match inputs.once(fill, 0, &judge) {
@@ -248,10 +262,10 @@ pub fn first_reproduction<T>(
 /// it recognises, as `Err`. Both judge the same runs, so no fill is replayed twice.
 pub fn first_reproduction_or<T, U>(
     inputs: &ReplayInputs,
-    judge: impl Fn(&Replay, &Trace, &Result<(), InterpError>) -> Option<T>,
-    fallback: impl Fn(&Replay, &Trace, &Result<(), InterpError>) -> Option<U>,
+    judge: impl Fn(&Launch, &Trace, &Result<(), InterpError>) -> Option<T>,
+    fallback: impl Fn(&Launch, &Trace, &Result<(), InterpError>) -> Option<U>,
 ) -> Result<Option<(Result<T, U>, Fill)>, model::budget::Stop> {
-    let either = |r: &Replay, trace: &Trace, result: &Result<(), InterpError>| judge(r, trace, result).map(Ok).or_else(|| fallback(r, trace, result).map(Err));
+    let either = |r: &Launch, trace: &Trace, result: &Result<(), InterpError>| judge(r, trace, result).map(Ok).or_else(|| fallback(r, trace, result).map(Err));
     let mut second_best = None;
     for &fill in &FILLS {
         match inputs.once(fill, 0, &either) {
@@ -276,7 +290,7 @@ pub fn first_reproduction_or<T, U>(
 /// the whole budget.
 pub fn every_reproduction<T>(
     inputs: &ReplayInputs,
-    judge: impl Fn(&Replay, &Trace, &Result<(), InterpError>) -> Option<T>,
+    judge: impl Fn(&Launch, &Trace, &Result<(), InterpError>) -> Option<T>,
     settled: impl Fn(&T) -> bool,
 ) -> Result<Vec<(T, Fill)>, model::budget::Stop> {
     let w = inputs.w;
@@ -410,10 +424,10 @@ pub fn any_race<'t>(trace: &'t Trace, a1: &Access, a2: &Access, warp_synced: boo
 }
 
 /// The byte offset of an event into the array or buffer access `a` targets, in replay `r`.
-pub fn target_offset(r: &Replay, trace: &Trace, a: &Access, e: &AccessEvent) -> Option<u64> {
+pub fn target_offset(launch: &Launch, trace: &Trace, a: &Access, e: &AccessEvent) -> Option<u64> {
     match a.base? {
         Base::Var(_) if e.space == model::ops::Space::Shared => trace.shared_var_at(e.addr).map(|(_, off)| off),
-        Base::Param(p) => match r.launch.args.get(p as usize)? {
+        Base::Param(p) => match launch.args.get(p as usize)? {
             Arg::Buffer(id) => e.addr.checked_sub(Memory::base(*id)),
             _ => None,
         },
