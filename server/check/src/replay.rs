@@ -238,14 +238,15 @@ impl From<model::budget::Stop> for Exhausted {
     }
 }
 
+/// A judgement and the fill of the run it was made on; `None` when no run showed the bug, `Err`
+/// when the budget ran out (or the check was cancelled) first.
+pub type Reproduction<T> = Result<Option<(T, Fill)>, model::budget::Stop>;
+
 /// Replays a witness under each memory fill in turn until `judge` recognises the bug in a run
 /// (its launch, trace and outcome); returns the judgement and the fill that reproduced it, or
 /// `None` if no fill does (or a run went past the step limit: no fill shortens the loops the
 /// witness asks for). A replay that ran out of budget (or was cancelled) is `Err`.
-pub fn first_reproduction<T>(
-    inputs: &ReplayInputs,
-    judge: impl Fn(&Launch, &Trace, &Result<(), InterpError>) -> Option<T>,
-) -> Result<Option<(T, Fill)>, model::budget::Stop> {
+pub fn first_reproduction<T>(inputs: &ReplayInputs, judge: impl Fn(&Launch, &Trace, &Result<(), InterpError>) -> Option<T>) -> Reproduction<T> {
     for &fill in &FILLS {
         match inputs.once(fill, 0, &judge) {
             Ok(Some(t)) => return Ok(Some((t, fill))),
@@ -264,7 +265,7 @@ pub fn first_reproduction_or<T, U>(
     inputs: &ReplayInputs,
     judge: impl Fn(&Launch, &Trace, &Result<(), InterpError>) -> Option<T>,
     fallback: impl Fn(&Launch, &Trace, &Result<(), InterpError>) -> Option<U>,
-) -> Result<Option<(Result<T, U>, Fill)>, model::budget::Stop> {
+) -> Reproduction<Result<T, U>> {
     let either = |r: &Launch, trace: &Trace, result: &Result<(), InterpError>| judge(r, trace, result).map(Ok).or_else(|| fallback(r, trace, result).map(Err));
     let mut second_best = None;
     for &fill in &FILLS {
