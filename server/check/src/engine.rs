@@ -13,7 +13,7 @@ use crate::smt::{Solver, SolverKind};
 use crate::sync::{self, SyncOutcome};
 use crate::witness::{Witness, WitnessThread};
 use model::expr::Sym;
-use model::interp::InterpError;
+use model::interp::{InterpError, Launch, Recording, Trace};
 use model::symbolic::{Access, AccessKind, Base, Lifted};
 use model::Kernel;
 use ptx::{LineIndex, Span};
@@ -262,19 +262,19 @@ fn check_kernel_in(k: &Kernel, spec: Option<&KernelSpec>, src: &Sources, opts: &
     let warp_synced = phases.warp_reaches.is_some();
     // Every race candidate's runs record the accesses of all of them, so candidates that share
     // a counterexample's launch and values share its runs (see `runs`).
-    let mut race_insts: Vec<model::interp::InstRef> = race_outcomes
-        .iter()
-        .filter_map(|o| match o {
-            RaceOutcome::Witness(w) => Some([w.a1, w.a2]),
-            RaceOutcome::Unknown { .. } => None,
-        })
-        .flatten()
-        .map(|i| (lifted.accesses[i].block, lifted.accesses[i].inst))
-        .collect();
-    race_insts.sort();
-    race_insts.dedup();
+    let race_recording = Recording::only(
+        race_outcomes
+            .iter()
+            .filter_map(|o| match o {
+                RaceOutcome::Witness(w) => Some([w.a1, w.a2]),
+                RaceOutcome::Unknown { .. } => None,
+            })
+            .flatten()
+            .map(|i| (lifted.accesses[i].block, lifted.accesses[i].inst))
+            .collect(),
+    );
     let runs = crate::runs::Runs::default();
-    let fx = Explain { k, l: &lifted, bind: &bind, src, budget: &budget, strict_races: opts.strict_races, warp_synced, race_insts, runs: &runs };
+    let fx = Explain { k, l: &lifted, bind: &bind, src, budget: &budget, strict_races: opts.strict_races, warp_synced, race_recording, runs: &runs };
     // A witness of a question the focus only decides is not replayed (see [`Focus`]).
     let decided = |c: Check, question: Question, lines: Vec<Location>, report: &mut KernelReport| -> bool {
         if depth(c) != Some(Depth::Decide) {
@@ -364,8 +364,8 @@ struct Explain<'a> {
     strict_races: bool,
     /// Whether warp syncs order some accesses (then a replay cannot show a race inside a warp).
     warp_synced: bool,
-    /// The instructions of every race candidate: what race replays record.
-    race_insts: Vec<model::interp::InstRef>,
+    /// What race replays record: the accesses of every race candidate.
+    race_recording: Recording,
     runs: &'a crate::runs::Runs,
 }
 
@@ -427,10 +427,9 @@ impl Explain<'_> {
         // some replay must store a nonzero value (zeros everywhere may only mean the witness's
         // block did no work). Two different instructions are always a race.
         let may_be_benign = rw.a1 == rw.a2 && a1.kind == AccessKind::Write && !self.strict_races;
-        let recording = model::interp::Recording::Only(self.race_insts.clone());
         let reproduced = if may_be_benign {
             replay::every_reproduction(
-                &self.replay_inputs(&w, &min_bytes, recording),
+                &self.replay_inputs(&w, &min_bytes, self.race_recording.clone()),
                 |_, trace, _| replay::confirm_race(trace, a1, t1, a2, t2).map(|_| replay::same_value_writes(trace, a1)),
                 // One run with different values settles it: a real race.
                 |same| same.is_none(),
@@ -438,18 +437,18 @@ impl Explain<'_> {
         } else {
             // The solver's two threads come from an over-approximation; when no run shows
             // them racing, the same runs may still show the two accesses racing between others.
-            let exact = |_: &model::interp::Launch, trace: &model::interp::Trace, _: &_| replay::confirm_race(trace, a1, t1, a2, t2).map(|_| ());
+            let exact = |_: &Launch, trace: &Trace, _: &_| replay::confirm_race(trace, a1, t1, a2, t2).map(|_| ());
             let observed =
-                |launch: &model::interp::Launch, trace: &model::interp::Trace, _: &_| {
+                |launch: &Launch, trace: &Trace, _: &_| {
                     replay::any_race(trace, a1, a2, self.warp_synced, launch.block).map(|(e1, e2)| {
                         [(e1, replay::target_offset(launch, trace, a1, e1)), (e2, replay::target_offset(launch, trace, a2, e2))].map(|(e, offset)| {
                             WitnessThread { id: ThreadId { block: e.block, thread: e.thread }, iterations: e.iterations.iter().copied().collect(), offset }
                         })
                     })
                 };
-            match replay::first_reproduction_or(&self.replay_inputs(&w, &min_bytes, recording), exact, observed) {
-                Ok(Some((Ok(()), fill))) => Ok(vec![(None, fill)]),
-                Ok(Some((Err(threads), fill))) => {
+            match replay::first_reproduction_or(&self.replay_inputs(&w, &min_bytes, self.race_recording.clone()), exact, observed) {
+                Ok(Some((replay::Recognised::AsAsked(()), fill))) => Ok(vec![(None, fill)]),
+                Ok(Some((replay::Recognised::Otherwise(threads), fill))) => {
                     w.threads = threads.to_vec();
                     Ok(vec![(None, fill)])
                 }
@@ -512,7 +511,7 @@ impl Explain<'_> {
         });
     }
 
-    fn replay_inputs<'b>(&'b self, w: &'b Witness, min_bytes: &'b HashMap<u32, u64>, recording: model::interp::Recording) -> replay::ReplayInputs<'b> {
+    fn replay_inputs<'b>(&'b self, w: &'b Witness, min_bytes: &'b HashMap<u32, u64>, recording: Recording) -> replay::ReplayInputs<'b> {
         replay::ReplayInputs { k: self.k, l: self.l, bind: self.bind, w, min_bytes, budget: self.budget, recording, runs: self.runs }
     }
 
@@ -552,7 +551,7 @@ impl Explain<'_> {
         let t1 = w.thread(0);
         let warp = dw.warp;
         let no_sizes = HashMap::new();
-        let reproduced = replay::first_reproduction(&self.replay_inputs(&w, &no_sizes, model::interp::Recording::Off), |_, _, result| match (result, warp) {
+        let reproduced = replay::first_reproduction(&self.replay_inputs(&w, &no_sizes, Recording::Off), |_, _, result| match (result, warp) {
             (Err(e @ InterpError::BarrierDivergence { .. }), false) | (Err(e @ InterpError::WarpDivergence { .. }), true) => Some(e.clone()),
             _ => None,
         });
@@ -612,7 +611,7 @@ impl Explain<'_> {
         let off = w.offset(0).unwrap_or(0);
         // The interpreter survives out-of-bounds accesses in replays and lists them.
         let no_sizes = HashMap::new();
-        let reproduced = replay::first_reproduction(&self.replay_inputs(&w, &no_sizes, model::interp::Recording::Off), |launch, trace, _| {
+        let reproduced = replay::first_reproduction(&self.replay_inputs(&w, &no_sizes, Recording::Off), |launch, trace, _| {
             let mine: Vec<_> = trace.out_of_bounds.iter().filter(|e| e.inst == (a.block, a.inst)).cloned().collect();
             let e = mine.iter().find(|e| e.thread == t.thread && e.block == t.block).or(mine.first()).cloned()?;
             // The offset into the target, as the interpreter saw it.

@@ -66,9 +66,58 @@ pub struct Replay {
     pub mem: Memory,
 }
 
+/// A replay before its buffers exist: the launch, and what each buffer (in the order of its
+/// `BufferId`) will hold. What a run does follows from this, the fill and the witness's memory
+/// values, so a run made before can be found (`runs`) without filling megabytes of buffers.
+struct Plan<'a> {
+    launch: Launch,
+    buffers: Vec<BufferPlan<'a>>,
+}
+
+struct BufferPlan<'a> {
+    name: String,
+    contents: Contents<'a>,
+}
+
+enum Contents<'a> {
+    /// What the interface fixes (`values`, `values_file`).
+    Fixed(&'a [u8]),
+    /// `len` bytes of the fill, as elements of `dtype`.
+    Filled { len: u64, dtype: Option<spec::DType> },
+}
+
+impl Plan<'_> {
+    /// The buffers' sizes in bytes, in order.
+    fn sizes(&self) -> Vec<u64> {
+        self.buffers
+            .iter()
+            .map(|b| match b.contents {
+                Contents::Fixed(bytes) => bytes.len() as u64,
+                Contents::Filled { len, .. } => len,
+            })
+            .collect()
+    }
+
+    /// The replay: buffers filled with `fill`, then the loaded values witness `w` relies on
+    /// written into them (see [`apply_memory`]).
+    fn materialize(self, fill: Fill, bind: &Binding, w: &Witness) -> Replay {
+        let mut mem = Memory::new();
+        for b in self.buffers {
+            let bytes = match b.contents {
+                Contents::Fixed(bytes) => bytes.to_vec(),
+                Contents::Filled { len, dtype } => fill_bytes(len, dtype, fill),
+            };
+            mem.add_buffer(b.name, bytes);
+        }
+        let mut r = Replay { launch: self.launch, mem };
+        apply_memory(&mut r, bind, w);
+        r
+    }
+}
+
 /// Writes the loaded values a witness relies on into the replay's buffers (not into buffers
 /// whose contents the interface fixes: those hold what it says).
-pub fn apply_memory(r: &mut Replay, bind: &Binding, w: &Witness) {
+fn apply_memory(r: &mut Replay, bind: &Binding, w: &Witness) {
     for c in w.memory.iter().filter(|c| bind.fixed_bytes(c.param).is_none()) {
         let Some(Arg::Buffer(id)) = r.launch.args.get(c.param as usize) else { continue };
         let bytes = r.mem.bytes_mut(*id);
@@ -79,11 +128,12 @@ pub fn apply_memory(r: &mut Replay, bind: &Binding, w: &Witness) {
     }
 }
 
-/// Sets up a launch for a witness: its geometry and scalars (`unset` for the scalars neither the
-/// witness nor the interface gives a value), buffers filled with `fill`.
-pub fn setup(k: &Kernel, l: &Lifted, bind: &Binding, w: &Witness, min_bytes: &HashMap<u32, u64>, fill: Fill, unset: u64) -> Replay {
+/// Plans a launch for a witness: its geometry and scalars (`unset` for the scalars neither the
+/// witness nor the interface gives a value), and its buffers (sized by the interface, else by
+/// what the witness reaches, see `min_bytes`).
+fn plan<'a>(k: &Kernel, l: &Lifted, bind: &'a Binding, w: &Witness, min_bytes: &HashMap<u32, u64>, unset: u64) -> Plan<'a> {
     let pointer_params = l.pointer_params();
-    let mut mem = Memory::new();
+    let mut buffers = Vec::new();
     let mut args = Vec::new();
     for (i, p) in k.params.iter().enumerate() {
         let i = i as u32;
@@ -99,12 +149,12 @@ pub fn setup(k: &Kernel, l: &Lifted, bind: &Binding, w: &Witness, min_bytes: &Ha
                 Some(ParamSpec::Buffer { dtype, .. }) => *dtype,
                 _ => None,
             };
-            let bytes = match bind.fixed_bytes(i) {
-                Some(contents) => contents.to_vec(),
-                None => fill_bytes(size.min(MAX_BUFFER_BYTES), dtype, fill),
+            let contents = match bind.fixed_bytes(i) {
+                Some(bytes) => Contents::Fixed(bytes),
+                None => Contents::Filled { len: size.min(MAX_BUFFER_BYTES), dtype },
             };
-            let id = mem.add_buffer(bind.name(i), bytes);
-            args.push(Arg::Buffer(id));
+            args.push(Arg::Buffer(model::interp::BufferId(buffers.len() as u32)));
+            buffers.push(BufferPlan { name: bind.name(i).to_string(), contents });
         } else if p.bytes * 8 != p.bits {
             args.push(Arg::Bytes(aggregate_bytes(l, bind, w, i, p.bytes)));
         } else {
@@ -137,7 +187,7 @@ pub fn setup(k: &Kernel, l: &Lifted, bind: &Binding, w: &Witness, min_bytes: &Ha
     // One bug must not hide another: an out-of-bounds access earlier in the kernel is recorded
     // and survived rather than ending the run before the witness's accesses happen.
     launch.continue_past_out_of_bounds = true;
-    Replay { launch, mem }
+    Plan { launch, buffers }
 }
 
 /// The bytes of aggregate parameter `i` (a `struct` passed by value): the fields the witness
@@ -184,15 +234,15 @@ impl ReplayInputs<'_> {
     /// first.
     fn once<T>(&self, fill: Fill, unset: u64, judge: &impl Fn(&Launch, &Trace, &Result<(), InterpError>) -> Option<T>) -> Result<Option<T>, Exhausted> {
         self.budget.check()?;
-        let mut r = setup(self.k, self.l, self.bind, self.w, self.min_bytes, fill, unset);
-        r.launch.budget = self.budget.clone();
-        r.launch.recording = self.recording.clone();
-        apply_memory(&mut r, self.bind, self.w);
-        let key = RunKey::new(&r.launch, &r.mem, &self.w.memory, fill);
+        let mut plan = plan(self.k, self.l, self.bind, self.w, self.min_bytes, unset);
+        plan.launch.budget = self.budget.clone();
+        plan.launch.recording = self.recording.clone();
+        let key = RunKey::new(&plan.launch, plan.sizes(), &self.w.memory, fill);
         let started = std::time::Instant::now();
         let (run, reused) = match self.runs.find(&key) {
             Some(run) => (run, true),
             None => {
+                let mut r = plan.materialize(fill, self.bind, self.w);
                 let (trace, result) = run(self.k, &mut r);
                 let run = Rc::new(Run { launch: r.launch, trace, result });
                 self.runs.keep(key, run.clone());
@@ -258,21 +308,31 @@ pub fn first_reproduction<T>(inputs: &ReplayInputs, judge: impl Fn(&Launch, &Tra
     Ok(None)
 }
 
+/// How [`first_reproduction_or`] recognised the bug in a run.
+pub enum Recognised<T, U> {
+    /// As its judge asked (under some fill).
+    AsAsked(T),
+    /// Only as its fallback asked (under no fill did the judge recognise it).
+    Otherwise(U),
+}
+
 /// Like [`first_reproduction`] with a second judge for when the first recognises no run: the
-/// first judge's verdict on the first fill it recognises, else `fallback`'s on the first fill
-/// it recognises, as `Err`. Both judge the same runs, so no fill is replayed twice.
+/// judge's verdict on the first fill it recognises, else `fallback`'s on the first fill it
+/// recognises. Both judge the same runs, so no fill is replayed twice.
 pub fn first_reproduction_or<T, U>(
     inputs: &ReplayInputs,
     judge: impl Fn(&Launch, &Trace, &Result<(), InterpError>) -> Option<T>,
     fallback: impl Fn(&Launch, &Trace, &Result<(), InterpError>) -> Option<U>,
-) -> Reproduction<Result<T, U>> {
-    let either = |r: &Launch, trace: &Trace, result: &Result<(), InterpError>| judge(r, trace, result).map(Ok).or_else(|| fallback(r, trace, result).map(Err));
+) -> Reproduction<Recognised<T, U>> {
+    let either = |launch: &Launch, trace: &Trace, result: &Result<(), InterpError>| {
+        judge(launch, trace, result).map(Recognised::AsAsked).or_else(|| fallback(launch, trace, result).map(Recognised::Otherwise))
+    };
     let mut second_best = None;
     for &fill in &FILLS {
         match inputs.once(fill, 0, &either) {
-            Ok(Some(Ok(t))) => return Ok(Some((Ok(t), fill))),
-            Ok(Some(Err(u))) => {
-                second_best.get_or_insert((Err(u), fill));
+            Ok(Some(Recognised::AsAsked(t))) => return Ok(Some((Recognised::AsAsked(t), fill))),
+            Ok(Some(otherwise)) => {
+                second_best.get_or_insert((otherwise, fill));
             }
             Ok(None) => {}
             Err(Exhausted::StepLimit) => break,

@@ -9,7 +9,7 @@
 //! and the values the witness writes into them; the judge that reads its trace is the caller's.
 
 use crate::witness::{Fill, MemoryCell};
-use model::interp::{InterpError, Launch, Memory, Trace};
+use model::interp::{InterpError, Launch, Trace};
 use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::rc::Rc;
@@ -32,22 +32,18 @@ pub struct Run {
 #[derive(PartialEq)]
 pub struct RunKey {
     launch: Launch,
-    sizes: Vec<usize>,
+    sizes: Vec<u64>,
     memory: Vec<MemoryCell>,
     fill: Fill,
 }
 
 impl RunKey {
-    /// The key of a run about to start with `launch` on `mem` (filled with `fill`, then
-    /// `memory` written). The launch's budget is not part of it: it says when to stop, not what
+    /// The key of a run about to start with `launch` on buffers of `sizes` bytes (filled with
+    /// `fill`, then `memory` written): known before any buffer is filled (see
+    /// `replay::Plan`). The launch's budget is not part of it: it says when to stop, not what
     /// the run does.
-    pub fn new(launch: &Launch, mem: &Memory, memory: &[MemoryCell], fill: Fill) -> RunKey {
-        RunKey {
-            launch: Launch { budget: model::budget::Budget::unlimited(), ..launch.clone() },
-            sizes: mem.ids().map(|id| mem.bytes(id).len()).collect(),
-            memory: memory.to_vec(),
-            fill,
-        }
+    pub fn new(launch: &Launch, sizes: Vec<u64>, memory: &[MemoryCell], fill: Fill) -> RunKey {
+        RunKey { launch: Launch { budget: model::budget::Budget::unlimited(), ..launch.clone() }, sizes, memory: memory.to_vec(), fill }
     }
 }
 
@@ -82,39 +78,33 @@ mod tests {
         Rc::new(Run { launch: Launch::new([1, 1, 1], [32, 1, 1], vec![]), trace: Trace::default(), result })
     }
 
-    fn memory(bytes: usize) -> Memory {
-        let mut mem = Memory::new();
-        mem.add_buffer("x", vec![0; bytes]);
-        mem
-    }
-
     #[test]
     fn a_run_is_found_by_what_determines_it_and_nothing_else() {
         let launch = Launch::new([2, 1, 1], [64, 1, 1], vec![Arg::u32(96)]);
         let runs = Runs::default();
-        runs.keep(RunKey::new(&launch, &memory(16), &[], Fill::Zero), run(Ok(())));
+        runs.keep(RunKey::new(&launch, vec![16], &[], Fill::Zero), run(Ok(())));
         // Another budget is the same run.
         let later = launch.clone().budget(model::budget::Budget::with_timeout(std::time::Duration::from_millis(5), model::budget::CancelToken::new()));
-        assert!(runs.find(&RunKey::new(&later, &memory(16), &[], Fill::Zero)).is_some());
+        assert!(runs.find(&RunKey::new(&later, vec![16], &[], Fill::Zero)).is_some());
         // Another fill, buffer size, scalar or witness value is another run.
-        assert!(runs.find(&RunKey::new(&launch, &memory(16), &[], Fill::One)).is_none());
-        assert!(runs.find(&RunKey::new(&launch, &memory(32), &[], Fill::Zero)).is_none());
+        assert!(runs.find(&RunKey::new(&launch, vec![16], &[], Fill::One)).is_none());
+        assert!(runs.find(&RunKey::new(&launch, vec![32], &[], Fill::Zero)).is_none());
         let other = Launch::new([2, 1, 1], [64, 1, 1], vec![Arg::u32(97)]);
-        assert!(runs.find(&RunKey::new(&other, &memory(16), &[], Fill::Zero)).is_none());
+        assert!(runs.find(&RunKey::new(&other, vec![16], &[], Fill::Zero)).is_none());
         let cell = MemoryCell { param: 0, byte_offset: 4, bytes: 4, value: 7 };
-        assert!(runs.find(&RunKey::new(&launch, &memory(16), &[cell], Fill::Zero)).is_none());
+        assert!(runs.find(&RunKey::new(&launch, vec![16], &[cell], Fill::Zero)).is_none());
     }
 
     #[test]
     fn a_stopped_run_is_not_kept_and_only_the_latest_are() {
         let launch = |n: u32| Launch::new([1, 1, 1], [32, 1, 1], vec![Arg::u32(n)]);
         let runs = Runs::default();
-        runs.keep(RunKey::new(&launch(0), &memory(4), &[], Fill::Zero), run(Err(InterpError::Stopped(model::budget::Stop::Deadline))));
-        assert!(runs.find(&RunKey::new(&launch(0), &memory(4), &[], Fill::Zero)).is_none(), "a budget's end says nothing about the kernel");
+        runs.keep(RunKey::new(&launch(0), vec![4], &[], Fill::Zero), run(Err(InterpError::Stopped(model::budget::Stop::Deadline))));
+        assert!(runs.find(&RunKey::new(&launch(0), vec![4], &[], Fill::Zero)).is_none(), "a budget's end says nothing about the kernel");
         for n in 1..=KEPT as u32 + 1 {
-            runs.keep(RunKey::new(&launch(n), &memory(4), &[], Fill::Zero), run(Ok(())));
+            runs.keep(RunKey::new(&launch(n), vec![4], &[], Fill::Zero), run(Ok(())));
         }
-        assert!(runs.find(&RunKey::new(&launch(1), &memory(4), &[], Fill::Zero)).is_none(), "the oldest goes");
-        assert!(runs.find(&RunKey::new(&launch(KEPT as u32 + 1), &memory(4), &[], Fill::Zero)).is_some());
+        assert!(runs.find(&RunKey::new(&launch(1), vec![4], &[], Fill::Zero)).is_none(), "the oldest goes");
+        assert!(runs.find(&RunKey::new(&launch(KEPT as u32 + 1), vec![4], &[], Fill::Zero)).is_some());
     }
 }

@@ -323,11 +323,11 @@ fn a_run_records_only_the_accesses_it_is_asked_for() {
     let all = run_recording(Recording::All);
     let global_store = all.accesses.iter().find(|a| a.space == Space::Global).unwrap().inst;
     let shared_store = all.accesses.iter().find(|a| a.space == Space::Shared && a.kind == AccessKind::Write).unwrap().inst;
-    let only = run_recording(Recording::Only(vec![global_store]));
+    let only = run_recording(Recording::only(vec![global_store]));
     assert_eq!(only.accesses.len(), 32, "one store per thread, nothing else");
     // The stored bits go with their own store, not with whatever access came last.
     assert!(only.accesses.iter().all(|a| a.inst == global_store && a.written == Some(2)));
-    let shared = run_recording(Recording::Only(vec![shared_store]));
+    let shared = run_recording(Recording::only(vec![shared_store]));
     assert_eq!(shared.accesses.len(), 3 * 32);
     assert!(shared.accesses.iter().all(|a| a.written == Some(a.iterations[0].1)));
     assert!(run_recording(Recording::Off).accesses.is_empty());

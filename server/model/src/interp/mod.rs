@@ -186,17 +186,24 @@ pub enum Recording {
     /// None at all (out-of-bounds accesses are still listed, see
     /// [`Launch::continue_past_out_of_bounds`]).
     Off,
-    /// Only the accesses of these instructions.
+    /// Only the accesses of these instructions (sorted, see [`Recording::only`]).
     Only(Vec<InstRef>),
 }
 
 impl Recording {
-    /// Whether an access by instruction `at` is recorded.
+    /// Only the accesses of `insts` (in any order, repeats allowed).
+    pub fn only(mut insts: Vec<InstRef>) -> Recording {
+        insts.sort_unstable();
+        insts.dedup();
+        Recording::Only(insts)
+    }
+
+    /// Whether an access by instruction `at` is recorded (asked for every access of a run).
     pub fn records(&self, at: InstRef) -> bool {
         match self {
             Recording::All => true,
             Recording::Off => false,
-            Recording::Only(insts) => insts.contains(&at),
+            Recording::Only(insts) => insts.binary_search(&at).is_ok(),
         }
     }
 }
