@@ -22,7 +22,6 @@ pub mod render;
 mod replay;
 pub mod report;
 mod row_major;
-mod runs;
 mod scalar_confirm;
 mod schedule;
 mod scope;
