@@ -13,7 +13,7 @@ use crate::smt::{Solver, SolverKind};
 use crate::sync::{self, SyncOutcome};
 use crate::witness::{Witness, WitnessThread};
 use model::expr::Sym;
-use model::interp::InterpError;
+use model::interp::{InterpError, Launch, Recording, Trace};
 use model::symbolic::{Access, AccessKind, Base, Lifted};
 use model::Kernel;
 use ptx::{LineIndex, Span};
@@ -260,7 +260,21 @@ fn check_kernel_in(k: &Kernel, spec: Option<&KernelSpec>, src: &Sources, opts: &
     let (race_outcomes, sync_outcomes, bounds_outcomes) = (answers.races, answers.sync, answers.bounds);
     let replay_started = Instant::now();
     let warp_synced = phases.warp_reaches.is_some();
-    let fx = Explain { k, l: &lifted, bind: &bind, src, budget: &budget, strict_races: opts.strict_races, warp_synced };
+    // Every race candidate's runs record the accesses of all of them, so candidates that share
+    // a counterexample's launch and values share its runs (see `runs`).
+    let race_recording = Recording::only(
+        race_outcomes
+            .iter()
+            .filter_map(|o| match o {
+                RaceOutcome::Witness(w) => Some([w.a1, w.a2]),
+                RaceOutcome::Unknown { .. } => None,
+            })
+            .flatten()
+            .map(|i| (lifted.accesses[i].block, lifted.accesses[i].inst))
+            .collect(),
+    );
+    let runs = crate::runs::Runs::default();
+    let fx = Explain { k, l: &lifted, bind: &bind, src, budget: &budget, strict_races: opts.strict_races, warp_synced, race_recording, runs: &runs };
     // A witness of a question the focus only decides is not replayed (see [`Focus`]).
     let decided = |c: Check, question: Question, lines: Vec<Location>, report: &mut KernelReport| -> bool {
         if depth(c) != Some(Depth::Decide) {
@@ -350,6 +364,9 @@ struct Explain<'a> {
     strict_races: bool,
     /// Whether warp syncs order some accesses (then a replay cannot show a race inside a warp).
     warp_synced: bool,
+    /// What race replays record: the accesses of every race candidate.
+    race_recording: Recording,
+    runs: &'a crate::runs::Runs,
 }
 
 impl Explain<'_> {
@@ -412,35 +429,31 @@ impl Explain<'_> {
         let may_be_benign = rw.a1 == rw.a2 && a1.kind == AccessKind::Write && !self.strict_races;
         let reproduced = if may_be_benign {
             replay::every_reproduction(
-                &self.replay_inputs(&w, &min_bytes),
+                &self.replay_inputs(&w, &min_bytes, self.race_recording.clone()),
                 |_, trace, _| replay::confirm_race(trace, a1, t1, a2, t2).map(|_| replay::same_value_writes(trace, a1)),
                 // One run with different values settles it: a real race.
                 |same| same.is_none(),
             )
         } else {
-            let inputs = self.replay_inputs(&w, &min_bytes);
-            match replay::first_reproduction(&inputs, |_, trace, _| replay::confirm_race(trace, a1, t1, a2, t2).map(|_| None)) {
-                Ok(None) => {
-                    // The solver's two threads come from an over-approximation; the same run
-                    // may still show the two accesses racing between other threads.
-                    let observed = replay::first_reproduction(&inputs, |r, trace, _| {
-                        replay::any_race(trace, a1, a2, self.warp_synced, r.launch.block).map(|(e1, e2)| {
-                            [(e1, replay::target_offset(r, trace, a1, e1)), (e2, replay::target_offset(r, trace, a2, e2))].map(|(e, offset)| WitnessThread {
-                                id: ThreadId { block: e.block, thread: e.thread },
-                                iterations: e.iterations.iter().copied().collect(),
-                                offset,
-                            })
+            // The solver's two threads come from an over-approximation; when no run shows
+            // them racing, the same runs may still show the two accesses racing between others.
+            let exact = |_: &Launch, trace: &Trace, _: &_| replay::confirm_race(trace, a1, t1, a2, t2).map(|_| ());
+            let observed =
+                |launch: &Launch, trace: &Trace, _: &_| {
+                    replay::any_race(trace, a1, a2, self.warp_synced, launch.block).map(|(e1, e2)| {
+                        [(e1, replay::target_offset(launch, trace, a1, e1)), (e2, replay::target_offset(launch, trace, a2, e2))].map(|(e, offset)| {
+                            WitnessThread { id: ThreadId { block: e.block, thread: e.thread }, iterations: e.iterations.iter().copied().collect(), offset }
                         })
-                    });
-                    match observed {
-                        Ok(Some((threads, fill))) => {
-                            w.threads = threads.to_vec();
-                            Ok(vec![(None, fill)])
-                        }
-                        other => other.map(|_| Vec::new()),
-                    }
+                    })
+                };
+            match replay::first_reproduction_or(&self.replay_inputs(&w, &min_bytes, self.race_recording.clone()), exact, observed) {
+                Ok(Some((replay::Recognised::AsAsked(()), fill))) => Ok(vec![(None, fill)]),
+                Ok(Some((replay::Recognised::Otherwise(threads), fill))) => {
+                    w.threads = threads.to_vec();
+                    Ok(vec![(None, fill)])
                 }
-                other => other.map(|r| r.into_iter().collect()),
+                Ok(None) => Ok(Vec::new()),
+                Err(stop) => Err(stop),
             }
         };
         let benign = match &reproduced {
@@ -498,8 +511,8 @@ impl Explain<'_> {
         });
     }
 
-    fn replay_inputs<'b>(&'b self, w: &'b Witness, min_bytes: &'b HashMap<u32, u64>) -> replay::ReplayInputs<'b> {
-        replay::ReplayInputs { k: self.k, l: self.l, bind: self.bind, w, min_bytes, budget: self.budget }
+    fn replay_inputs<'b>(&'b self, w: &'b Witness, min_bytes: &'b HashMap<u32, u64>, recording: Recording) -> replay::ReplayInputs<'b> {
+        replay::ReplayInputs { k: self.k, l: self.l, bind: self.bind, w, min_bytes, budget: self.budget, recording, runs: self.runs }
     }
 
     /// Bytes a buffer of unknown size needs so the witnessed offsets are inside it.
@@ -538,7 +551,7 @@ impl Explain<'_> {
         let t1 = w.thread(0);
         let warp = dw.warp;
         let no_sizes = HashMap::new();
-        let reproduced = replay::first_reproduction(&self.replay_inputs(&w, &no_sizes), |_, _, result| match (result, warp) {
+        let reproduced = replay::first_reproduction(&self.replay_inputs(&w, &no_sizes, Recording::Off), |_, _, result| match (result, warp) {
             (Err(e @ InterpError::BarrierDivergence { .. }), false) | (Err(e @ InterpError::WarpDivergence { .. }), true) => Some(e.clone()),
             _ => None,
         });
@@ -598,13 +611,13 @@ impl Explain<'_> {
         let off = w.offset(0).unwrap_or(0);
         // The interpreter survives out-of-bounds accesses in replays and lists them.
         let no_sizes = HashMap::new();
-        let reproduced = replay::first_reproduction(&self.replay_inputs(&w, &no_sizes), |r, trace, _| {
+        let reproduced = replay::first_reproduction(&self.replay_inputs(&w, &no_sizes, Recording::Off), |launch, trace, _| {
             let mine: Vec<_> = trace.out_of_bounds.iter().filter(|e| e.inst == (a.block, a.inst)).cloned().collect();
             let e = mine.iter().find(|e| e.thread == t.thread && e.block == t.block).or(mine.first()).cloned()?;
             // The offset into the target, as the interpreter saw it.
             let offset = match (a.space, a.base) {
                 (model::ops::Space::Shared, _) => trace.shared_var_at(e.addr).map(|(_, inner)| inner as i64),
-                (_, Some(Base::Param(p))) => match r.launch.args.get(p as usize) {
+                (_, Some(Base::Param(p))) => match launch.args.get(p as usize) {
                     Some(model::interp::Arg::Buffer(id)) => Some(e.addr.wrapping_sub(model::interp::Memory::base(*id)) as i64),
                     _ => None,
                 },

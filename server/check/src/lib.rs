@@ -22,6 +22,7 @@ pub mod render;
 mod replay;
 pub mod report;
 mod row_major;
+mod runs;
 mod scalar_confirm;
 mod schedule;
 mod scope;

@@ -8,12 +8,14 @@
 
 use crate::bind::{Binding, ByteSize};
 use crate::query::ThreadId;
+use crate::runs::{Run, RunKey};
 use crate::witness::{Fill, Witness};
 use model::interp::{self, AccessEvent, Arg, InterpError, Launch, Memory, Trace};
 use model::symbolic::{Access, AccessKind, Base, Lifted};
 use model::Kernel;
 use spec::{ParamSpec, Scalar};
 use std::collections::HashMap;
+use std::rc::Rc;
 
 /// Buffers of unknown size get this many bytes (enough for the small witnesses we ask for).
 const DEFAULT_BUFFER_BYTES: u64 = 1 << 20;
@@ -64,9 +66,58 @@ pub struct Replay {
     pub mem: Memory,
 }
 
+/// A replay before its buffers exist: the launch, and what each buffer (in the order of its
+/// `BufferId`) will hold. What a run does follows from this, the fill and the witness's memory
+/// values, so a run made before can be found (`runs`) without filling megabytes of buffers.
+struct Plan<'a> {
+    launch: Launch,
+    buffers: Vec<BufferPlan<'a>>,
+}
+
+struct BufferPlan<'a> {
+    name: String,
+    contents: Contents<'a>,
+}
+
+enum Contents<'a> {
+    /// What the interface fixes (`values`, `values_file`).
+    Fixed(&'a [u8]),
+    /// `len` bytes of the fill, as elements of `dtype`.
+    Filled { len: u64, dtype: Option<spec::DType> },
+}
+
+impl Plan<'_> {
+    /// The buffers' sizes in bytes, in order.
+    fn sizes(&self) -> Vec<u64> {
+        self.buffers
+            .iter()
+            .map(|b| match b.contents {
+                Contents::Fixed(bytes) => bytes.len() as u64,
+                Contents::Filled { len, .. } => len,
+            })
+            .collect()
+    }
+
+    /// The replay: buffers filled with `fill`, then the loaded values witness `w` relies on
+    /// written into them (see [`apply_memory`]).
+    fn materialize(self, fill: Fill, bind: &Binding, w: &Witness) -> Replay {
+        let mut mem = Memory::new();
+        for b in self.buffers {
+            let bytes = match b.contents {
+                Contents::Fixed(bytes) => bytes.to_vec(),
+                Contents::Filled { len, dtype } => fill_bytes(len, dtype, fill),
+            };
+            mem.add_buffer(b.name, bytes);
+        }
+        let mut r = Replay { launch: self.launch, mem };
+        apply_memory(&mut r, bind, w);
+        r
+    }
+}
+
 /// Writes the loaded values a witness relies on into the replay's buffers (not into buffers
 /// whose contents the interface fixes: those hold what it says).
-pub fn apply_memory(r: &mut Replay, bind: &Binding, w: &Witness) {
+fn apply_memory(r: &mut Replay, bind: &Binding, w: &Witness) {
     for c in w.memory.iter().filter(|c| bind.fixed_bytes(c.param).is_none()) {
         let Some(Arg::Buffer(id)) = r.launch.args.get(c.param as usize) else { continue };
         let bytes = r.mem.bytes_mut(*id);
@@ -77,11 +128,12 @@ pub fn apply_memory(r: &mut Replay, bind: &Binding, w: &Witness) {
     }
 }
 
-/// Sets up a launch for a witness: its geometry and scalars (`unset` for the scalars neither the
-/// witness nor the interface gives a value), buffers filled with `fill`.
-pub fn setup(k: &Kernel, l: &Lifted, bind: &Binding, w: &Witness, min_bytes: &HashMap<u32, u64>, fill: Fill, unset: u64) -> Replay {
+/// Plans a launch for a witness: its geometry and scalars (`unset` for the scalars neither the
+/// witness nor the interface gives a value), and its buffers (sized by the interface, else by
+/// what the witness reaches, see `min_bytes`).
+fn plan<'a>(k: &Kernel, l: &Lifted, bind: &'a Binding, w: &Witness, min_bytes: &HashMap<u32, u64>, unset: u64) -> Plan<'a> {
     let pointer_params = l.pointer_params();
-    let mut mem = Memory::new();
+    let mut buffers = Vec::new();
     let mut args = Vec::new();
     for (i, p) in k.params.iter().enumerate() {
         let i = i as u32;
@@ -97,12 +149,12 @@ pub fn setup(k: &Kernel, l: &Lifted, bind: &Binding, w: &Witness, min_bytes: &Ha
                 Some(ParamSpec::Buffer { dtype, .. }) => *dtype,
                 _ => None,
             };
-            let bytes = match bind.fixed_bytes(i) {
-                Some(contents) => contents.to_vec(),
-                None => fill_bytes(size.min(MAX_BUFFER_BYTES), dtype, fill),
+            let contents = match bind.fixed_bytes(i) {
+                Some(bytes) => Contents::Fixed(bytes),
+                None => Contents::Filled { len: size.min(MAX_BUFFER_BYTES), dtype },
             };
-            let id = mem.add_buffer(bind.name(i), bytes);
-            args.push(Arg::Buffer(id));
+            args.push(Arg::Buffer(model::interp::BufferId(buffers.len() as u32)));
+            buffers.push(BufferPlan { name: bind.name(i).to_string(), contents });
         } else if p.bytes * 8 != p.bits {
             args.push(Arg::Bytes(aggregate_bytes(l, bind, w, i, p.bytes)));
         } else {
@@ -135,7 +187,7 @@ pub fn setup(k: &Kernel, l: &Lifted, bind: &Binding, w: &Witness, min_bytes: &Ha
     // One bug must not hide another: an out-of-bounds access earlier in the kernel is recorded
     // and survived rather than ending the run before the witness's accesses happen.
     launch.continue_past_out_of_bounds = true;
-    Replay { launch, mem }
+    Plan { launch, buffers }
 }
 
 /// The bytes of aggregate parameter `i` (a `struct` passed by value): the fields the witness
@@ -169,35 +221,51 @@ pub struct ReplayInputs<'a> {
     /// Least sizes of buffers the interface does not size.
     pub min_bytes: &'a HashMap<u32, u64>,
     pub budget: &'a model::budget::Budget,
+    /// The accesses the judge reads (a race's two instructions; none for bounds, whose
+    /// out-of-bounds accesses are listed anyway, or divergence).
+    pub recording: interp::Recording,
+    /// The check's latest runs, shared with the other candidates it replays.
+    pub runs: &'a crate::runs::Runs,
 }
 
 impl ReplayInputs<'_> {
     /// One replay under `fill`, with `unset` for the scalars nothing fixes: `judge`'s verdict on
     /// it, `None` if it does not recognise the bug, `Err` if the run ran out of budget or steps
     /// first.
-    fn once<T>(&self, fill: Fill, unset: u64, judge: &impl Fn(&Replay, &Trace, &Result<(), InterpError>) -> Option<T>) -> Result<Option<T>, Exhausted> {
+    fn once<T>(&self, fill: Fill, unset: u64, judge: &impl Fn(&Launch, &Trace, &Result<(), InterpError>) -> Option<T>) -> Result<Option<T>, Exhausted> {
         self.budget.check()?;
-        let mut r = setup(self.k, self.l, self.bind, self.w, self.min_bytes, fill, unset);
-        r.launch.budget = self.budget.clone();
-        apply_memory(&mut r, self.bind, self.w);
+        let mut plan = plan(self.k, self.l, self.bind, self.w, self.min_bytes, unset);
+        plan.launch.budget = self.budget.clone();
+        plan.launch.recording = self.recording.clone();
+        let key = RunKey::new(&plan.launch, plan.sizes(), &self.w.memory, fill);
         let started = std::time::Instant::now();
-        let (trace, result) = run(self.k, &mut r);
+        let (run, reused) = match self.runs.find(&key) {
+            Some(run) => (run, true),
+            None => {
+                let mut r = plan.materialize(fill, self.bind, self.w);
+                let (trace, result) = run(self.k, &mut r);
+                let run = Rc::new(Run { launch: r.launch, trace, result });
+                self.runs.keep(key, run.clone());
+                (run, false)
+            }
+        };
         crate::trace::line(|| {
             format!(
-                "replay {fill:?} unset={unset} params={:?} threads={:?} grid={:?} block={:?} blocks_run={} steps={} {:.1} ms {}",
+                "replay {fill:?} unset={unset} params={:?} threads={:?} grid={:?} block={:?} blocks_run={} steps={} {:.1} ms {}{}",
                 self.w.params,
                 self.w.threads.iter().map(|t| (t.id.block, t.id.thread, &t.iterations)).collect::<Vec<_>>(),
-                r.launch.grid,
-                r.launch.block,
-                trace.blocks_run.len(),
-                trace.steps,
+                run.launch.grid,
+                run.launch.block,
+                run.trace.blocks_run.len(),
+                run.trace.steps,
                 started.elapsed().as_secs_f64() * 1e3,
-                result.as_ref().map(|_| "ok".to_string()).unwrap_or_else(|e| e.to_string())
+                run.result.as_ref().map(|_| "ok".to_string()).unwrap_or_else(|e| e.to_string()),
+                if reused { " (a run made before)" } else { "" }
             )
         });
-        match (judge(&r, &trace, &result), result) {
+        match (judge(&run.launch, &run.trace, &run.result), &run.result) {
             (Some(t), _) => Ok(Some(t)),
-            (None, Err(InterpError::Stopped(stop))) => Err(Exhausted::Stopped(stop)),
+            (None, Err(InterpError::Stopped(stop))) => Err(Exhausted::Stopped(*stop)),
             (None, Err(InterpError::StepLimit { .. })) => Err(Exhausted::StepLimit),
             (None, _) => Ok(None),
         }
@@ -220,14 +288,15 @@ impl From<model::budget::Stop> for Exhausted {
     }
 }
 
+/// A judgement and the fill of the run it was made on; `None` when no run showed the bug, `Err`
+/// when the budget ran out (or the check was cancelled) first.
+pub type Reproduction<T> = Result<Option<(T, Fill)>, model::budget::Stop>;
+
 /// Replays a witness under each memory fill in turn until `judge` recognises the bug in a run
 /// (its launch, trace and outcome); returns the judgement and the fill that reproduced it, or
 /// `None` if no fill does (or a run went past the step limit: no fill shortens the loops the
 /// witness asks for). A replay that ran out of budget (or was cancelled) is `Err`.
-pub fn first_reproduction<T>(
-    inputs: &ReplayInputs,
-    judge: impl Fn(&Replay, &Trace, &Result<(), InterpError>) -> Option<T>,
-) -> Result<Option<(T, Fill)>, model::budget::Stop> {
+pub fn first_reproduction<T>(inputs: &ReplayInputs, judge: impl Fn(&Launch, &Trace, &Result<(), InterpError>) -> Option<T>) -> Reproduction<T> {
     for &fill in &FILLS {
         match inputs.once(fill, 0, &judge) {
             Ok(Some(t)) => return Ok(Some((t, fill))),
@@ -239,6 +308,40 @@ pub fn first_reproduction<T>(
     Ok(None)
 }
 
+/// How [`first_reproduction_or`] recognised the bug in a run.
+pub enum Recognised<T, U> {
+    /// As its judge asked (under some fill).
+    AsAsked(T),
+    /// Only as its fallback asked (under no fill did the judge recognise it).
+    Otherwise(U),
+}
+
+/// Like [`first_reproduction`] with a second judge for when the first recognises no run: the
+/// judge's verdict on the first fill it recognises, else `fallback`'s on the first fill it
+/// recognises. Both judge the same runs, so no fill is replayed twice.
+pub fn first_reproduction_or<T, U>(
+    inputs: &ReplayInputs,
+    judge: impl Fn(&Launch, &Trace, &Result<(), InterpError>) -> Option<T>,
+    fallback: impl Fn(&Launch, &Trace, &Result<(), InterpError>) -> Option<U>,
+) -> Reproduction<Recognised<T, U>> {
+    let either = |launch: &Launch, trace: &Trace, result: &Result<(), InterpError>| {
+        judge(launch, trace, result).map(Recognised::AsAsked).or_else(|| fallback(launch, trace, result).map(Recognised::Otherwise))
+    };
+    let mut second_best = None;
+    for &fill in &FILLS {
+        match inputs.once(fill, 0, &either) {
+            Ok(Some(Recognised::AsAsked(t))) => return Ok(Some((Recognised::AsAsked(t), fill))),
+            Ok(Some(otherwise)) => {
+                second_best.get_or_insert((otherwise, fill));
+            }
+            Ok(None) => {}
+            Err(Exhausted::StepLimit) => break,
+            Err(Exhausted::Stopped(stop)) => return Err(stop),
+        }
+    }
+    Ok(second_best)
+}
+
 /// Like [`first_reproduction`], but under every fill, and once more with the scalars nothing
 /// fixes set to the launch's thread count (a size `n` left at 0 makes every thread skip its work,
 /// which shows nothing about the values it would store): the judgements of all runs that
@@ -248,7 +351,7 @@ pub fn first_reproduction<T>(
 /// the whole budget.
 pub fn every_reproduction<T>(
     inputs: &ReplayInputs,
-    judge: impl Fn(&Replay, &Trace, &Result<(), InterpError>) -> Option<T>,
+    judge: impl Fn(&Launch, &Trace, &Result<(), InterpError>) -> Option<T>,
     settled: impl Fn(&T) -> bool,
 ) -> Result<Vec<(T, Fill)>, model::budget::Stop> {
     let w = inputs.w;
@@ -382,10 +485,10 @@ pub fn any_race<'t>(trace: &'t Trace, a1: &Access, a2: &Access, warp_synced: boo
 }
 
 /// The byte offset of an event into the array or buffer access `a` targets, in replay `r`.
-pub fn target_offset(r: &Replay, trace: &Trace, a: &Access, e: &AccessEvent) -> Option<u64> {
+pub fn target_offset(launch: &Launch, trace: &Trace, a: &Access, e: &AccessEvent) -> Option<u64> {
     match a.base? {
         Base::Var(_) if e.space == model::ops::Space::Shared => trace.shared_var_at(e.addr).map(|(_, off)| off),
-        Base::Param(p) => match r.launch.args.get(p as usize)? {
+        Base::Param(p) => match launch.args.get(p as usize)? {
             Arg::Buffer(id) => e.addr.checked_sub(Memory::base(*id)),
             _ => None,
         },

@@ -454,7 +454,7 @@ pub fn prepare(k: &Kernel, plan: &Plan, draw: Draw, budget: &model::budget::Budg
         }
     }
     let mut launch = Launch::new(plan.grid, plan.block, args).dynamic_shared(plan.dynamic_shared_bytes).budget(budget.clone()).step_limit(MAX_STEPS);
-    launch.record_accesses = false;
+    launch.recording = model::interp::Recording::Off;
     Run { mem, launch, ids, contents }
 }
 

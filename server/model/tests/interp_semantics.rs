@@ -2,7 +2,7 @@
 //! votes, conversions, exact floats, atomics, address spaces), loop and phase bookkeeping, and
 //! bad input giving errors rather than panics or hangs.
 
-use model::interp::{self, AccessKind, Arg, InterpError, Launch, Memory, Trace, Whereabouts};
+use model::interp::{self, AccessKind, Arg, InterpError, Launch, Memory, Recording, Trace, Whereabouts};
 use model::{Kernel, Space};
 use num_rational::BigRational;
 
@@ -278,10 +278,9 @@ fn two_different_barriers_are_divergence() {
     }
 }
 
-#[test]
-fn loop_iterations_and_phases_are_recorded() {
-    // for (i = 0; i < 3; i++) { s[tid] = i; bar.sync; }  then out[tid] = s[tid ^ 1]
-    let k = kernel(
+/// for (i = 0; i < 3; i++) { s[tid] = i; bar.sync; }  then out[tid] = s[tid ^ 1]
+fn phased_loop() -> Kernel {
+    kernel(
         ".visible .entry l(.param .u64 l_param_0)\n{\n\t.reg .pred %p<2>;\n\t.reg .b32 %r<8>;\n\t.reg .b64 %rd<6>;\n\
          \t.shared .align 4 .b8 s[128];\n\
          \tld.param.u64 %rd1, [l_param_0];\n\tmov.u32 %r1, %tid.x;\n\tmov.u32 %r2, 0;\n\
@@ -289,7 +288,12 @@ fn loop_iterations_and_phases_are_recorded() {
          $L_loop:\n\tst.shared.u32 [%rd4], %r2;\n\tbar.sync 0;\n\tadd.s32 %r2, %r2, 1;\n\tsetp.lt.s32 %p1, %r2, 3;\n\t@%p1 bra $L_loop;\n\
          \txor.b32 %r3, %r1, 1;\n\tmul.wide.u32 %rd2, %r3, 4;\n\tadd.s64 %rd5, %rd3, %rd2;\n\tld.shared.u32 %r4, [%rd5];\n\
          \tmul.wide.u32 %rd2, %r1, 4;\n\tadd.s64 %rd5, %rd1, %rd2;\n\tst.global.u32 [%rd5], %r4;\n\tret;\n}\n",
-    );
+    )
+}
+
+#[test]
+fn loop_iterations_and_phases_are_recorded() {
+    let k = phased_loop();
     let mut mem = Memory::new();
     let out = mem.add_zeroed("out", 4 * 32);
     let t = run(&k, &Launch::new([1, 1, 1], [32, 1, 1], vec![Arg::Buffer(out)]), &mut mem);
@@ -306,6 +310,28 @@ fn loop_iterations_and_phases_are_recorded() {
     assert_eq!((read.phase, read.addr, read.iterations.len()), (3, 16, 0));
     assert_eq!(t.shared_var_at(16).map(|(v, off)| (v.name.as_str(), off)), Some(("s", 16)));
     assert!(t.races().is_empty());
+}
+
+#[test]
+fn a_run_records_only_the_accesses_it_is_asked_for() {
+    let k = phased_loop();
+    let run_recording = |recording| {
+        let mut mem = Memory::new();
+        let out = mem.add_zeroed("out", 4 * 32);
+        run(&k, &Launch::new([1, 1, 1], [32, 1, 1], vec![Arg::Buffer(out)]).recording(recording), &mut mem)
+    };
+    let all = run_recording(Recording::All);
+    let global_store = all.accesses.iter().find(|a| a.space == Space::Global).unwrap().inst;
+    let shared_store = all.accesses.iter().find(|a| a.space == Space::Shared && a.kind == AccessKind::Write).unwrap().inst;
+    let only = run_recording(Recording::only(vec![global_store]));
+    assert_eq!(only.accesses.len(), 32, "one store per thread, nothing else");
+    // The stored bits go with their own store, not with whatever access came last.
+    assert!(only.accesses.iter().all(|a| a.inst == global_store && a.written == Some(2)));
+    let shared = run_recording(Recording::only(vec![shared_store]));
+    assert_eq!(shared.accesses.len(), 3 * 32);
+    assert!(shared.accesses.iter().all(|a| a.written == Some(a.iterations[0].1)));
+    assert!(run_recording(Recording::Off).accesses.is_empty());
+    assert_eq!(only.steps, all.steps, "recording changes what is kept, not what runs");
 }
 
 // ---------------------------------------------------------------------------------------------

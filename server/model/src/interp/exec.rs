@@ -694,7 +694,7 @@ impl<'a> Machine<'a> {
                     let at = base.wrapping_add(k as u64 * *elem_bytes as u64);
                     let target = self.access(blk, t, inst, *space, at, *elem_bytes, AccessKind::Write)?;
                     let bits = self.region(blk, t, target).write(target_offset(target), *elem_bytes, v);
-                    if self.l.record_accesses && !matches!(target, Target::Discard) {
+                    if self.l.recording.records(blk.threads[t].pc()) && !matches!(target, Target::Discard) {
                         if let Some(e) = self.trace.accesses.last_mut() {
                             e.written = Some(bits);
                         }
@@ -823,7 +823,9 @@ impl<'a> Machine<'a> {
     fn access(&mut self, blk: &BlockState, t: usize, inst: &Inst, space: Space, addr: u64, bytes: u32, kind: AccessKind) -> R<Target> {
         let th = &blk.threads[t];
         let (space, recorded, target) = self.resolve(space, addr, bytes);
-        let event = AccessEvent {
+        // Built only when kept: most accesses of a long replay are neither recorded nor out of
+        // bounds, and the event's copy of the loop iterations is an allocation.
+        let event = || AccessEvent {
             block: blk.ctaid,
             thread: th.tid,
             inst: th.pc(),
@@ -838,8 +840,8 @@ impl<'a> Machine<'a> {
         };
         match target {
             Ok(target) => {
-                if self.l.record_accesses {
-                    self.trace.accesses.push(event);
+                if self.l.recording.records(th.pc()) {
+                    self.trace.accesses.push(event());
                 }
                 if self.obs.is_some() {
                     self.places.push(place_of(target));
@@ -848,14 +850,14 @@ impl<'a> Machine<'a> {
             }
             Err(Some((region, region_size, offset))) => {
                 if self.l.continue_past_out_of_bounds {
-                    self.trace.out_of_bounds.push(event);
+                    self.trace.out_of_bounds.push(event());
                     self.scratch = Region::zeroed(64);
                     if self.obs.is_some() {
                         self.places.push(Place::Discarded);
                     }
                     return Ok(Target::Discard);
                 }
-                Err(InterpError::OutOfBounds { access: event, region, region_size, offset })
+                Err(InterpError::OutOfBounds { access: event(), region, region_size, offset })
             }
             Err(None) => Err(self.unsupported(blk, t, inst, format!("accesses to the {} space through an address are not modelled", space.name()))),
         }

@@ -114,8 +114,8 @@ pub struct Launch {
     pub step_limit: u64,
     /// Size of the extern (unsized) `.shared` arrays.
     pub dynamic_shared_bytes: u64,
-    /// Record every access in [`Trace::accesses`] (on by default).
-    pub record_accesses: bool,
+    /// Which accesses [`Trace::accesses`] records (all by default).
+    pub recording: Recording,
     /// Record out-of-bounds accesses in [`Trace::out_of_bounds`] and go on (reads give zeros,
     /// writes are dropped) instead of stopping: replay uses it so that one bug does not hide
     /// another later in the kernel. Off by default.
@@ -138,7 +138,7 @@ impl Launch {
             blocks: None,
             step_limit: DEFAULT_STEP_LIMIT,
             dynamic_shared_bytes: 0,
-            record_accesses: true,
+            recording: Recording::All,
             continue_past_out_of_bounds: false,
             budget: crate::budget::Budget::unlimited(),
             float_arithmetic: FloatArithmetic::Exact,
@@ -168,6 +168,43 @@ impl Launch {
     pub fn dynamic_shared(mut self, bytes: u64) -> Launch {
         self.dynamic_shared_bytes = bytes;
         self
+    }
+
+    pub fn recording(mut self, recording: Recording) -> Launch {
+        self.recording = recording;
+        self
+    }
+}
+
+/// Which accesses a run records in [`Trace::accesses`]. Recording is most of a replay's cost
+/// on kernels with long loops (an event per access, each with its loop iterations): a GEMM
+/// tile's replay records millions of accesses to judge two instructions.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum Recording {
+    #[default]
+    All,
+    /// None at all (out-of-bounds accesses are still listed, see
+    /// [`Launch::continue_past_out_of_bounds`]).
+    Off,
+    /// Only the accesses of these instructions (sorted, see [`Recording::only`]).
+    Only(Vec<InstRef>),
+}
+
+impl Recording {
+    /// Only the accesses of `insts` (in any order, repeats allowed).
+    pub fn only(mut insts: Vec<InstRef>) -> Recording {
+        insts.sort_unstable();
+        insts.dedup();
+        Recording::Only(insts)
+    }
+
+    /// Whether an access by instruction `at` is recorded (asked for every access of a run).
+    pub fn records(&self, at: InstRef) -> bool {
+        match self {
+            Recording::All => true,
+            Recording::Off => false,
+            Recording::Only(insts) => insts.binary_search(&at).is_ok(),
+        }
     }
 }
 
@@ -217,7 +254,7 @@ pub struct VarPlacement {
 /// What a run did.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Trace {
-    /// Every memory access, in execution order (empty if `record_accesses` was off).
+    /// The memory accesses [`Launch::recording`] asks for, in execution order.
     pub accesses: Vec<AccessEvent>,
     /// Instructions executed.
     pub steps: u64,

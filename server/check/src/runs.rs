@@ -1,0 +1,110 @@
+//! Replay runs one check has made, kept by what determines them, so that candidates sharing a
+//! witness's launch, values and memory are judged on one run per fill rather than one each.
+//!
+//! The questions of one kernel often get the same small counterexample: with no `lark.toml`,
+//! every warp collective and shared store of vLLM's top-k gating loop was answered with one
+//! launch and one `num_rows`, and each of those candidates replayed the same four runs again
+//! (83 runs where 27 differ: 2.2 of its 3.7 s of replays). A run is determined by its launch
+//! (geometry, blocks, arguments, which accesses it records), the sizes and fill of its buffers
+//! and the values the witness writes into them; the judge that reads its trace is the caller's.
+
+use crate::witness::{Fill, MemoryCell};
+use model::interp::{InterpError, Launch, Trace};
+use std::cell::RefCell;
+use std::collections::VecDeque;
+use std::rc::Rc;
+
+/// How many runs are kept: each keeps its trace, and candidates that share a run are asked
+/// one after another.
+const KEPT: usize = 4;
+
+/// What a run did: the launch it ran (judges read its geometry and arguments), its trace and
+/// how it ended.
+pub struct Run {
+    pub launch: Launch,
+    pub trace: Trace,
+    pub result: Result<(), InterpError>,
+}
+
+/// Everything a run's outcome depends on. The buffers' contents follow from their sizes, the
+/// fill and the witness's memory values (a buffer the interface fills is the same in every run
+/// of a check).
+#[derive(PartialEq)]
+pub struct RunKey {
+    launch: Launch,
+    sizes: Vec<u64>,
+    memory: Vec<MemoryCell>,
+    fill: Fill,
+}
+
+impl RunKey {
+    /// The key of a run about to start with `launch` on buffers of `sizes` bytes (filled with
+    /// `fill`, then `memory` written): known before any buffer is filled (see
+    /// `replay::Plan`). The launch's budget is not part of it: it says when to stop, not what
+    /// the run does.
+    pub fn new(launch: &Launch, sizes: Vec<u64>, memory: &[MemoryCell], fill: Fill) -> RunKey {
+        RunKey { launch: Launch { budget: model::budget::Budget::unlimited(), ..launch.clone() }, sizes, memory: memory.to_vec(), fill }
+    }
+}
+
+/// The latest runs of one check (see the module comment).
+#[derive(Default)]
+pub struct Runs(RefCell<VecDeque<(RunKey, Rc<Run>)>>);
+
+impl Runs {
+    /// The run with this key, if one is kept.
+    pub fn find(&self, key: &RunKey) -> Option<Rc<Run>> {
+        self.0.borrow().iter().find(|(k, _)| k == key).map(|(_, run)| run.clone())
+    }
+
+    /// Keeps `run` under `key`, dropping the oldest beyond [`KEPT`]. A run the budget or a
+    /// cancellation stopped is not kept: it says nothing about the kernel.
+    pub fn keep(&self, key: RunKey, run: Rc<Run>) {
+        if matches!(run.result, Err(InterpError::Stopped(_))) {
+            return;
+        }
+        let mut runs = self.0.borrow_mut();
+        runs.push_front((key, run));
+        runs.truncate(KEPT);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use model::interp::Arg;
+
+    fn run(result: Result<(), InterpError>) -> Rc<Run> {
+        Rc::new(Run { launch: Launch::new([1, 1, 1], [32, 1, 1], vec![]), trace: Trace::default(), result })
+    }
+
+    #[test]
+    fn a_run_is_found_by_what_determines_it_and_nothing_else() {
+        let launch = Launch::new([2, 1, 1], [64, 1, 1], vec![Arg::u32(96)]);
+        let runs = Runs::default();
+        runs.keep(RunKey::new(&launch, vec![16], &[], Fill::Zero), run(Ok(())));
+        // Another budget is the same run.
+        let later = launch.clone().budget(model::budget::Budget::with_timeout(std::time::Duration::from_millis(5), model::budget::CancelToken::new()));
+        assert!(runs.find(&RunKey::new(&later, vec![16], &[], Fill::Zero)).is_some());
+        // Another fill, buffer size, scalar or witness value is another run.
+        assert!(runs.find(&RunKey::new(&launch, vec![16], &[], Fill::One)).is_none());
+        assert!(runs.find(&RunKey::new(&launch, vec![32], &[], Fill::Zero)).is_none());
+        let other = Launch::new([2, 1, 1], [64, 1, 1], vec![Arg::u32(97)]);
+        assert!(runs.find(&RunKey::new(&other, vec![16], &[], Fill::Zero)).is_none());
+        let cell = MemoryCell { param: 0, byte_offset: 4, bytes: 4, value: 7 };
+        assert!(runs.find(&RunKey::new(&launch, vec![16], &[cell], Fill::Zero)).is_none());
+    }
+
+    #[test]
+    fn a_stopped_run_is_not_kept_and_only_the_latest_are() {
+        let launch = |n: u32| Launch::new([1, 1, 1], [32, 1, 1], vec![Arg::u32(n)]);
+        let runs = Runs::default();
+        runs.keep(RunKey::new(&launch(0), vec![4], &[], Fill::Zero), run(Err(InterpError::Stopped(model::budget::Stop::Deadline))));
+        assert!(runs.find(&RunKey::new(&launch(0), vec![4], &[], Fill::Zero)).is_none(), "a budget's end says nothing about the kernel");
+        for n in 1..=KEPT as u32 + 1 {
+            runs.keep(RunKey::new(&launch(n), vec![4], &[], Fill::Zero), run(Ok(())));
+        }
+        assert!(runs.find(&RunKey::new(&launch(1), vec![4], &[], Fill::Zero)).is_none(), "the oldest goes");
+        assert!(runs.find(&RunKey::new(&launch(KEPT as u32 + 1), vec![4], &[], Fill::Zero)).is_some());
+    }
+}
