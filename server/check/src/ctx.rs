@@ -208,7 +208,7 @@ impl<'a> Ctx<'a> {
     /// Asks the solver about `q`; a satisfiable query is asked again for a counterexample that is easy to
     /// read and cheap to replay (the replay runs the witness's blocks on buffers as large as
     /// its offsets, for as many loop iterations as its parameters ask): small block indices,
-    /// parameters and offsets, a small one-dimensional block, and the `prefer`red assertions
+    /// parameters and offsets, a small one-dimensional block (else rows of whole warps), and the `prefer`red assertions
     /// (terms). Tighter tiers come first; the first model is kept when no tier has one.
     pub fn run_witness(&mut self, q: &Query, threads: u8, prefer: &[String]) -> Answer {
         if let Err(stop) = self.budget.check() {
@@ -230,9 +230,18 @@ impl<'a> Ctx<'a> {
         let mut simple = String::from(
             "(assert (= ntid_y (_ bv1 32)))\n(assert (= ntid_z (_ bv1 32)))\n(assert (or (= ntid_x (_ bv64 32)) (= ntid_x (_ bv128 32)) (= ntid_x (_ bv256 32))))\n",
         );
+        let mut small_grid = String::new();
         for d in ["x", "y", "z"] {
-            simple.push_str(&format!("(assert (bvule nctaid_{d} (_ bv4 32)))\n"));
+            small_grid.push_str(&format!("(assert (bvule nctaid_{d} (_ bv4 32)))\n"));
         }
+        simple.push_str(&small_grid);
+        // Rows of whole warps (`ntid_x` a multiple of 32), in any second dimension: how a kernel
+        // with a warp per row, or a lane group per row, is launched (vLLM's top-k gating takes
+        // (32, 4)). When only a two-dimensional block shows a finding, a block such as (2, 64)
+        // puts pieces of many rows in one warp, and its replay stops at a warp divergence
+        // (lanes of one warp shuffling with lanes that returned early) before it reaches the
+        // finding; (64, 2) shows the same finding with whole warps.
+        let warp_rows = format!("(assert (= (bvurem ntid_x (_ bv32 32)) (_ bv0 32)))\n{small_grid}");
         // Parameters up to 128, loop iterations below 16 and offsets within the replay's default
         // buffer (1 MiB) first, in a simple block and then in any; then parameters up to 1024;
         // then up to 2^16 and within the largest buffer the replay makes. Small parameters come
@@ -242,7 +251,13 @@ impl<'a> Ctx<'a> {
         let tiny = self.small_values(q, threads, 1 << 7, 1 << 20) + &self.early_iterations(q, 15);
         let tight = self.small_values(q, threads, 1 << 10, 1 << 20);
         let small = self.small_values(q, threads, 1 << 16, crate::replay::MAX_BUFFER_BYTES);
-        let mut tiers = vec![format!("{tiny}{preferred}{simple}"), format!("{tiny}{preferred}"), format!("{tight}{preferred}"), format!("{small}{preferred}")];
+        let mut tiers = vec![
+            format!("{tiny}{preferred}{simple}"),
+            format!("{tiny}{preferred}{warp_rows}"),
+            format!("{tiny}{preferred}"),
+            format!("{tight}{preferred}"),
+            format!("{small}{preferred}"),
+        ];
         if !preferred.is_empty() {
             tiers.push(small);
         }
