@@ -251,16 +251,17 @@ impl<'a> Ctx<'a> {
         let tiny = self.small_values(q, threads, 1 << 7, 1 << 20) + &self.early_iterations(q, 15);
         let tight = self.small_values(q, threads, 1 << 10, 1 << 20);
         let small = self.small_values(q, threads, 1 << 16, crate::replay::MAX_BUFFER_BYTES);
-        let mut tiers = vec![
-            format!("{tiny}{preferred}{simple}"),
-            format!("{tiny}{preferred}{warp_rows}"),
-            format!("{tiny}{preferred}"),
-            format!("{tight}{preferred}"),
-            format!("{small}{preferred}"),
-        ];
+        let mut tiers = vec![format!("{tiny}{preferred}{simple}"), format!("{tiny}{preferred}"), format!("{tight}{preferred}"), format!("{small}{preferred}")];
         if !preferred.is_empty() {
             tiers.push(small);
         }
+        // Whole warps matter only to a kernel with warp collectives (where a replay can stop at
+        // a divergence), and are only a preference: that tier gets a quarter of the time, and
+        // its timeout does not cut the others' (on ggml's ssm_scan it took 2.3 s to say no).
+        let warp_tier = (!self.l.warp_ops.is_empty()).then(|| {
+            tiers.insert(1, format!("{tiny}{preferred}{warp_rows}"));
+            1
+        });
         // A tier gets a query's full time until one times out: a witness with small values is
         // what the replay can run (with a quarter of it, the cross-block race of a KV-cache
         // write kept only a witness with 2^62-sized slots, which no replay reproduces). A tier
@@ -270,11 +271,13 @@ impl<'a> Ctx<'a> {
         // each, and a second timeout keeps the first model.
         let mut timed_out = false;
         for (tier, extra) in tiers.iter().enumerate() {
-            let limit = if timed_out { (self.timeout_ms / 4).max(1) } else { self.timeout_ms };
+            let preference = warp_tier == Some(tier);
+            let limit = if timed_out || preference { (self.timeout_ms / 4).max(1) } else { self.timeout_ms };
             let answer = self.ask_with(&mut query, extra, limit);
             crate::trace::line(|| format!("witness tier {}: {}", tier + 1, answer.describe()));
             match answer {
                 Answer::Sat(m) => return Answer::Sat(m).reported(q),
+                Answer::Unknown(Undecided::Timeout { .. }) if preference => {}
                 Answer::Unknown(Undecided::Timeout { .. }) if timed_out => break,
                 Answer::Unknown(Undecided::Timeout { .. }) => timed_out = true,
                 Answer::Unknown(_) | Answer::Unsat => {}
@@ -354,9 +357,18 @@ impl<'a> Ctx<'a> {
         }
     }
 
-    /// Asserts the exit facts for a site at `block` as seen by thread `t`; returns them.
+    /// Asserts the exit facts for a site at `block`, and the invariants of the havoc registers
+    /// its expressions mention, as seen by thread `t`; returns them.
     pub fn assert_facts(&self, q: &mut Query, block: BlockId, roots: &[ExprId], t: u8) -> Vec<ExprId> {
-        let facts: Vec<ExprId> = self.relevant_facts(block, roots).into_iter().map(|(_, f)| f).collect();
+        let mut facts: Vec<ExprId> = self.relevant_facts(block, roots).into_iter().map(|(_, f)| f).collect();
+        // The proved invariants of the loops whose havoc registers these mention.
+        let havoc_loops: BTreeSet<LoopId> = roots
+            .iter()
+            .chain(&facts)
+            .flat_map(|&e| self.l.exprs.symbols(e))
+            .filter_map(|s| if let Sym::Havoc { lp, .. } = s { Some(lp) } else { None })
+            .collect();
+        facts.extend(self.l.havoc_facts.iter().filter(|(lp, _)| havoc_loops.contains(lp)).map(|(_, f)| *f));
         for &f in &facts {
             let term = q.enc.term(f, t);
             q.asserts.push(term);

@@ -15,6 +15,7 @@ mod engine;
 mod enumerate;
 mod fixed;
 mod incomplete;
+mod invariants;
 mod launch_confirm;
 mod query;
 mod races;

@@ -122,6 +122,22 @@ pub struct LoopSummary {
     pub guard: ExprId,
     /// Whether the continue condition could be stated (otherwise `guard` is `true`).
     pub bounded: bool,
+    /// What an invariant of the loop's [`IvKind::Havoc`] registers is proved from (`None`
+    /// when it has none, or no back edge).
+    pub havoc_step: Option<HavocStep>,
+}
+
+/// One iteration of a loop, as the probe pass saw it, for its havoc registers: a fact that
+/// holds of their entry values, and holds of their latch values whenever it held of the
+/// header values and the latch was reached, holds at every iteration a thread runs (the
+/// engine proves simple bounds so, as GPUVerify's Houdini does; see check's `invariants`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct HavocStep {
+    /// Each havoc register: its value on entering the loop, and its value at the latch over
+    /// the iteration's [`Sym::Header`] symbols (what the next iteration starts with).
+    pub regs: Vec<(RegId, ExprId, ExprId)>,
+    /// Condition for an iteration to reach the latch and go on, over the `Header` symbols.
+    pub latch_pc: ExprId,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -154,6 +170,9 @@ pub struct Lifted {
     /// condition is the loop's entry condition), and this fact, `entered -> left at k`, ties
     /// the counter down for queries about code after the loop.
     pub exit_facts: Vec<(LoopId, ExprId)>,
+    /// Proved facts about a loop's [`Sym::Havoc`] registers (`entered -> invariant`), which
+    /// hold wherever those symbols appear (the engine adds them: see check's `invariants`).
+    pub havoc_facts: Vec<(LoopId, ExprId)>,
     /// Condition for a thread to enter each loop (final pass), for loops reached.
     pub loop_entry_pc: Vec<Option<ExprId>>,
     /// Values the expressions above lose track of: the operands of instructions whose results
@@ -256,6 +275,7 @@ pub fn lift(k: &Kernel) -> Lifted {
         block_pc: l.block_pc,
         value_origin: l.value_origin,
         exit_facts: l.exit_facts,
+        havoc_facts: Vec::new(),
         loop_entry_pc: l.loop_entry_pc,
         opaque_uses: l.opaque_uses,
     }
@@ -308,6 +328,16 @@ impl Lifted {
             for iv in &mut s.ivs {
                 iv.2 = x.subst(iv.2, map);
             }
+            if let Some(step) = &mut s.havoc_step {
+                step.latch_pc = x.subst(step.latch_pc, map);
+                for (_, init, next) in &mut step.regs {
+                    *init = x.subst(*init, map);
+                    *next = x.subst(*next, map);
+                }
+            }
+        }
+        for f in &mut self.havoc_facts {
+            f.1 = x.subst(f.1, map);
         }
     }
 }
@@ -484,7 +514,15 @@ impl Lifter<'_> {
         final_state.pc = self.x.and(entry.pc, guard);
         self.recording = was_recording;
         if self.recording {
-            self.loops[l as usize] = Some(LoopSummary { ivs, guard, bounded });
+            let havoc_step = latch.as_ref().and_then(|s| {
+                let regs: Vec<(RegId, ExprId, ExprId)> = ivs
+                    .iter()
+                    .filter(|(r, kind, _)| matches!(kind, IvKind::Havoc) && self.reg_bits(*r) != BOOL)
+                    .map(|(r, _, _)| (*r, entry.regs[*r as usize], s.regs[*r as usize]))
+                    .collect();
+                (!regs.is_empty()).then_some(HavocStep { regs, latch_pc: s.pc })
+            });
+            self.loops[l as usize] = Some(LoopSummary { ivs, guard, bounded, havoc_step });
             self.loop_entry_pc[l as usize] = Some(entry.pc);
         }
         let out = self.run_region(Some(l), header, final_state);
