@@ -208,8 +208,8 @@ impl<'a> Ctx<'a> {
     /// Asks the solver about `q`; a satisfiable query is asked again for a counterexample that is easy to
     /// read and cheap to replay (the replay runs the witness's blocks on buffers as large as
     /// its offsets, for as many loop iterations as its parameters ask): small block indices,
-    /// parameters and offsets, a small one-dimensional block (else rows of whole warps), and the `prefer`red assertions
-    /// (terms). Tighter tiers come first; the first model is kept when no tier has one.
+    /// parameters and offsets, a small one-dimensional block (else rows of whole warps), and
+    /// the `prefer`red assertions (terms). Tighter tiers come first; the first model is kept when no tier has one.
     pub fn run_witness(&mut self, q: &Query, threads: u8, prefer: &[String]) -> Answer {
         if let Err(stop) = self.budget.check() {
             return Answer::Unknown(Undecided::from(stop));
@@ -258,10 +258,12 @@ impl<'a> Ctx<'a> {
         // Whole warps matter only to a kernel with warp collectives (where a replay can stop at
         // a divergence), and are only a preference: that tier gets a quarter of the time, and
         // its timeout does not cut the others' (on ggml's ssm_scan it took 2.3 s to say no).
-        let warp_tier = (!self.l.warp_ops.is_empty()).then(|| {
+        let warp_tier = if self.l.warp_ops.is_empty() {
+            None
+        } else {
             tiers.insert(1, format!("{tiny}{preferred}{warp_rows}"));
-            1
-        });
+            Some(1)
+        };
         // A tier gets a query's full time until one times out: a witness with small values is
         // what the replay can run (with a quarter of it, the cross-block race of a KV-cache
         // write kept only a witness with 2^62-sized slots, which no replay reproduces). A tier
@@ -361,14 +363,17 @@ impl<'a> Ctx<'a> {
     /// its expressions mention, as seen by thread `t`; returns them.
     pub fn assert_facts(&self, q: &mut Query, block: BlockId, roots: &[ExprId], t: u8) -> Vec<ExprId> {
         let mut facts: Vec<ExprId> = self.relevant_facts(block, roots).into_iter().map(|(_, f)| f).collect();
-        // The proved invariants of the loops whose havoc registers these mention.
-        let havoc_loops: BTreeSet<LoopId> = roots
-            .iter()
-            .chain(&facts)
-            .flat_map(|&e| self.l.exprs.symbols(e))
-            .filter_map(|s| if let Sym::Havoc { lp, .. } = s { Some(lp) } else { None })
-            .collect();
-        facts.extend(self.l.havoc_facts.iter().filter(|(lp, _)| havoc_loops.contains(lp)).map(|(_, f)| *f));
+        // The proved invariants of the loops whose havoc registers these mention (most kernels
+        // have none, and then no expression is walked for them).
+        if !self.l.havoc_facts.is_empty() {
+            let havoc_loops: BTreeSet<LoopId> = roots
+                .iter()
+                .chain(&facts)
+                .flat_map(|&e| self.l.exprs.symbols(e))
+                .filter_map(|s| if let Sym::Havoc { lp, .. } = s { Some(lp) } else { None })
+                .collect();
+            facts.extend(self.l.havoc_facts.iter().filter(|(lp, _)| havoc_loops.contains(lp)).map(|(_, f)| *f));
+        }
         for &f in &facts {
             let term = q.enc.term(f, t);
             q.asserts.push(term);

@@ -221,14 +221,12 @@ fn check_kernel_in(k: &Kernel, spec: Option<&KernelSpec>, src: &Sources, opts: &
         }
     }
     let budget = model::budget::Budget { deadline: started.checked_add(std::time::Duration::from_millis(opts.budget_ms)), cancel: opts.cancel.clone() };
-    if lifted.loops.iter().flatten().any(|s| s.havoc_step.is_some()) {
-        let mut prover = solver.lend(opts.solver);
-        // A guess the solver cannot settle quickly is not worth the check's time: most settle in tens
-        // of milliseconds once the launch is concrete.
-        let per_query = std::time::Duration::from_millis((opts.timeout_ms / 8).max(1));
-        crate::invariants::strengthen(&mut lifted, &bind, &mut prover, per_query, &budget);
-        solver.give_back(prover);
-    }
+    // A guess the solver cannot settle quickly is not worth the check's time: most settle in
+    // tens of milliseconds once the launch is concrete. (A lent process starts on its first
+    // query, so a kernel with nothing to prove costs nothing here.)
+    let mut prover = solver.lend(opts.solver);
+    crate::invariants::strengthen(&mut lifted, &bind, &mut prover, std::time::Duration::from_millis((opts.timeout_ms / 8).max(1)), &budget);
+    solver.give_back(prover);
     let points = PointsCache::default();
     let access_line = |a: &Access| src.location(a.span, a.line).line;
     let site_line = |block: model::BlockId, inst: usize| {

@@ -41,10 +41,12 @@ struct Candidate {
 }
 
 /// Proves invariants of every loop's havoc registers and records them in
-/// `lifted.havoc_facts`; returns how many loops got some. `timeout` bounds each query.
-pub fn strengthen(lifted: &mut Lifted, bind: &Binding, solver: &mut ::smt::Solver, timeout: Duration, budget: &Budget) -> usize {
+/// `lifted.havoc_facts`. `timeout` bounds each query.
+pub fn strengthen(lifted: &mut Lifted, bind: &Binding, solver: &mut ::smt::Solver, timeout: Duration, budget: &Budget) {
+    if lifted.loops.iter().flatten().all(|s| s.havoc_step.is_none()) {
+        return;
+    }
     let asked = havoc_registers_asked_about(lifted);
-    let mut proved = 0;
     for lp in 0..lifted.loops.len() {
         let (Some(Some(summary)), Some(Some(entered))) = (lifted.loops.get(lp), lifted.loop_entry_pc.get(lp)) else { continue };
         let Some(mut step) = summary.havoc_step.clone() else { continue };
@@ -73,9 +75,7 @@ pub fn strengthen(lifted: &mut Lifted, bind: &Binding, solver: &mut ::smt::Solve
         let fact = x.or(not_entered, all);
         lifted.havoc_facts.push((lp, fact));
         crate::trace::line(|| format!("loop {lp}: {} of {} invariant candidates proved", kept.len(), candidates.len()));
-        proved += 1;
     }
-    proved
 }
 
 /// The havoc symbols the questions depend on: in an access's offset or path condition, a
@@ -97,17 +97,12 @@ fn havoc_registers_asked_about(lifted: &Lifted) -> HashSet<Sym> {
 
 /// The guesses about loop `lp`'s havoc registers (see the module comment).
 fn candidates(x: &mut Exprs, lp: LoopId, step: &HavocStep) -> Vec<Candidate> {
-    let regs: Vec<_> = step.regs.iter().take(MAX_REGS).collect();
-    let header = |x: &mut Exprs, r| {
-        let bits = x.find_var(Sym::Header { lp, reg: r }).map(|(_, b)| b);
-        bits.map(|b| (x.var(Sym::Header { lp, reg: r }, b), b))
-    };
     let mut at_entry = HashMap::new();
     let mut at_latch = HashMap::new();
     let mut at_havoc = HashMap::new();
     let mut heads = Vec::new();
-    for &&(r, init, next) in &regs {
-        let Some((h, bits)) = header(x, r) else { continue };
+    for &(r, init, next) in step.regs.iter().take(MAX_REGS) {
+        let Some((h, bits)) = x.find_var(Sym::Header { lp, reg: r }) else { continue };
         at_entry.insert(Sym::Header { lp, reg: r }, init);
         at_latch.insert(Sym::Header { lp, reg: r }, next);
         at_havoc.insert(Sym::Header { lp, reg: r }, x.var(Sym::Havoc { lp, reg: r }, bits));
@@ -200,6 +195,11 @@ fn counterexample(
     hyps: &[ExprId],
     goals: &[ExprId],
 ) -> Option<Vec<usize>> {
+    // A goal that folded to a constant needs no solver (and has no name a model reports).
+    let folded: Vec<usize> = goals.iter().enumerate().filter(|(_, &g)| x.as_bool(g) == Some(false)).map(|(i, _)| i).collect();
+    if !folded.is_empty() {
+        return Some(folded);
+    }
     budget.check().ok()?;
     let mut q = Query::new(x, bind, 1);
     for &h in hyps {

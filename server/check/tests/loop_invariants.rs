@@ -6,32 +6,29 @@ mod common;
 
 use check::{FindingKind, Verdict};
 
-const INTERFACE: &str = r#"
-[kernel.bucket_search]
+/// Both kernels' interface: one block of 64 threads, `n = 64` buckets (`prefix` has 65
+/// entries), 256 items.
+fn interface(kernel: &str) -> String {
+    format!(
+        r#"
+[kernel.{kernel}]
 grid = [1, 1, 1]
 block = [64, 1, 1]
-[kernel.bucket_search.params]
-offsets = { dtype = "i32", len = 65 }
-bucket = { dtype = "i32", len = 256 }
-n = { value = 64 }
-items = { value = 256 }
-
-[kernel.bucket_search_overrun]
-grid = [1, 1, 1]
-block = [64, 1, 1]
-[kernel.bucket_search_overrun.params]
-offsets = { dtype = "i32", len = 65 }
-bucket = { dtype = "i32", len = 256 }
-n = { value = 64 }
-items = { value = 256 }
-"#;
+[kernel.{kernel}.params]
+offsets = {{ dtype = "i32", len = 65 }}
+bucket = {{ dtype = "i32", len = 256 }}
+n = {{ value = 64 }}
+items = {{ value = 256 }}
+"#
+    )
+}
 
 /// `0 <= lo < hi <= n` holds at every iteration of the search, so `prefix[mid]` stays within
 /// its 65 entries. Without the proved bounds `lo` and `hi` were any values, and the read was a
 /// possible out-of-bounds access that no replay showed: `uncertified`.
 #[test]
 fn a_binary_search_over_a_prefix_array_is_verified() {
-    let report = common::check(&common::fixtures(), "bucket_search", Some(INTERFACE));
+    let report = common::check(&common::fixtures(), "bucket_search", Some(&interface("bucket_search")));
     assert_eq!(report.verdict, Verdict::Verified, "{:#?} {:#?}", report.findings, report.uncertified);
     assert!(report.uncertified.is_empty(), "{:#?}", report.uncertified);
 }
@@ -40,7 +37,7 @@ fn a_binary_search_over_a_prefix_array_is_verified() {
 /// `prefix[65]`: the invariants must not hide it.
 #[test]
 fn a_binary_search_one_past_the_array_is_still_out_of_bounds() {
-    let report = common::check(&common::fixtures(), "bucket_search_overrun", Some(INTERFACE));
+    let report = common::check(&common::fixtures(), "bucket_search_overrun", Some(&interface("bucket_search_overrun")));
     assert_eq!(report.verdict, Verdict::OutOfBounds, "{:#?} {:#?}", report.findings, report.uncertified);
     let oob = report.findings.iter().find(|f| f.kind == FindingKind::OutOfBounds).expect("the overrun");
     assert_eq!(oob.accesses[0].location.line, 12, "{oob:#?}");

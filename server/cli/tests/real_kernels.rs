@@ -138,6 +138,24 @@ fn a_race_the_solver_s_threads_miss_is_reported_between_the_threads_the_replay_s
     assert!(race["message"].as_str().unwrap().contains(&format!("prefix[{}]", writer + 1)), "{race:#}");
 }
 
+/// sglang's MoE alignment, fixed (#37663), with the corpus's lark.toml: every thread
+/// binary-searches `prefix[65]` with `lo` and `hi` in `[0, num_experts]`. The search's registers
+/// follow no induction pattern; their bounds are proved as loop invariants, so the read at
+/// line 33 is decided in bounds and the kernel is verified (it was "possible out-of-bounds
+/// access that the interpreter did not reproduce").
+#[test]
+fn a_binary_search_over_a_shared_prefix_array_is_verified() {
+    let out = Command::new(env!("CARGO_BIN_EXE_lark"))
+        .args(["check", "tests/real/bugs/sglang_moe_align_prefix_fixed.ptx", "--kernel", "moe_align_prefix_fixed", "--format", "json"])
+        .current_dir(repo())
+        .output()
+        .unwrap();
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+    let k = &doc["kernels"][0];
+    assert_eq!(k["verdict"], "verified", "{k:#}");
+    assert_eq!(k["uncertified"], Value::Array(vec![]), "{k:#}");
+}
+
 /// llm.c's softmax kernel4 race (every thread reads `partial[0]` while lane 0 of warp 0 writes
 /// its partial sum there, with no barrier between) opened with no lark.toml: `partial` is an
 /// `extern __shared__` array whose size nothing declares, and the replay used to give it

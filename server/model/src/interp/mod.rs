@@ -186,16 +186,21 @@ pub enum Recording {
     /// None at all (out-of-bounds accesses are still listed, see
     /// [`Launch::continue_past_out_of_bounds`]).
     Off,
-    /// Only the accesses of these instructions (sorted, see [`Recording::only`]).
-    Only(Vec<InstRef>),
+    /// Only the accesses of these instructions (built by [`Recording::only`]).
+    Only(InstSet),
 }
+
+/// Instructions, sorted so that [`Recording::records`] can search them; only
+/// [`Recording::only`] builds one, so an unsorted list cannot silently record nothing.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct InstSet(Vec<InstRef>);
 
 impl Recording {
     /// Only the accesses of `insts` (in any order, repeats allowed).
     pub fn only(mut insts: Vec<InstRef>) -> Recording {
         insts.sort_unstable();
         insts.dedup();
-        Recording::Only(insts)
+        Recording::Only(InstSet(insts))
     }
 
     /// Whether an access by instruction `at` is recorded (asked for every access of a run).
@@ -203,7 +208,7 @@ impl Recording {
         match self {
             Recording::All => true,
             Recording::Off => false,
-            Recording::Only(insts) => insts.binary_search(&at).is_ok(),
+            Recording::Only(InstSet(insts)) => insts.binary_search(&at).is_ok(),
         }
     }
 }
