@@ -56,6 +56,51 @@ pub struct Ctx<'a> {
     after_loop: Vec<(LoopId, ExprId, Vec<bool>)>,
 }
 
+/// Whether a witness tier is required of a witness when it can be had, or only preferred (see
+/// [`Ctx::run_witness`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum TierKind {
+    Required,
+    Preference,
+}
+
+/// What a witness tier asks: assertions that pick small values, and the narrower declarations
+/// those values allow (see [`crate::encode::Encoder::script_narrowed`]; the declarations make
+/// the tier cheap, the assertions say exactly what it asks).
+#[derive(Clone, Debug, Default)]
+struct Tier {
+    asserts: String,
+    narrow: crate::encode::ExtraNarrowing,
+}
+
+impl Tier {
+    /// `name` (a `bits`-wide constant) is at most `max`.
+    fn at_most(&mut self, name: &str, max: u64, bits: u32) {
+        self.asserts.push_str(&format!("(assert (bvule {name} {}))\n", crate::encode::bv(max, bits)));
+        self.narrow_only(name, max);
+    }
+
+    /// `name` is declared with the bits of `max`, which the query's or this tier's assertions
+    /// already imply.
+    fn narrow_only(&mut self, name: &str, max: u64) {
+        let narrow = crate::encode::Narrow::unsigned_max(max.into());
+        let entry = self.narrow.entry(name.to_string()).or_insert(narrow);
+        if narrow.bits < entry.bits {
+            *entry = narrow;
+        }
+    }
+
+    /// Both tiers' restrictions.
+    fn and(&self, other: &Tier) -> Tier {
+        let mut both = self.clone();
+        both.asserts.push_str(&other.asserts);
+        for (name, n) in &other.narrow {
+            both.narrow_only(name, (1u64 << n.bits.min(63)) - 1);
+        }
+        both
+    }
+}
+
 /// The outcome of one query.
 pub enum Answer {
     Sat(HashMap<String, u64>),
@@ -210,11 +255,28 @@ impl<'a> Ctx<'a> {
     /// its offsets, for as many loop iterations as its parameters ask): small block indices,
     /// parameters and offsets, a small one-dimensional block (else rows of whole warps), and
     /// the `prefer`red assertions (terms). Tighter tiers come first; the first model is kept when no tier has one.
+    ///
+    /// When the launch leaves the block size open, the tightest tier is asked first, with a
+    /// quarter of the time: with every size and parameter free, the solver often cannot find
+    /// even the plainest witness of a real finding (rows of stride 0 written by two blocks)
+    /// within the query's time, while the tier, whose constants are declared a few bits wide,
+    /// finds it in a fraction of a second. A model of the tier is a model of the query.
     pub fn run_witness(&mut self, q: &Query, threads: u8, prefer: &[String]) -> Answer {
         if let Err(stop) = self.budget.check() {
             return Answer::Unknown(Undecided::from(stop));
         }
-        let mut query = match q.to_smt() {
+        let tiers = self.witness_tiers(q, threads, prefer);
+        let mut skip_first_tier = false;
+        if self.bind.block.iter().any(|d| d.lo != d.hi) {
+            let answer = self.ask_tier(q, &tiers[0].1, (self.timeout_ms / 4).max(1));
+            crate::trace::line(|| format!("witness probe: {}", answer.describe()));
+            match answer {
+                Answer::Sat(m) => return Answer::Sat(m).reported(q),
+                Answer::Unsat => skip_first_tier = true,
+                Answer::Unknown(_) => {}
+            }
+        }
+        let query = match q.to_smt() {
             Ok(query) => query,
             Err(message) => return Answer::Unknown(Undecided::Failure(message)),
         };
@@ -223,60 +285,23 @@ impl<'a> Ctx<'a> {
         if self.decide_only {
             return first.reported(q);
         }
-        let preferred: String = prefer.iter().map(|p| format!("(assert {p})\n")).collect();
-        // A one-dimensional block of a common size (64, 128 or 256 threads: what kernels are
-        // launched with, and what the launch confirmation compares with, so a finding found
-        // there needs no launch of its own), in a grid of at most 4 blocks a side.
-        let mut simple = String::from(
-            "(assert (= ntid_y (_ bv1 32)))\n(assert (= ntid_z (_ bv1 32)))\n(assert (or (= ntid_x (_ bv64 32)) (= ntid_x (_ bv128 32)) (= ntid_x (_ bv256 32))))\n",
-        );
-        let mut small_grid = String::new();
-        for d in ["x", "y", "z"] {
-            small_grid.push_str(&format!("(assert (bvule nctaid_{d} (_ bv4 32)))\n"));
-        }
-        simple.push_str(&small_grid);
-        // Rows of whole warps (`ntid_x` a multiple of 32), in any second dimension: how a kernel
-        // with a warp per row, or a lane group per row, is launched (vLLM's top-k gating takes
-        // (32, 4)). When only a two-dimensional block shows a finding, a block such as (2, 64)
-        // puts pieces of many rows in one warp, and its replay stops at a warp divergence
-        // (lanes of one warp shuffling with lanes that returned early) before it reaches the
-        // finding; (64, 2) shows the same finding with whole warps.
-        let warp_rows = format!("(assert (= (bvurem ntid_x (_ bv32 32)) (_ bv0 32)))\n{small_grid}");
-        // Parameters up to 128, loop iterations below 16 and offsets within the replay's default
-        // buffer (1 MiB) first, in a simple block and then in any; then parameters up to 1024;
-        // then up to 2^16 and within the largest buffer the replay makes. Small parameters come
-        // before a simple block: a parameter is often a loop bound (the replay runs every
-        // iteration), and witnesses with C = 32832 or k = 903 (found when only a 2-D block shows
-        // the bug) made every replay of a tiled GEMM or a top-k loop run into the step limit.
-        let tiny = self.small_values(q, threads, 1 << 7, 1 << 20) + &self.early_iterations(q, 15);
-        let tight = self.small_values(q, threads, 1 << 10, 1 << 20);
-        let small = self.small_values(q, threads, 1 << 16, crate::replay::MAX_BUFFER_BYTES);
-        let mut tiers = vec![format!("{tiny}{preferred}{simple}"), format!("{tiny}{preferred}"), format!("{tight}{preferred}"), format!("{small}{preferred}")];
-        if !preferred.is_empty() {
-            tiers.push(small);
-        }
-        // Whole warps matter only to a kernel with warp collectives (where a replay can stop at
-        // a divergence), and are only a preference: that tier gets a quarter of the time, and
-        // its timeout does not cut the others' (on ggml's ssm_scan it took 2.3 s to say no).
-        let warp_tier = if self.l.warp_ops.is_empty() {
-            None
-        } else {
-            tiers.insert(1, format!("{tiny}{preferred}{warp_rows}"));
-            Some(1)
-        };
         // A tier gets a query's full time until one times out: a witness with small values is
         // what the replay can run (with a quarter of it, the cross-block race of a KV-cache
         // write kept only a witness with 2^62-sized slots, which no replay reproduces). A tier
         // that times out is mostly one with no small witness that the solver cannot refute
         // (a race that needs a 32-bit index to wrap around: every tier forbids it, and each
         // took its full time, twice over, on ggml's rope); the tiers after it get a quarter
-        // each, and a second timeout keeps the first model.
+        // each, and a second timeout keeps the first model. A tier that is only a preference
+        // (whole warps) gets a quarter, and its timeout does not cut the others'.
         let mut timed_out = false;
-        for (tier, extra) in tiers.iter().enumerate() {
-            let preference = warp_tier == Some(tier);
+        for (number, (kind, tier)) in tiers.iter().enumerate() {
+            if number == 0 && skip_first_tier {
+                continue;
+            }
+            let preference = *kind == TierKind::Preference;
             let limit = if timed_out || preference { (self.timeout_ms / 4).max(1) } else { self.timeout_ms };
-            let answer = self.ask_with(&mut query, extra, limit);
-            crate::trace::line(|| format!("witness tier {}: {}", tier + 1, answer.describe()));
+            let answer = self.ask_tier(q, tier, limit);
+            crate::trace::line(|| format!("witness tier {}: {}", number + 1, answer.describe()));
             match answer {
                 Answer::Sat(m) => return Answer::Sat(m).reported(q),
                 Answer::Unknown(Undecided::Timeout { .. }) if preference => {}
@@ -288,13 +313,63 @@ impl<'a> Ctx<'a> {
         first.reported(q)
     }
 
+    /// The witness tiers of [`Ctx::run_witness`], tightest first.
+    fn witness_tiers(&self, q: &Query, threads: u8, prefer: &[String]) -> Vec<(TierKind, Tier)> {
+        let preferred = Tier { asserts: prefer.iter().map(|p| format!("(assert {p})\n")).collect(), narrow: Default::default() };
+        let mut small_grid = Tier::default();
+        for d in ["x", "y", "z"] {
+            small_grid.at_most(&format!("nctaid_{d}"), 4, 32);
+        }
+        // A one-dimensional block of a common size (64, 128 or 256 threads: what kernels are
+        // launched with, and what the launch confirmation compares with, so a finding found
+        // there needs no launch of its own), in a grid of at most 4 blocks a side.
+        let mut simple = small_grid.clone();
+        simple.asserts.push_str("(assert (or (= ntid_x (_ bv64 32)) (= ntid_x (_ bv128 32)) (= ntid_x (_ bv256 32))))\n");
+        simple.at_most("ntid_x", 256, 32);
+        for d in ["y", "z"] {
+            simple.at_most(&format!("ntid_{d}"), 1, 32);
+        }
+        for t in 1..=threads {
+            simple.narrow_only(&format!("tid_x_{t}"), 255);
+            simple.narrow_only(&format!("tid_y_{t}"), 0);
+            simple.narrow_only(&format!("tid_z_{t}"), 0);
+        }
+        // Rows of whole warps (`ntid_x` a multiple of 32), in any second dimension: how a kernel
+        // with a warp per row, or a lane group per row, is launched (vLLM's top-k gating takes
+        // (32, 4)). When only a two-dimensional block shows a finding, a block such as (2, 64)
+        // puts pieces of many rows in one warp, and its replay stops at a warp divergence
+        // (lanes of one warp shuffling with lanes that returned early) before it reaches the
+        // finding; (64, 2) shows the same finding with whole warps.
+        let mut warp_rows = small_grid;
+        warp_rows.asserts.push_str("(assert (= (bvurem ntid_x (_ bv32 32)) (_ bv0 32)))\n");
+        // Parameters up to 128, loop iterations below 16 and offsets within the replay's default
+        // buffer (1 MiB) first, in a simple block and then in any; then parameters up to 1024;
+        // then up to 2^16 and within the largest buffer the replay makes. Small parameters come
+        // before a simple block: a parameter is often a loop bound (the replay runs every
+        // iteration), and witnesses with C = 32832 or k = 903 (found when only a 2-D block shows
+        // the bug) made every replay of a tiled GEMM or a top-k loop run into the step limit.
+        let tiny = self.small_values(q, threads, 1 << 7, 1 << 20).and(&self.early_iterations(q, 15)).and(&preferred);
+        let tight = self.small_values(q, threads, 1 << 10, 1 << 20).and(&preferred);
+        let small = self.small_values(q, threads, 1 << 16, crate::replay::MAX_BUFFER_BYTES);
+        let mut tiers = vec![(TierKind::Required, tiny.and(&simple)), (TierKind::Required, tiny.clone()), (TierKind::Required, tight), (TierKind::Required, small.and(&preferred))];
+        if !preferred.asserts.is_empty() {
+            tiers.push((TierKind::Required, small));
+        }
+        // Whole warps matter only to a kernel with warp collectives (where a replay can stop at
+        // a divergence), and are only a preference (on ggml's ssm_scan it took 2.3 s to say no).
+        if !self.l.warp_ops.is_empty() {
+            tiers.insert(1, (TierKind::Preference, tiny.and(&warp_rows)));
+        }
+        tiers
+    }
+
     /// Assertions for a small witness: block indices up to 3, scalar parameters (wider than
     /// 10 bits) up to `param_max`, the offsets `off_1`/`off_2` below `offset_max`.
-    fn small_values(&self, q: &Query, threads: u8, param_max: u64, offset_max: u64) -> String {
-        let mut small = String::new();
+    fn small_values(&self, q: &Query, threads: u8, param_max: u64, offset_max: u64) -> Tier {
+        let mut small = Tier::default();
         for t in 1..=threads {
             for d in ["x", "y", "z"] {
-                small.push_str(&format!("(assert (bvule ctaid_{d}_{t} (_ bv3 32)))\n"));
+                small.at_most(&format!("ctaid_{d}_{t}"), 3, 32);
             }
         }
         // Every parameter the query mentions, fields of aggregate parameters included.
@@ -303,32 +378,37 @@ impl<'a> Ctx<'a> {
             let (Ok(index), Ok(offset)) = (index.parse(), offset.parse()) else { continue };
             if let Some((_, bits)) = self.l.exprs.find_var(Sym::Param { index, offset }) {
                 if bits > 10 {
-                    small.push_str(&format!("(assert (bvule {name} {}))\n", crate::encode::bv(param_max, bits)));
+                    small.at_most(name, param_max, bits);
                 }
             }
         }
         for name in ["off_1", "off_2"] {
             if q.enc.is_declared(name) {
-                small.push_str(&format!("(assert (bvult {name} {}))\n", crate::encode::bv(offset_max, 64)));
+                small.at_most(name, offset_max - 1, 64);
             }
         }
         small
     }
 
     /// Assertions that every loop iteration the query names is at most `last`.
-    fn early_iterations(&self, q: &Query, last: u64) -> String {
-        q.enc.declared_counters().into_iter().map(|(name, bits)| format!("(assert (bvule {name} {}))\n", crate::encode::bv(last, bits))).collect()
+    fn early_iterations(&self, q: &Query, last: u64) -> Tier {
+        let mut tier = Tier::default();
+        for (name, bits) in q.enc.declared_counters() {
+            tier.at_most(name, last, bits);
+        }
+        tier
     }
 
-    /// Asks `query` with the assertions of `extra` added, within `limit_ms`, then takes them back.
-    fn ask_with(&mut self, query: &mut ::smt::Query, extra: &str, limit_ms: u64) -> Answer {
-        let mark = query.mark();
-        let answer = match crate::smt::extend_query(query, extra) {
-            Ok(()) => self.ask_within(query, limit_ms),
-            Err(message) => Answer::Unknown(Undecided::Failure(message)),
+    /// Asks `q` restricted to `tier` within `limit_ms`.
+    fn ask_tier(&mut self, q: &Query, tier: &Tier, limit_ms: u64) -> Answer {
+        let mut query = match q.to_smt_narrowed(&tier.narrow) {
+            Ok(query) => query,
+            Err(message) => return Answer::Unknown(Undecided::Failure(message)),
         };
-        query.rollback(mark);
-        answer
+        match crate::smt::extend_query(&mut query, &tier.asserts) {
+            Ok(()) => self.ask_within(&query, limit_ms),
+            Err(message) => Answer::Unknown(Undecided::Failure(message)),
+        }
     }
 
     /// The exit facts that matter for expressions `roots` at `block`: those of loops whose

@@ -13,7 +13,9 @@ use std::fmt::Write;
 
 pub struct Encoder<'a> {
     x: &'a Exprs,
-    decls: String,
+    /// Declared constants in order, with their widths and the narrowing chosen when each was
+    /// declared; rendered by [`Encoder::script`].
+    decls: Vec<(String, u32, Option<Narrow>)>,
     defs: String,
     /// Declared constants and their widths.
     declared: HashMap<String, u32>,
@@ -24,6 +26,10 @@ pub struct Encoder<'a> {
     /// The constants declared narrow, in order.
     narrowed: Vec<String>,
 }
+
+/// Narrowings a witness tier adds to a query (see [`Encoder::script_narrowed`]): they hold
+/// only for the small witnesses the tier asks for, whose assertions say exactly which.
+pub type ExtraNarrowing = HashMap<String, Narrow>;
 
 /// A constant whose every allowed value fits in `bits` bits: zero-extended (`signed: false`)
 /// or sign-extended from them. Such a constant is declared with `bits` bits and defined at its
@@ -95,7 +101,7 @@ impl<'a> Encoder<'a> {
     pub fn new(x: &'a Exprs) -> Encoder<'a> {
         Encoder {
             x,
-            decls: String::new(),
+            decls: Vec::new(),
             defs: String::new(),
             declared: HashMap::new(),
             defined: HashMap::new(),
@@ -129,17 +135,29 @@ impl<'a> Encoder<'a> {
         if self.declared.insert(name.to_string(), bits).is_some() {
             return;
         }
-        match self.narrow.get(name) {
-            Some(n) if bits != BOOL && n.bits < bits => {
-                let extend = if n.signed { "sign_extend" } else { "zero_extend" };
-                let _ = writeln!(self.decls, "(declare-const {name}__w {})", sort(n.bits));
-                let _ = writeln!(self.decls, "(define-fun {name} () {} ((_ {extend} {}) {name}__w))", sort(bits), bits - n.bits);
-                self.narrowed.push(name.to_string());
-            }
-            _ => {
-                let _ = writeln!(self.decls, "(declare-const {name} {})", sort(bits));
-            }
+        let narrow = self.narrow.get(name).copied().filter(|n| bits != BOOL && n.bits < bits);
+        if narrow.is_some() {
+            self.narrowed.push(name.to_string());
         }
+        self.decls.push((name.to_string(), bits, narrow));
+    }
+
+    /// The narrowing of a constant declared with `bits` bits and `own` narrowing, when a tier
+    /// adds `extra`: the tighter of the two. An unsigned extra range is tighter than a signed
+    /// one of more bits (its values `0..2^e` lie within `-2^(n-1)..2^(n-1)` when `e < n`).
+    fn effective(bits: u32, own: Option<Narrow>, extra: Option<Narrow>) -> Option<Narrow> {
+        let extra = extra.filter(|e| bits != BOOL && e.bits < bits);
+        match (own, extra) {
+            (Some(n), Some(e)) if e.bits < n.bits && (!e.signed || n.signed) => Some(e),
+            (Some(n), _) => Some(n),
+            (None, e) => e,
+        }
+    }
+
+    /// The constants a script with `extra` narrowings declares narrow (defined terms, whose
+    /// values a model gives only when asked).
+    pub fn narrowed_with(&self, extra: &ExtraNarrowing) -> Vec<&str> {
+        self.decls.iter().filter(|(name, bits, own)| Self::effective(*bits, *own, extra.get(name).copied()).is_some()).map(|(name, ..)| name.as_str()).collect()
     }
 
     pub fn is_declared(&self, name: &str) -> bool {
@@ -270,8 +288,27 @@ impl<'a> Encoder<'a> {
 
     /// Declarations and definitions so far, followed by `assertions`.
     pub fn script(&self, assertions: &[String]) -> String {
-        let mut s = String::with_capacity(self.decls.len() + self.defs.len() + 256);
-        s.push_str(&self.decls);
+        self.script_narrowed(assertions, &ExtraNarrowing::new())
+    }
+
+    /// [`Encoder::script`] with constants declared narrower by `extra` (a witness tier's
+    /// small values: the solver bit-blasts a multiplication by a 7-bit parameter, not a
+    /// 64-bit one, and answers such a tier in milliseconds where asserting the same bounds
+    /// took it seconds). The narrowing excludes values, so the caller asserts what it means.
+    pub fn script_narrowed(&self, assertions: &[String], extra: &ExtraNarrowing) -> String {
+        let mut s = String::with_capacity(64 * self.decls.len() + self.defs.len() + 256);
+        for (name, bits, own) in &self.decls {
+            match Self::effective(*bits, *own, extra.get(name).copied()) {
+                Some(n) => {
+                    let extend = if n.signed { "sign_extend" } else { "zero_extend" };
+                    let _ = writeln!(s, "(declare-const {name}__w {})", sort(n.bits));
+                    let _ = writeln!(s, "(define-fun {name} () {} ((_ {extend} {}) {name}__w))", sort(*bits), bits - n.bits);
+                }
+                None => {
+                    let _ = writeln!(s, "(declare-const {name} {})", sort(*bits));
+                }
+            }
+        }
         s.push_str(&self.defs);
         for a in assertions {
             let _ = writeln!(s, "(assert {a})");
@@ -439,5 +476,36 @@ mod narrow_tests {
         enc.declare("b", 8);
         assert!(enc.narrowed().is_empty());
         assert_eq!(enc.script(&[]), "(declare-const b (_ BitVec 8))\n");
+    }
+
+    /// A witness tier's narrowing applies where it is tighter than the constant's own (an
+    /// unsigned range also inside a signed one), and leaves the query's own script alone.
+    #[test]
+    fn a_tier_narrows_a_constant_only_where_that_is_tighter() {
+        let x = Exprs::new();
+        let mut enc = Encoder::new(&x);
+        enc.narrow("a", Narrow::unsigned_max(1000));
+        enc.narrow("s", Narrow::signed_range(-100, 100));
+        for (name, bits) in [("a", 32), ("b", 64), ("c", 32), ("s", 32), ("t", 32)] {
+            enc.declare(name, bits);
+        }
+        let extra: ExtraNarrowing = [
+            ("a", Narrow::unsigned_max(3)),
+            ("b", Narrow::unsigned_max(127)),
+            ("c", Narrow::unsigned_max(1 << 40)),
+            ("s", Narrow::unsigned_max(15)),
+            ("t", Narrow::signed_range(-1, 1)),
+        ]
+        .into_iter()
+        .map(|(n, w)| (n.to_string(), w))
+        .collect();
+        let script = enc.script_narrowed(&[], &extra);
+        for line in ["(declare-const a__w (_ BitVec 2))", "(declare-const b__w (_ BitVec 7))", "(declare-const c (_ BitVec 32))", "(declare-const s__w (_ BitVec 4))"] {
+            assert!(script.contains(line), "{line} in {script}");
+        }
+        assert!(script.contains("(define-fun t () (_ BitVec 32) ((_ sign_extend 30) t__w))"), "{script}");
+        assert_eq!(enc.narrowed_with(&extra), ["a", "b", "s", "t"]);
+        assert!(enc.script(&[]).contains("(declare-const a__w (_ BitVec 10))"));
+        assert_eq!(enc.narrowed(), ["a", "s"]);
     }
 }

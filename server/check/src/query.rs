@@ -2,7 +2,7 @@
 //! symbols a formula mentions, and reading a counterexample back out of the solver's model.
 
 use crate::bind::{Binding, ByteSize};
-use crate::encode::{bv, sym_name, Encoder, Narrow};
+use crate::encode::{bv, sym_name, Encoder, ExtraNarrowing, Narrow};
 use crate::row_major::Split;
 use model::expr::{ExprId, Exprs, Sym};
 use model::ops::Special;
@@ -367,6 +367,13 @@ impl<'a> Query<'a> {
     /// The query as SMT-LIB text: declarations, definitions, assertions and a `get-value` of
     /// the wanted names.
     pub fn script(&self) -> String {
+        self.script_narrowed(&ExtraNarrowing::new())
+    }
+
+    /// [`Query::script`] with the constants of `extra` declared narrower (a witness tier's
+    /// small values; see [`Encoder::script_narrowed`]). Constants it narrows are defined terms,
+    /// so the `get-value` asks for them too.
+    fn script_narrowed(&self, extra: &ExtraNarrowing) -> String {
         // `%laneid`/`%warpid` are tied to the thread id only when a formula uses them: the
         // linear id multiplies launch dimensions, which costs the solver when they are unknown.
         let mut asserts = self.asserts.clone();
@@ -381,8 +388,15 @@ impl<'a> Query<'a> {
                 asserts.push(format!("(= {warp} (bvlshr {lin} {}))", bv(5, 32)));
             }
         }
-        let mut text = self.enc.script(&asserts);
-        let reported = self.reported();
+        let mut text = self.enc.script_narrowed(&asserts, extra);
+        let mut reported = self.reported();
+        if !extra.is_empty() {
+            for n in self.enc.narrowed_with(extra) {
+                if !reported.contains(&n) {
+                    reported.push(n);
+                }
+            }
+        }
         if !reported.is_empty() {
             text.push_str(&format!("(get-value ({}))\n", reported.join(" ")));
         }
@@ -405,6 +419,12 @@ impl<'a> Query<'a> {
     /// The query for the solver driver (see [`crate::smt::read_query`]).
     pub fn to_smt(&self) -> Result<::smt::Query, String> {
         crate::smt::read_query(&self.script())
+    }
+
+    /// The query with the constants of `extra` declared narrower, for a witness tier that
+    /// asserts (at most) those ranges.
+    pub fn to_smt_narrowed(&self, extra: &ExtraNarrowing) -> Result<::smt::Query, String> {
+        crate::smt::read_query(&self.script_narrowed(extra))
     }
 }
 
