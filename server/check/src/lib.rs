@@ -23,6 +23,7 @@ pub mod render;
 mod replay;
 pub mod report;
 mod row_major;
+mod row_strides;
 mod runs;
 mod scalar_confirm;
 mod schedule;

@@ -19,6 +19,7 @@
 use crate::engine::{check_kernel_guarded_in, finding_key, finding_lines, leaves_undecided, FindingKey, Focus, Options, Sources};
 use crate::launch_confirm::clean_at_common_blocks;
 use crate::report::{Finding, FindingKind, KernelReport, LaunchReport};
+use crate::row_strides::{ordinary_strides, ParamSlot};
 use crate::witness::ParamField;
 use crate::Solver;
 use model::ops::Special;
@@ -89,7 +90,9 @@ pub fn confirm(
     let mut judged = Judged { settled: candidates.iter().map(|&n| finding_key(&report.findings[n])).collect(), vanished: BTreeMap::new() };
     let bind = crate::bind::Binding::new(k, None, src.param_names.as_deref());
     let grid_pinned = spec.is_none_or(|s| s.grid.is_none());
-    let mark = |f: &mut Finding, at_common_blocks: bool| mark_assumed_scalars(f, &needs(f), &bind, grid_pinned, at_common_blocks);
+    let all_open: BTreeSet<ParamSlot> = open.iter().map(|&i| OpenValue::Scalar(i).slot()).chain(open_fields(k, &lifted).into_iter().map(|v| v.slot())).collect();
+    let strides = ordinary_strides(&lifted, &all_open);
+    let mark = |f: &mut Finding, at_common_blocks: bool| mark_assumed_scalars(f, &needs(f), &strides, &bind, grid_pinned, at_common_blocks);
     // After the launch confirmation, what the first pass saw vanish is marked as it found.
     let (defer_launches, candidates) = match pass {
         Pass::BeforeLaunch => (true, candidates),
@@ -129,14 +132,15 @@ pub fn confirm(
     // stride next to the row length the witness set) can make the same lines fail for a
     // reason of its own.
     let pinned: BTreeSet<OpenValue> = open.iter().map(|&i| OpenValue::Scalar(i)).chain(open_fields(k, &lifted)).collect();
+    let ordinary = |v: OpenValue| strides.get(&v.slot()).copied().unwrap_or(ORDINARY);
     let mut s = spec.cloned().unwrap_or_default();
     let mut pinned_fields = Vec::new();
     for v in &pinned {
         match *v {
             OpenValue::Scalar(i) => {
-                s.params.insert(format!("param_{i}"), ParamSpec::Scalar { value: Some(Scalar::Int(ORDINARY)), range: None });
+                s.params.insert(format!("param_{i}"), ParamSpec::Scalar { value: Some(Scalar::Int(ordinary(*v))), range: None });
             }
-            OpenValue::Field(param, offset) => pinned_fields.push(ParamField { param, offset, value: ORDINARY as u64 }),
+            OpenValue::Field(param, offset) => pinned_fields.push(ParamField { param, offset, value: ordinary(*v) as u64 }),
         }
     }
     // Blocks past an ordinary problem's last row are part of the ordinary launch too: a kernel
@@ -148,7 +152,12 @@ pub fn confirm(
     let opts = Options { pinned_fields, ..opts.clone() };
     let focus = Focus { findings: candidates.iter().map(|&n| (report.findings[n].kind, finding_lines(&report.findings[n]))).collect(), replay_all: true };
     let started = std::time::Instant::now();
-    let r = check_kernel_guarded_in(k, Some(&s), src, &opts, solver, Some(&focus));
+    // With the launch still open, a re-check whose rows are far apart can spend the whole
+    // budget proving them apart (vLLM's rotary embedding: 19 s, then a second at each common
+    // block); a finding there is found quickly, and what it leaves undecided is asked again at
+    // the common blocks below, where everything is concrete. So it gets a quarter.
+    let open_launch = Options { budget_ms: (opts.budget_ms / 4).max(1), ..opts.clone() };
+    let r = check_kernel_guarded_in(k, Some(&s), src, &open_launch, solver, Some(&focus));
     crate::trace::recheck("scalar re-check at ordinary values", &r);
     // An ordinary setting has an ordinary block too: what the re-check finds only at blocks
     // nobody declares is not found there (see [`CleanAt::lets_go`] for the rule).
@@ -206,15 +215,32 @@ pub fn confirm(
 }
 
 /// Marks `f` as found only at the undeclared values `set` (its counterexample's): at
-/// [`ORDINARY`] values (on an ordinary grid when `grid_pinned`, at the common block sizes when
-/// `at_common_blocks`) there is none.
-fn mark_assumed_scalars(f: &mut Finding, set: &[(OpenValue, i64)], bind: &crate::bind::Binding, grid_pinned: bool, at_common_blocks: bool) {
+/// [`ORDINARY`] values, row `strides` apart (on an ordinary grid when `grid_pinned`, at the
+/// common block sizes when `at_common_blocks`) there is none.
+fn mark_assumed_scalars(
+    f: &mut Finding,
+    set: &[(OpenValue, i64)],
+    strides: &BTreeMap<ParamSlot, i128>,
+    bind: &crate::bind::Binding,
+    grid_pinned: bool,
+    at_common_blocks: bool,
+) {
     let name = |v: OpenValue| match v {
         OpenValue::Scalar(i) => bind.name(i).to_string(),
         OpenValue::Field(i, offset) => format!("{}+{offset}", bind.name(i)),
     };
     let values: Vec<String> = set.iter().map(|&(v, value)| format!("{}={value}", name(v))).collect();
-    let ordinary: Vec<String> = set.iter().map(|&(v, _)| name(v)).collect();
+    let sizes: Vec<String> = set.iter().filter(|(v, _)| !strides.contains_key(&v.slot())).map(|&(v, _)| name(v)).collect();
+    let apart: Vec<String> = set.iter().filter_map(|&(v, _)| Some(format!("{} = {}", name(v), strides.get(&v.slot())?))).collect();
+    let ordinary = match (sizes.is_empty(), apart.is_empty()) {
+        (false, true) => format!("{} = {ORDINARY} (every undeclared integer parameter at {ORDINARY})", sizes.join(" = ")),
+        (false, false) => format!(
+            "{} = {ORDINARY} and the row strides {} (every undeclared integer parameter at {ORDINARY}, strides apart)",
+            sizes.join(" = "),
+            apart.join(", ")
+        ),
+        (true, _) => format!("the row strides {} (every other undeclared integer parameter at {ORDINARY})", apart.join(", ")),
+    };
     // Fields of a struct passed by value have no place in lark.toml: say so rather than
     // send the user looking for one.
     let fields: Vec<String> = set.iter().filter(|(v, _)| matches!(v, OpenValue::Field(..))).map(|&(v, _)| format!("`{}`", name(v))).collect();
@@ -232,9 +258,8 @@ fn mark_assumed_scalars(f: &mut Finding, set: &[(OpenValue, i64)], bind: &crate:
         )
     };
     f.assumed_scalars = Some(format!(
-        "found with {}, which no interface declares; with {} = {ORDINARY} (every undeclared integer parameter at {ORDINARY}){}{} there is none — {remedy}",
+        "found with {}, which no interface declares; with {ordinary}{}{} there is none — {remedy}",
         values.join(", "),
-        ordinary.join(" = "),
         if grid_pinned { format!(" on a grid of {ORDINARY_GRID} blocks along each dimension the kernel reads") } else { String::new() },
         // The re-check with the launch open did not decide it; those at the common blocks did.
         if at_common_blocks { " at the common block sizes" } else { "" },
@@ -247,6 +272,16 @@ fn mark_assumed_scalars(f: &mut Finding, set: &[(OpenValue, i64)], bind: &crate:
 enum OpenValue {
     Scalar(u32),
     Field(u32, u32),
+}
+
+impl OpenValue {
+    /// The parameter slot it is (a scalar is the slot at offset 0).
+    fn slot(self) -> ParamSlot {
+        match self {
+            OpenValue::Scalar(i) => (i, 0),
+            OpenValue::Field(i, offset) => (i, offset),
+        }
+    }
 }
 
 /// The open values `f`'s counterexample sets, with the values it gives them.

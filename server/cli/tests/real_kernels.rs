@@ -182,8 +182,29 @@ fn a_race_that_needs_an_undeclared_scalar_value_is_a_warning_naming_it() {
     assert!(text.contains("kernel softmax_bwd_block_acc_fixed: uncertified"), "{text}");
     let warning = text.lines().find(|l| l.contains(":26: warning[race]")).unwrap_or_else(|| panic!("the race at line 26 is a warning:\n{text}"));
     assert!(warning.contains("only for undeclared scalar values: found with T=0"), "{warning}");
-    assert!(warning.contains("with T = 96 (every undeclared integer parameter at 96) on a grid of 2 blocks"), "{warning}");
+    // `T` is only ever a row's stride here (`t * T`; the loops compare with the row number), so
+    // the ordinary re-check sets it apart from the others' 96.
+    assert!(warning.contains("with the row strides T = 1024 (every other undeclared integer parameter at 96) on a grid of 2 blocks"), "{warning}");
     assert!(!text.contains("error[race]"), "{text}");
+}
+
+/// Serving kernels take their rows' strides as parameters (vLLM's rotary embedding:
+/// `query_stride` per token, `head_stride` per head; ggml's get_rows: `s1`, `s2`, `s3`). With no
+/// setup, a stride smaller than a row really makes rows of two blocks overlap, and the re-check
+/// at ordinary values set every stride to 96, where rows still overlapped: the race stayed an
+/// error. Strides (parameters that only multiply indices into written buffers, and that no
+/// condition compares) now get distinct powers of two far apart there, so the race is a
+/// warning that names the strides that trigger it.
+#[test]
+fn rows_that_overlap_only_for_undeclared_strides_are_warnings() {
+    for (stem, line) in [("vllm_rotary_embedding", ":49: warning[race]"), ("ggml_get_rows", ":23: warning[race]")] {
+        let out = check_alone(stem, &[]);
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(!text.contains("error["), "{stem}: {text}");
+        if let Some(warning) = text.lines().find(|l| l.contains(line)) {
+            assert!(warning.contains("the row strides"), "{stem}: {warning}");
+        }
+    }
 }
 
 /// ggml's softmax takes its sizes in a struct passed by value (`soft_max_params p`), which
