@@ -351,7 +351,12 @@ impl<'a> Ctx<'a> {
         let tiny = self.small_values(q, threads, 1 << 7, 1 << 20).and(&self.early_iterations(q, 15)).and(&preferred);
         let tight = self.small_values(q, threads, 1 << 10, 1 << 20).and(&preferred);
         let small = self.small_values(q, threads, 1 << 16, crate::replay::MAX_BUFFER_BYTES);
-        let mut tiers = vec![(TierKind::Required, tiny.and(&simple)), (TierKind::Required, tiny.clone()), (TierKind::Required, tight), (TierKind::Required, small.and(&preferred))];
+        let mut tiers = vec![
+            (TierKind::Required, tiny.and(&simple)),
+            (TierKind::Required, tiny.clone()),
+            (TierKind::Required, tight),
+            (TierKind::Required, small.and(&preferred)),
+        ];
         if !preferred.asserts.is_empty() {
             tiers.push((TierKind::Required, small));
         }

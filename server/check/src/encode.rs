@@ -500,7 +500,9 @@ mod narrow_tests {
         .map(|(n, w)| (n.to_string(), w))
         .collect();
         let script = enc.script_narrowed(&[], &extra);
-        for line in ["(declare-const a__w (_ BitVec 2))", "(declare-const b__w (_ BitVec 7))", "(declare-const c (_ BitVec 32))", "(declare-const s__w (_ BitVec 4))"] {
+        for line in
+            ["(declare-const a__w (_ BitVec 2))", "(declare-const b__w (_ BitVec 7))", "(declare-const c (_ BitVec 32))", "(declare-const s__w (_ BitVec 4))"]
+        {
             assert!(script.contains(line), "{line} in {script}");
         }
         assert!(script.contains("(define-fun t () (_ BitVec 32) ((_ sign_extend 30) t__w))"), "{script}");

@@ -50,7 +50,8 @@ pub fn ordinary_strides(lifted: &Lifted, open: &BTreeSet<ParamSlot>) -> BTreeMap
         if let Node::Bin { op: BinOp::Mul, a, b, .. } = *x.node(e) {
             for (factor, index) in [(a, b), (b, a)] {
                 let syms = x.symbols(factor);
-                let slots: Vec<ParamSlot> = syms.iter().filter_map(|s| if let Sym::Param { index, offset } = *s { Some((index, offset)) } else { None }).collect();
+                let slots: Vec<ParamSlot> =
+                    syms.iter().filter_map(|s| if let Sym::Param { index, offset } = *s { Some((index, offset)) } else { None }).collect();
                 if syms.is_empty() || slots.len() != syms.len() {
                     continue;
                 }

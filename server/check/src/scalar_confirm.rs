@@ -90,7 +90,8 @@ pub fn confirm(
     let mut judged = Judged { settled: candidates.iter().map(|&n| finding_key(&report.findings[n])).collect(), vanished: BTreeMap::new() };
     let bind = crate::bind::Binding::new(k, None, src.param_names.as_deref());
     let grid_pinned = spec.is_none_or(|s| s.grid.is_none());
-    let all_open: BTreeSet<ParamSlot> = open.iter().map(|&i| OpenValue::Scalar(i).slot()).chain(open_fields(k, &lifted).into_iter().map(|v| v.slot())).collect();
+    let all_open: BTreeSet<ParamSlot> =
+        open.iter().map(|&i| OpenValue::Scalar(i).slot()).chain(open_fields(k, &lifted).into_iter().map(|v| v.slot())).collect();
     let strides = ordinary_strides(&lifted, &all_open);
     let mark = |f: &mut Finding, at_common_blocks: bool| mark_assumed_scalars(f, &needs(f), &strides, &bind, grid_pinned, at_common_blocks);
     // After the launch confirmation, what the first pass saw vanish is marked as it found.
