@@ -20,7 +20,7 @@ fn overlapping_rows_under_undeclared_strides_are_a_warning_that_names_the_values
     let why = race.assumed_scalars.as_deref().expect("a warning: it needs undeclared scalar values");
     assert!(
         why.contains(
-            "with n = stride = 96 (every undeclared integer parameter at 96) on a grid of 2 blocks along each dimension the kernel reads there is none"
+            "with n = 96 and the row strides stride = 1024 (every undeclared integer parameter at 96, strides apart) on a grid of 2 blocks along each dimension the kernel reads there is none"
         ),
         "{why}"
     );

