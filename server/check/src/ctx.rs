@@ -83,7 +83,11 @@ impl Tier {
     /// `name` is declared with the bits of `max`, which the query's or this tier's assertions
     /// already imply.
     fn narrow_only(&mut self, name: &str, max: u64) {
-        let narrow = crate::encode::Narrow::unsigned_max(max.into());
+        self.tighten(name, crate::encode::Narrow::unsigned_max(max.into()));
+    }
+
+    /// The narrower of `name`'s narrowings so far and `narrow` (a tier's are all unsigned).
+    fn tighten(&mut self, name: &str, narrow: crate::encode::Narrow) {
         let entry = self.narrow.entry(name.to_string()).or_insert(narrow);
         if narrow.bits < entry.bits {
             *entry = narrow;
@@ -94,8 +98,8 @@ impl Tier {
     fn and(&self, other: &Tier) -> Tier {
         let mut both = self.clone();
         both.asserts.push_str(&other.asserts);
-        for (name, n) in &other.narrow {
-            both.narrow_only(name, (1u64 << n.bits.min(63)) - 1);
+        for (name, &narrow) in &other.narrow {
+            both.tighten(name, narrow);
         }
         both
     }
@@ -265,16 +269,19 @@ impl<'a> Ctx<'a> {
         if let Err(stop) = self.budget.check() {
             return Answer::Unknown(Undecided::from(stop));
         }
-        let tiers = self.witness_tiers(q, threads, prefer);
+        // Built only for a probe or a satisfiable question (most questions are neither).
+        let mut tiers = None;
         let mut skip_first_tier = false;
         if self.bind.block.iter().any(|d| d.lo != d.hi) {
-            let answer = self.ask_tier(q, &tiers[0].1, (self.timeout_ms / 4).max(1));
+            let built = self.witness_tiers(q, threads, prefer);
+            let answer = self.ask_tier(q, &built[0].1, (self.timeout_ms / 4).max(1));
             crate::trace::line(|| format!("witness probe: {}", answer.describe()));
             match answer {
                 Answer::Sat(m) => return Answer::Sat(m).reported(q),
                 Answer::Unsat => skip_first_tier = true,
                 Answer::Unknown(_) => {}
             }
+            tiers = Some(built);
         }
         let query = match q.to_smt() {
             Ok(query) => query,
@@ -293,6 +300,7 @@ impl<'a> Ctx<'a> {
         // took its full time, twice over, on ggml's rope); the tiers after it get a quarter
         // each, and a second timeout keeps the first model. A tier that is only a preference
         // (whole warps) gets a quarter, and its timeout does not cut the others'.
+        let tiers = tiers.unwrap_or_else(|| self.witness_tiers(q, threads, prefer));
         let mut timed_out = false;
         for (number, (kind, tier)) in tiers.iter().enumerate() {
             if number == 0 && skip_first_tier {

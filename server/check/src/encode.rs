@@ -23,8 +23,6 @@ pub struct Encoder<'a> {
     thread_dep: HashMap<ExprId, bool>,
     /// Constants known to fit in fewer bits than their sort (see [`Narrow`]).
     narrow: HashMap<String, Narrow>,
-    /// The constants declared narrow, in order.
-    narrowed: Vec<String>,
 }
 
 /// Narrowings a witness tier adds to a query (see [`Encoder::script_narrowed`]): they hold
@@ -107,7 +105,6 @@ impl<'a> Encoder<'a> {
             defined: HashMap::new(),
             thread_dep: HashMap::new(),
             narrow: HashMap::new(),
-            narrowed: Vec::new(),
         }
     }
 
@@ -126,8 +123,8 @@ impl<'a> Encoder<'a> {
 
     /// The constants declared narrow: they are defined terms, so a model reports them only
     /// when asked.
-    pub fn narrowed(&self) -> &[String] {
-        &self.narrowed
+    pub fn narrowed(&self) -> Vec<&str> {
+        self.narrowed_with(&ExtraNarrowing::new())
     }
 
     /// Declares a constant once.
@@ -136,9 +133,6 @@ impl<'a> Encoder<'a> {
             return;
         }
         let narrow = self.narrow.get(name).copied().filter(|n| bits != BOOL && n.bits < bits);
-        if narrow.is_some() {
-            self.narrowed.push(name.to_string());
-        }
         self.decls.push((name.to_string(), bits, narrow));
     }
 

@@ -408,7 +408,7 @@ impl<'a> Query<'a> {
     /// them is worth showing), and the parameters the formulas mention (the replay passes them).
     pub fn reported(&self) -> Vec<&str> {
         let mut names: Vec<&str> = self.wanted.iter().map(String::as_str).collect();
-        for n in self.enc.narrowed().iter().map(String::as_str).chain(self.enc.declared_params()) {
+        for n in self.enc.narrowed().into_iter().chain(self.enc.declared_params()) {
             if !names.contains(&n) {
                 names.push(n);
             }

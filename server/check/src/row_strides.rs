@@ -63,9 +63,12 @@ pub fn ordinary_strides(lifted: &Lifted, open: &BTreeSet<ParamSlot>) -> BTreeMap
         }
         todo.extend(x.children(e));
     }
+    // A stride too narrow for the largest value keeps the ordinary size (2^22 in a 16-bit field
+    // would be passed as 0: rows on top of each other).
+    let wide_enough = |slot: &ParamSlot| x.find_var(Sym::Param { index: slot.0, offset: slot.1 }).is_some_and(|(_, bits)| MAX_EXP + 1 < bits);
     let mut values = BTreeMap::new();
     let mut exp = FIRST_INNER_EXP;
-    let inner: Vec<ParamSlot> = outer.iter().filter(|(_, &o)| !o).map(|(&s, _)| s).collect();
+    let inner: Vec<ParamSlot> = outer.iter().filter(|(s, &o)| !o && wide_enough(s)).map(|(&s, _)| s).collect();
     for slot in &inner {
         if exp > MAX_EXP {
             break;
@@ -74,7 +77,7 @@ pub fn ordinary_strides(lifted: &Lifted, open: &BTreeSet<ParamSlot>) -> BTreeMap
         exp += INNER_STEP;
     }
     exp = if inner.is_empty() { FIRST_INNER_EXP } else { exp - INNER_STEP + OUTER_GAP };
-    for (&slot, _) in outer.iter().filter(|(_, &o)| o) {
+    for (&slot, _) in outer.iter().filter(|(s, &o)| o && wide_enough(s)) {
         if exp > MAX_EXP {
             break;
         }

@@ -90,9 +90,13 @@ pub fn confirm(
     let mut judged = Judged { settled: candidates.iter().map(|&n| finding_key(&report.findings[n])).collect(), vanished: BTreeMap::new() };
     let bind = crate::bind::Binding::new(k, None, src.param_names.as_deref());
     let grid_pinned = spec.is_none_or(|s| s.grid.is_none());
-    let all_open: BTreeSet<ParamSlot> =
-        open.iter().map(|&i| OpenValue::Scalar(i).slot()).chain(open_fields(k, &lifted).into_iter().map(|v| v.slot())).collect();
-    let strides = ordinary_strides(&lifted, &all_open);
+    // Every open value is ordinary in the re-check, not only those the findings' witnesses
+    // name: a witness sets what its own query needed, and another open value (a mask's row
+    // stride next to the row length the witness set) can make the same lines fail for a
+    // reason of its own.
+    let pinned: BTreeSet<OpenValue> = open.iter().map(|&i| OpenValue::Scalar(i)).chain(open_fields(k, &lifted)).collect();
+    // Only a kernel with candidates is re-checked or marked.
+    let strides = if candidates.is_empty() { BTreeMap::new() } else { ordinary_strides(&lifted, &pinned.iter().map(|v| v.slot()).collect()) };
     let mark = |f: &mut Finding, at_common_blocks: bool| mark_assumed_scalars(f, &needs(f), &strides, &bind, grid_pinned, at_common_blocks);
     // After the launch confirmation, what the first pass saw vanish is marked as it found.
     let (defer_launches, candidates) = match pass {
@@ -128,11 +132,6 @@ pub fn confirm(
         })
         .map(|n| finding_key(&report.findings[n]))
         .collect();
-    // Every open value is ordinary in the re-check, not only those the findings' witnesses
-    // name: a witness sets what its own query needed, and another open value (a mask's row
-    // stride next to the row length the witness set) can make the same lines fail for a
-    // reason of its own.
-    let pinned: BTreeSet<OpenValue> = open.iter().map(|&i| OpenValue::Scalar(i)).chain(open_fields(k, &lifted)).collect();
     let ordinary = |v: OpenValue| strides.get(&v.slot()).copied().unwrap_or(ORDINARY);
     let mut s = spec.cloned().unwrap_or_default();
     let mut pinned_fields = Vec::new();

@@ -36,6 +36,12 @@ fn check_alone(stem: &str, args: &[&str]) -> std::process::Output {
     out
 }
 
+/// `lark check PTX --kernel KERNEL --format json` run from the repository (so the corpus's
+/// lark.toml applies), as JSON.
+fn check_in_repo(ptx: &str, kernel: &str) -> Value {
+    json_of(&Command::new(env!("CARGO_BIN_EXE_lark")).args(["check", ptx, "--kernel", kernel, "--format", "json"]).current_dir(repo()).output().unwrap())
+}
+
 /// The JSON document `lark check --format json` printed.
 fn json_of(out: &std::process::Output) -> Value {
     serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)))
@@ -118,12 +124,7 @@ fn a_cooperative_groups_kernel_with_no_interface_is_checked_as_a_one_dimensional
 /// middle element racing with another thread's first probe, and that is what is reported.
 #[test]
 fn a_race_the_solver_s_threads_miss_is_reported_between_the_threads_the_replay_shows() {
-    let out = Command::new(env!("CARGO_BIN_EXE_lark"))
-        .args(["check", "tests/real/bugs/sglang_moe_align_prefix.ptx", "--kernel", "moe_align_prefix_buggy", "--format", "json"])
-        .current_dir(repo())
-        .output()
-        .unwrap();
-    let doc: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+    let doc = check_in_repo("tests/real/bugs/sglang_moe_align_prefix.ptx", "moe_align_prefix_buggy");
     let k = &doc["kernels"][0];
     assert_eq!(k["verdict"], "race", "{k:#}");
     let race = k["findings"].as_array().unwrap().iter().find(|f| f["kind"] == "race").expect("a race finding");
@@ -145,12 +146,7 @@ fn a_race_the_solver_s_threads_miss_is_reported_between_the_threads_the_replay_s
 /// access that the interpreter did not reproduce").
 #[test]
 fn a_binary_search_over_a_shared_prefix_array_is_verified() {
-    let out = Command::new(env!("CARGO_BIN_EXE_lark"))
-        .args(["check", "tests/real/bugs/sglang_moe_align_prefix_fixed.ptx", "--kernel", "moe_align_prefix_fixed", "--format", "json"])
-        .current_dir(repo())
-        .output()
-        .unwrap();
-    let doc: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+    let doc = check_in_repo("tests/real/bugs/sglang_moe_align_prefix_fixed.ptx", "moe_align_prefix_fixed");
     let k = &doc["kernels"][0];
     assert_eq!(k["verdict"], "verified", "{k:#}");
     assert_eq!(k["uncertified"], Value::Array(vec![]), "{k:#}");
