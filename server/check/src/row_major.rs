@@ -13,7 +13,7 @@ use model::expr::{ExprId, Exprs, Node, Sym};
 use model::ops::BinOp;
 
 /// How a factor of fewer than 64 bits is widened to 64.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Widen {
     Signed,
     Unsigned,
@@ -22,7 +22,7 @@ pub enum Widen {
 }
 
 /// A widened expression: an atom of the expansion.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Factor {
     pub e: ExprId,
     pub widen: Widen,
@@ -175,7 +175,27 @@ fn expand(x: &Exprs, e: ExprId, widen: Widen) -> Option<Vec<Monomial>> {
         Node::Ext { a, from, to: 64, signed } if widen == Widen::None && from < 64 => expand(x, a, if signed { Widen::Signed } else { Widen::Unsigned })?,
         _ => return atom(),
     };
+    let out = combine(out)?;
     (out.len() <= MAX_MONOMIALS).then_some(out)
+}
+
+/// Like monomials added up, and those that cancel dropped. Compilers spell an index through
+/// its quotient and remainder: llm.c's encoder takes `b = bt / T`, `t = bt % T`, `c = i % C`
+/// and writes `out[b * T * C + t * C + c]`, which clang emits as `(bt - t) * C + t * C +
+/// (i - bt * C)` with `bt = i / C`: `i` itself, once the products of `bt` and of `t` cancel.
+/// Left apart, the reading keeps a stride whose row sums to zero, and the race between two
+/// threads' packs of `out` timed out instead of being the global index's.
+fn combine(monomials: Vec<Monomial>) -> Option<Vec<Monomial>> {
+    let mut out: Vec<Monomial> = Vec::with_capacity(monomials.len());
+    for mut m in monomials {
+        m.factors.sort();
+        match out.iter_mut().find(|o| o.factors == m.factors) {
+            Some(o) => o.coeff = o.coeff.checked_add(m.coeff)?,
+            None => out.push(m),
+        }
+    }
+    out.retain(|m| m.coeff != 0);
+    Some(out)
 }
 
 fn gcd(a: u128, b: u128) -> u128 {
