@@ -138,7 +138,8 @@ impl fmt::Debug for Solver {
 
 struct Running {
     process: Process,
-    /// The logic set so far (a process takes one `set-logic`; another logic means a restart).
+    /// The logic set so far (a process takes one `set-logic`; another logic means a restart of
+    /// cvc5; z3 forgets it at the `(reset)` after each query).
     logic: Option<Logic>,
     /// The time limit the process was started with (cvc5 only).
     started_for_ms: u64,
@@ -357,7 +358,18 @@ impl Solver {
             }
             _ => return Err(Halt::Failed(SmtError::Protocol { kind, expected: "`sat`, `unsat` or `unknown`", found: answer.to_string() })),
         };
-        send(running, kind, "(pop 1)\n".into())?;
+        // z3 carries what one query taught it (learned clauses, variable activity, the
+        // numbering of its terms) into the next, so which answer, and which model, a query got
+        // depended on the queries its process had answered before, and those depend on how the
+        // questions were spread over the lent solvers: a warning could differ between two runs.
+        // `(reset)` starts every query afresh (the options sent at spawn survive it); the next
+        // query sets its logic again.
+        if kind == SolverKind::Z3 {
+            send(running, kind, "(pop 1)\n(reset)\n".into())?;
+            running.logic = None;
+        } else {
+            send(running, kind, "(pop 1)\n".into())?;
+        }
         Ok(result)
     }
 

@@ -214,7 +214,7 @@ fn nonsense_answers_are_protocol_errors() {
 }
 
 #[test]
-fn a_logic_change_restarts_the_process_and_a_timeout_change_restarts_cvc5() {
+fn a_logic_change_restarts_cvc5_while_z3_resets_between_queries() {
     let mut z3 = solver(SolverKind::Z3);
     let mut cvc5 = solver(SolverKind::Cvc5);
     for s in [&mut z3, &mut cvc5] {
@@ -226,7 +226,7 @@ fn a_logic_change_restarts_the_process_and_a_timeout_change_restarts_cvc5() {
         assert!(matches!(s.check(&q, EASY, &Never), Ok(SatResult::Sat(_))));
         assert_easy_answer(s.check(&easy_query(), EASY * 2, &Never));
     }
-    assert_eq!(z3.stats().starts, 3, "z3: one start per logic change; the timeout is per query");
+    assert_eq!(z3.stats().starts, 1, "z3: `(reset)` after each query lets the next set its own logic; the timeout is per query");
     assert_eq!(cvc5.stats().starts, 3, "cvc5: the last query changed both logic and timeout");
     assert_eq!(z3.stats().queries, 4);
 }
@@ -262,4 +262,33 @@ fn a_cpu_time_limit_counts_what_the_solver_computes() {
     // The clock's backstop: 4 × 100 ms, plus 300 ms of grace.
     let took = started.elapsed();
     assert!(took >= Duration::from_millis(700) && took < Duration::from_millis(2500), "took {took:?}");
+}
+
+/// A z3 process answers each query as a fresh one would: which model a satisfiable query gets
+/// must not depend on what the process answered before (the checker spreads its questions over
+/// several processes, in an order that varies between runs).
+#[test]
+fn a_z3_model_does_not_depend_on_the_queries_before_it() {
+    let product = |name: &str, value: u128, floor: u128| {
+        let mut q = Query::new(Logic::QfBv);
+        let x = q.declare_const(&format!("{name}1"), Sort::BitVec(16));
+        let y = q.declare_const(&format!("{name}2"), Sort::BitVec(16));
+        q.assert(q.eq(q.bv_mul(x, y), q.bv(value, 16)));
+        for v in [x, y] {
+            q.assert(q.bv_ugt(v, q.bv(floor, 16)));
+        }
+        q
+    };
+    let asked = product("x", 0x3030, 1);
+    let model = |answer: Result<SatResult, SmtError>| match answer {
+        Ok(SatResult::Sat(m)) => (m.bv("x1").unwrap(), m.bv("x2").unwrap()),
+        other => panic!("expected sat, got {other:?}"),
+    };
+    let fresh = model(solver(SolverKind::Z3).check(&asked, EASY, &Never));
+    let mut used = solver(SolverKind::Z3);
+    for (value, floor) in [(0x1234, 3), (0x4321, 2), (0x0f0f, 4)] {
+        assert!(matches!(used.check(&product("a", value, floor), EASY, &Never), Ok(SatResult::Sat(_))));
+    }
+    assert_eq!(model(used.check(&asked, EASY, &Never)), fresh);
+    assert_eq!(used.stats().starts, 1);
 }
