@@ -243,7 +243,8 @@ impl<'a> Query<'a> {
                 }
                 let (b1, b2) = (self.factor_term(x, &p.stride, 1), self.factor_term(x, &q.stride, 2));
                 let (a1, a2) = (self.sum_of(x, &p.multiple, 1), self.sum_of(x, &q.multiple, 2));
-                let (c1, c2) = (self.sum_of(x, &p.rest, 1), self.sum_of(x, &q.rest, 2));
+                let (rest1, rest2) = crate::row_major::columns_past_common_base(p, q);
+                let (c1, c2) = (self.sum_of(x, &rest1, 1), self.sum_of(x, &rest2, 2));
                 self.asserts.push(format!(
                     "(=> (and (= {e1} {e2}) (= {b1} {b2}) (bvsle {zero} {c1}) (bvslt {c1} {b1}) (bvsle {zero} {c2}) (bvslt {c2} {b2})) (and (= {a1} {a2}) (= {c1} {c2})))"
                 ));
@@ -251,7 +252,7 @@ impl<'a> Query<'a> {
                 if depth > 1 {
                     // The row and the column are equal too: either can be row-major itself (a
                     // column `threadIdx.x + k * blockDim.x` of a block-stride loop).
-                    for ((m1, m2), (t1, t2)) in [((&p.multiple, &q.multiple), (&a1, &a2)), ((&p.rest, &q.rest), (&c1, &c2))] {
+                    for ((m1, m2), (t1, t2)) in [((&p.multiple, &q.multiple), (&a1, &a2)), ((&rest1, &rest2), (&c1, &c2))] {
                         let (r1, r2) = (crate::row_major::splits_of(x, m1), crate::row_major::splits_of(x, m2));
                         added += self.row_major_lemmas(x, (t1, t2), (&r1, &r2), depth - 1);
                     }

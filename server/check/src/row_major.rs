@@ -99,6 +99,23 @@ pub fn splits_of(x: &Exprs, monomials: &[Monomial]) -> Vec<Split> {
         .collect()
 }
 
+/// The columns of two readings with the same stride, without the constant they share: both
+/// offsets start at the same element past the buffer's base (ggml's softmax keeps its row at
+/// `smem + 32`, after 32 floats of warp sums), so two offsets are equal exactly when the
+/// rest of the columns and the rows are, and the column is within the row only without it
+/// (`32 + tid < blockDim.x` fails for the block's last warp, which left the lemma unusable and
+/// the races of that row undecided).
+pub fn columns_past_common_base(p: &Split, q: &Split) -> (Vec<Monomial>, Vec<Monomial>) {
+    let base = |s: &Split| s.rest.iter().find(|m| m.factors.is_empty()).map(|m| m.coeff);
+    match (base(p), base(q)) {
+        (Some(a), Some(b)) if a == b => {
+            let strip = |s: &Split| s.rest.iter().filter(|m| !m.factors.is_empty()).cloned().collect();
+            (strip(p), strip(q))
+        }
+        _ => (p.rest.clone(), q.rest.clone()),
+    }
+}
+
 /// A stride is a size (a parameter, a launch dimension, a value computed from them), not a
 /// constant, a thread or block index, a loaded value (an index buffer's slot), or a loop counter: a counter times a size is a
 /// grid-stride step, which the grid-stride lemma covers, and an index is what gets multiplied.
@@ -278,6 +295,66 @@ mod tests {
         assert_eq!(by_warps.len(), 1);
         assert_eq!(by_warps[0].multiple, vec![Monomial { coeff: 1, factors: vec![Factor { e: ctaid, widen: Widen::Signed }] }]);
         assert_eq!(by_warps[0].rest, vec![Monomial { coeff: 1, factors: vec![Factor { e: warp, widen: Widen::Signed }] }]);
+    }
+
+    #[test]
+    fn an_index_spelled_through_its_quotient_and_remainder_reads_as_the_index() {
+        // llm.c's encoder: i = 4 * (ctaid * ntid + tid), bt = i / C, t = bt % T, and the store
+        // to `out + b * T * C + t * C + c` as clang emits it, three terms widened apart:
+        // 4 * (sext((bt - t) * C) + sext(t * C) + sext(i - bt * C)) = 4 * i.
+        let mut x = Exprs::new();
+        let ctaid = x.var(Sym::Special(Special::Ctaid(0)), 32);
+        let ntid = x.var(Sym::Special(Special::Ntid(0)), 32);
+        let tid = x.var(Sym::Special(Special::Tid(0)), 32);
+        let c = x.var(Sym::Param { index: 6, offset: 0 }, 32);
+        let t_rows = x.var(Sym::Param { index: 5, offset: 0 }, 32);
+        let block = x.bin(BinOp::Mul, ctaid, ntid);
+        let global = x.bin(BinOp::Add, block, tid);
+        let two = x.konst(2, 32);
+        let i = x.bin(BinOp::Shl, global, two);
+        let bt = x.bin(BinOp::DivS, i, c);
+        let t = x.bin(BinOp::RemS, bt, t_rows);
+        let b_rows = x.bin(BinOp::Sub, bt, t);
+        let first = x.bin(BinOp::Mul, b_rows, c);
+        let second = x.bin(BinOp::Mul, t, c);
+        let bt_c = x.bin(BinOp::Mul, bt, c);
+        let third = x.bin(BinOp::Sub, i, bt_c);
+        let (o1, o2, o3) = (float_offset(&mut x, first), float_offset(&mut x, second), float_offset(&mut x, third));
+        let sum = x.bin(BinOp::Add, o1, o2);
+        let offset = x.bin(BinOp::Add, sum, o3);
+        let s = splits(&x, offset);
+        // No reading by C is left (its rows cancel); the one by ntid is the global index.
+        assert!(s.iter().all(|s| s.stride.e != c), "{s:?}");
+        let by_ntid: Vec<&Split> = s.iter().filter(|s| s.stride.e == ntid).collect();
+        assert_eq!(by_ntid.len(), 1);
+        assert_eq!(by_ntid[0].scale, 16);
+        assert_eq!(by_ntid[0].multiple, vec![Monomial { coeff: 1, factors: vec![Factor { e: ctaid, widen: Widen::Signed }] }]);
+        assert_eq!(by_ntid[0].rest, vec![Monomial { coeff: 1, factors: vec![Factor { e: tid, widen: Widen::Signed }] }]);
+    }
+
+    #[test]
+    fn two_offsets_past_the_same_base_are_compared_without_it() {
+        // 4 * sext(32 + k * ntid + tid): ggml's softmax row, kept after 32 floats of warp sums.
+        let mut x = Exprs::new();
+        let ntid = x.var(Sym::Special(Special::Ntid(0)), 32);
+        let tid = x.var(Sym::Special(Special::Tid(0)), 32);
+        let k = x.var(Sym::Counter(0), 32);
+        let base = x.konst(32, 32);
+        let step = x.bin(BinOp::Mul, k, ntid);
+        let col = x.bin(BinOp::Add, step, tid);
+        let index = x.bin(BinOp::Add, base, col);
+        let offset = float_offset(&mut x, index);
+        let by_ntid: Vec<Split> = splits(&x, offset).into_iter().filter(|s| s.stride.e == ntid).collect();
+        assert_eq!(by_ntid.len(), 1);
+        assert_eq!(by_ntid[0].rest.len(), 2, "the base is part of the column: {:?}", by_ntid[0].rest);
+        let (c1, c2) = columns_past_common_base(&by_ntid[0], &by_ntid[0]);
+        let column = vec![Monomial { coeff: 1, factors: vec![Factor { e: tid, widen: Widen::Signed }] }];
+        assert_eq!((c1, c2), (column.clone(), column));
+        // Another base: the column keeps it (the offsets differ by the bases' difference).
+        let mut other = by_ntid[0].clone();
+        other.rest.iter_mut().filter(|m| m.factors.is_empty()).for_each(|m| m.coeff = 64);
+        let (c1, _) = columns_past_common_base(&by_ntid[0], &other);
+        assert_eq!(c1.len(), 2);
     }
 
     #[test]
