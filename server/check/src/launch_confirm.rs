@@ -97,10 +97,14 @@ pub(crate) fn clean_at_common_blocks(
     let candidates: Vec<usize> = (0..findings.len())
         .filter(|&n| findings[n].kind != FindingKind::Mismatch && !findings[n].is_warning() && !skip.contains(&finding_key(&findings[n])))
         .collect();
-    if declared || candidates.is_empty() || reads_z(k) {
+    if declared || candidates.is_empty() {
         return None;
     }
-    let sizes = common_sizes(k);
+    let reads = BlockReads::of(k, &model::symbolic::lift(k));
+    if reads.z {
+        return None;
+    }
+    let sizes = common_sizes(k, reads);
     // Each block size has an equal share of the confirmation's budget (at least a second, so
     // the first sizes get more when the budget is short), and all end within it.
     let share_ms = (opts.budget_ms / sizes.len() as u64).max(1000);
@@ -142,9 +146,9 @@ pub(crate) fn clean_at_common_blocks(
 
 /// The common block sizes of kernel `k`, as `[x, y]` (see [`COMMON_BLOCKS`], [`COMMON_TILES`]),
 /// within its `__launch_bounds__`.
-pub(crate) fn common_sizes(k: &Kernel) -> Vec<[u64; 2]> {
+pub(crate) fn common_sizes(k: &Kernel, reads: BlockReads) -> Vec<[u64; 2]> {
     let max = k.max_threads.unwrap_or(1024);
-    let mut sizes: Vec<[u64; 2]> = if reads_y(k) {
+    let mut sizes: Vec<[u64; 2]> = if reads.y {
         // Kernels that read the y index are also launched with one-dimensional blocks (llama.cpp's
         // `blockIdx.x * blockDim.y + threadIdx.y` rows with `block_dims(1024, 1, 1)`).
         let warp_tile = k.max_threads.filter(|m| m % 32 == 0 && *m > 32).map(|m| [32, m / 32]);
@@ -162,13 +166,24 @@ pub(crate) fn common_sizes(k: &Kernel) -> Vec<[u64; 2]> {
     sizes
 }
 
-/// Whether the kernel reads the y thread index or block size (then two-dimensional tiles are
-/// the common launches to compare with).
-pub(crate) fn reads_y(k: &Kernel) -> bool {
-    k.reads(Special::Tid(1)) || k.reads(Special::Ntid(1))
+/// Which block dimensions beyond x the kernel reads as dimensions: y (then two-dimensional
+/// tiles are the common launches to compare with) and z (no common launch to compare with).
+/// Reads inside the linear thread index and the thread count (cooperative groups'
+/// `thread_rank()` and `size()`) do not count: they are the same in any block shape, and a
+/// kernel that reads y and z only there indexes by `threadIdx.x`, for one-dimensional blocks
+/// (see [`model::block_shape::dimensions_read_apart`]).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct BlockReads {
+    pub y: bool,
+    pub z: bool,
 }
 
-/// Whether the kernel reads the z thread index or block size (no common launch to compare with).
-fn reads_z(k: &Kernel) -> bool {
-    k.reads(Special::Tid(2)) || k.reads(Special::Ntid(2))
+impl BlockReads {
+    pub fn of(k: &Kernel, lifted: &model::symbolic::Lifted) -> BlockReads {
+        let apart = model::block_shape::dimensions_read_apart(lifted);
+        BlockReads {
+            y: (k.reads(Special::Tid(1)) || k.reads(Special::Ntid(1))) && apart[1],
+            z: (k.reads(Special::Tid(2)) || k.reads(Special::Ntid(2))) && apart[2],
+        }
+    }
 }

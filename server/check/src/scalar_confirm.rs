@@ -122,7 +122,8 @@ pub fn confirm(
     // one that a re-check here does not clear may still be cleared at the common blocks with the
     // scalars open. Unless it is let go here, it is the launch confirmation's question; what is
     // still an error after it comes back here.
-    let sizes = crate::launch_confirm::common_sizes(k);
+    let reads = crate::launch_confirm::BlockReads::of(k, &lifted);
+    let sizes = crate::launch_confirm::common_sizes(k, reads);
     let uncommon: BTreeSet<FindingKey> = candidates
         .iter()
         .copied()
@@ -163,7 +164,7 @@ pub fn confirm(
     // nobody declares is not found there (see [`CleanAt::lets_go`] for the rule).
     let left = || Options { budget_ms: opts.budget_ms.saturating_sub(started.elapsed().as_millis() as u64).max(opts.budget_ms / 4), ..opts.clone() };
     let common = clean_at_common_blocks(k, Some(&s), src, &left(), solver, &r.findings, &BTreeSet::new());
-    let tiles = crate::launch_confirm::reads_y(k);
+    let tiles = reads.y;
     let found_at = |key: &FindingKey| {
         (0..r.findings.len())
             .any(|m| finding_key(&r.findings[m]) == *key && (r.findings[m].is_warning() || !common.as_ref().is_some_and(|c| c.lets_go(m, tiles))))

@@ -33,6 +33,16 @@ const MAX_TERMS: usize = 8;
 /// Whether the kernel reads its thread indices and block dimensions only as the linear thread
 /// index and the block's thread count.
 pub fn reads_only_linear_thread_index(l: &Lifted) -> bool {
+    dimensions_read_apart(l) == [false; 3]
+}
+
+/// For each dimension (x, y, z), whether the kernel reads its thread index or block size other
+/// than through the linear thread index and the thread count. A kernel that indexes by
+/// `threadIdx.x` and reads y and z only inside `thread_rank()` (the CUDA samples' reductions:
+/// `sdata[threadIdx.x]`, then `cta.thread_rank() < 32`) is written for one-dimensional blocks:
+/// in a block of (32, 1, 32) its threads (11, 0, 2) and (11, 0, 6) share a slot, but no one
+/// launches it so, and the blocks it is compared with are one-dimensional.
+pub fn dimensions_read_apart(l: &Lifted) -> [bool; 3] {
     let x = &l.exprs;
     let mut roots: Vec<ExprId> = Vec::new();
     for a in &l.accesses {
@@ -51,6 +61,7 @@ pub fn reads_only_linear_thread_index(l: &Lifted) -> bool {
     roots.extend(l.loop_entry_pc.iter().flatten());
     roots.extend(&l.opaque_uses);
 
+    let mut apart = [false; 3];
     let mut seen = vec![false; x.len()];
     let mut stack = roots;
     while let Some(e) = stack.pop() {
@@ -58,15 +69,15 @@ pub fn reads_only_linear_thread_index(l: &Lifted) -> bool {
             continue;
         }
         if let Node::Var { sym: Sym::Special(s), .. } = x.node(e) {
-            if register(*s).is_some() {
-                return false;
+            if let Some(r) = register(*s) {
+                apart[(r % 3) as usize] = true;
             }
         }
         if !is_linear_index_or_count(x, e) {
             stack.extend(x.children(e));
         }
     }
-    true
+    apart
 }
 
 /// Whether `e` computes the linear thread index or the block's thread count.

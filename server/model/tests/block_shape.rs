@@ -3,7 +3,7 @@
 //! any other way, including through a value the expressions lose track of (a conversion to
 //! float), is not.
 
-use model::block_shape::reads_only_linear_thread_index;
+use model::block_shape::{dimensions_read_apart, reads_only_linear_thread_index};
 use model::symbolic::lift;
 use model::Kernel;
 use std::path::Path;
@@ -45,6 +45,17 @@ fn a_thread_index_read_on_its_own_is_a_dependence_on_the_block_shape() {
 }
 
 #[test]
+fn each_dimension_read_apart_from_the_linear_index_is_named() {
+    let apart = |body: &str| dimensions_read_apart(&lift(&kernel(body)));
+    // out[threadIdx.x] = rank: x is read on its own, y and z only inside the rank.
+    assert_eq!(apart("\tmul.wide.u32 %rd3, %r1, 4;\n\tadd.s64 %rd4, %rd2, %rd3;\n\tst.global.u32 [%rd4], %r7;"), [true, false, false]);
+    // out[tid.y + ntid.y * tid.z]: y and z on their own.
+    assert_eq!(apart("\tmul.wide.u32 %rd3, %r6, 4;\n\tadd.s64 %rd4, %rd2, %rd3;\n\tst.global.u32 [%rd4], %r7;"), [false, true, true]);
+    // out[rank] = rank: none.
+    assert_eq!(apart("\tmul.wide.u32 %rd3, %r7, 4;\n\tadd.s64 %rd4, %rd2, %rd3;\n\tst.global.u32 [%rd4], %r7;"), [false; 3]);
+}
+
+#[test]
 fn a_thread_index_that_only_reaches_a_float_conversion_still_counts() {
     // The address is the linear index, but the stored value is (float) threadIdx.y: the lifted
     // expressions see only a fresh value; the dependence is kept in `opaque_uses`.
@@ -66,4 +77,9 @@ fn corpus_kernels_cooperative_groups_against_a_two_dimensional_block() {
     assert!(check("llmc_layernorm_fwd_warp.ptx"));
     // One row per threadIdx.y of a (32, y) block.
     assert!(!check("llmc_fused_residual_fwd.ptx"));
+    // The CUDA samples' reduce6 indexes shared memory by threadIdx.x and reads y and z only
+    // inside thread_rank(): a kernel for one-dimensional blocks.
+    let text = std::fs::read_to_string(real.join("samples_reduce6.ptx")).unwrap();
+    let (_, k) = model::lower_module(&ptx::parse(&text).module).pop().unwrap();
+    assert_eq!(dimensions_read_apart(&lift(&k.unwrap())), [true, false, false]);
 }
