@@ -245,8 +245,16 @@ impl<'a> Query<'a> {
                 let (a1, a2) = (self.sum_of(x, &p.multiple, 1), self.sum_of(x, &q.multiple, 2));
                 let (rest1, rest2) = crate::row_major::columns_past_common_base(p, q);
                 let (c1, c2) = (self.sum_of(x, &rest1, 1), self.sum_of(x, &rest2, 2));
+                // A stride met widened both ways is one value only when it is non-negative.
+                let mut signs = String::new();
+                if p.both_widenings || q.both_widenings {
+                    let narrow = bv(0, x.bits(p.stride.e));
+                    for t in [1, 2] {
+                        signs.push_str(&format!(" (bvsle {narrow} {})", self.enc.term(p.stride.e, t)));
+                    }
+                }
                 self.asserts.push(format!(
-                    "(=> (and (= {e1} {e2}) (= {b1} {b2}) (bvsle {zero} {c1}) (bvslt {c1} {b1}) (bvsle {zero} {c2}) (bvslt {c2} {b2})) (and (= {a1} {a2}) (= {c1} {c2})))"
+                    "(=> (and (= {e1} {e2}) (= {b1} {b2}) (bvsle {zero} {c1}) (bvslt {c1} {b1}) (bvsle {zero} {c2}) (bvslt {c2} {b2}){signs}) (and (= {a1} {a2}) (= {c1} {c2})))"
                 ));
                 added += 1;
                 if depth > 1 {

@@ -43,6 +43,10 @@ pub struct Split {
     pub stride: Factor,
     pub multiple: Vec<Monomial>,
     pub rest: Vec<Monomial>,
+    /// The stride's expression also occurs widened the other way (signed where the stride is
+    /// unsigned, or the reverse), and those monomials were counted in `multiple` too: the
+    /// reading holds when the stride is non-negative as a signed value of its width.
+    pub both_widenings: bool,
 }
 
 /// At most this many monomials per offset (products of sums multiply out).
@@ -72,11 +76,21 @@ pub fn splits_of(x: &Exprs, monomials: &[Monomial]) -> Vec<Split> {
     }
     strides
         .into_iter()
-        .map(|stride| {
+        .filter_map(|stride| {
             let (mut multiple, mut rest) = (Vec::new(), Vec::new());
+            let mut both_widenings = false;
             for m in monomials {
                 let coeff = m.coeff / scale_i;
-                match m.factors.iter().position(|f| *f == stride) {
+                // The stride itself first; else the same value widened the other way: vLLM's
+                // MoE counters live at `shared + n + 1 + (threadIdx.x + 1) * n`, where clang
+                // widens the product's `n` unsigned and the base's signed, which left `n` in
+                // the column (never below the stride) and the rows' races to time out.
+                let at = m.factors.iter().position(|f| *f == stride).or_else(|| {
+                    let other = m.factors.iter().position(|f| f.e == stride.e && f.widen != Widen::None && stride.widen != Widen::None);
+                    both_widenings |= other.is_some();
+                    other
+                });
+                match at {
                     Some(at) => {
                         let mut factors = m.factors.clone();
                         factors.remove(at);
@@ -85,7 +99,7 @@ pub fn splits_of(x: &Exprs, monomials: &[Monomial]) -> Vec<Split> {
                     None => rest.push(Monomial { coeff, factors: m.factors.clone() }),
                 }
             }
-            Split { scale: scale as u64, stride, multiple, rest }
+            Some(Split { scale: scale as u64, stride, multiple: combine(multiple)?, rest, both_widenings })
         })
         // A column is an index plus loop steps: a reading whose rest multiplies two sizes or
         // indices (`tid.y * ld` when the stride is `ntid.y`) only costs the solver products.
@@ -99,20 +113,29 @@ pub fn splits_of(x: &Exprs, monomials: &[Monomial]) -> Vec<Split> {
         .collect()
 }
 
-/// The columns of two readings with the same stride, without the constant they share: both
-/// offsets start at the same element past the buffer's base (ggml's softmax keeps its row at
-/// `smem + 32`, after 32 floats of warp sums), so two offsets are equal exactly when the
-/// rest of the columns and the rows are, and the column is within the row only without it
-/// (`32 + tid < blockDim.x` fails for the block's last warp, which left the lemma unusable and
-/// the races of that row undecided).
+/// The columns of two readings with the same stride, less the smaller of their constants.
+/// Subtracting one constant from both columns keeps two offsets equal exactly when the rows
+/// and the rest of the columns are, and a column counted from a base past the buffer's start
+/// is within the row only without that base: ggml's softmax keeps its row at `smem + 32`,
+/// after 32 floats of warp sums (`32 + tid < blockDim.x` fails for the block's last warp),
+/// and vLLM's MoE counters start one element past a row, with unrolled copies at `+ 1` to
+/// `+ 4` (`4 * k + 4 < n` fails at the last iteration; `4 * k + 3 < n` holds). Either left
+/// the lemma unusable and the races of those rows undecided.
 pub fn columns_past_common_base(p: &Split, q: &Split) -> (Vec<Monomial>, Vec<Monomial>) {
-    let base = |s: &Split| s.rest.iter().find(|m| m.factors.is_empty()).map(|m| m.coeff);
-    match (base(p), base(q)) {
-        (Some(a), Some(b)) if a == b => {
-            let strip = |s: &Split| s.rest.iter().filter(|m| !m.factors.is_empty()).cloned().collect();
-            (strip(p), strip(q))
+    let constant = |s: &Split| s.rest.iter().find(|m| m.factors.is_empty()).map_or(0, |m| m.coeff);
+    let base = constant(p).min(constant(q));
+    let less_base = |s: &Split| -> Vec<Monomial> {
+        let mut rest: Vec<Monomial> = s.rest.iter().filter(|m| !m.factors.is_empty()).cloned().collect();
+        let left = constant(s) - base;
+        if left != 0 {
+            rest.push(Monomial { coeff: left, factors: Vec::new() });
         }
-        _ => (p.rest.clone(), q.rest.clone()),
+        rest
+    };
+    if base == 0 {
+        (p.rest.clone(), q.rest.clone())
+    } else {
+        (less_base(p), less_base(q))
     }
 }
 
@@ -350,11 +373,13 @@ mod tests {
         let (c1, c2) = columns_past_common_base(&by_ntid[0], &by_ntid[0]);
         let column = vec![Monomial { coeff: 1, factors: vec![Factor { e: tid, widen: Widen::Signed }] }];
         assert_eq!((c1, c2), (column.clone(), column));
-        // Another base: the column keeps it (the offsets differ by the bases' difference).
+        // Another constant (an unrolled copy three elements on): only the smaller one is set
+        // apart, and the other column keeps the difference.
         let mut other = by_ntid[0].clone();
-        other.rest.iter_mut().filter(|m| m.factors.is_empty()).for_each(|m| m.coeff = 64);
-        let (c1, _) = columns_past_common_base(&by_ntid[0], &other);
-        assert_eq!(c1.len(), 2);
+        other.rest.iter_mut().filter(|m| m.factors.is_empty()).for_each(|m| m.coeff = 35);
+        let (c1, c2) = columns_past_common_base(&by_ntid[0], &other);
+        assert_eq!(c1.len(), 1);
+        assert!(c2.contains(&Monomial { coeff: 3, factors: vec![] }), "{c2:?}");
     }
 
     #[test]
