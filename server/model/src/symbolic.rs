@@ -668,6 +668,13 @@ impl Lifter<'_> {
         match self.x.node(next).clone() {
             Node::Bin { op: BinOp::Add, a, b, .. } if a == h && self.is_invariant(l, b) => IvKind::Affine { step: b },
             Node::Bin { op: BinOp::Add, a, b, .. } if b == h && self.is_invariant(l, a) => IvKind::Affine { step: a },
+            // A loop that counts down by a size (`p -= blockDim.x`, llm.c's classifier walking a
+            // row's packs from its end) steps by the size's negation; it was a havoc, and with it
+            // every address derived from the counter, which the solver then placed past the row.
+            Node::Bin { op: BinOp::Sub, a, b, .. } if a == h && self.is_invariant(l, b) => {
+                let zero = self.x.konst(0, self.x.bits(b));
+                IvKind::Affine { step: self.x.bin(BinOp::Sub, zero, b) }
+            }
             Node::Bin { op: BinOp::LShr, a, b, .. } if a == h => match self.x.as_const(b) {
                 Some(c) => IvKind::Shr { amount: c },
                 None => IvKind::Havoc,

@@ -94,3 +94,18 @@ fn a_64_bit_counter_tested_in_its_low_32_bits_stops_at_the_first_match() {
         assert!(!loop_guard_admits(setup, latch, 32, k), "iteration {k} is past the exit");
     }
 }
+
+#[test]
+fn a_loop_counting_down_by_the_block_size_is_affine_and_stops_below_zero() {
+    // llm.c's classifier walks a row's packs from its end: p = 1000, p -= blockDim.x, while
+    // p > -1. With 128 threads: 1000, 872, ..., 104 (iterations 0..=7), then -24 stops it. A
+    // register stepped by `sub` was a havoc: no bound, and the addresses it made unknown.
+    let setup = "\tmov.u32 %r2, 1000;";
+    let latch = "\tsub.s32 %r2, %r2, %r4;\n\tsetp.gt.s32 %p1, %r2, -1;";
+    for k in 0..8 {
+        assert!(loop_guard_admits(setup, latch, 128, k), "iteration {k} runs");
+    }
+    for k in [8, 9, 100] {
+        assert!(!loop_guard_admits(setup, latch, 128, k), "iteration {k} is past the exit");
+    }
+}
