@@ -238,6 +238,14 @@ impl Binding {
                     map.insert(Sym::Special(sym), c);
                 }
             }
+            // A dimension of size one has only index 0: `thread_rank()` of a one-dimensional
+            // block then reads as `tid.x`, not `(tid.z + tid.y) * ntid.x + tid.x`.
+            for (index, range) in [(Special::Tid(d), self.block[d as usize]), (Special::Ctaid(d), self.grid[d as usize])] {
+                if range.value() == Some(1) {
+                    let zero = x.konst(0, 32);
+                    map.insert(Sym::Special(index), zero);
+                }
+            }
         }
         for f in &self.pinned_fields {
             if let Some((_, bits)) = x.find_var(Sym::Param { index: f.param, offset: f.offset }) {

@@ -46,6 +46,7 @@ pub fn check_access(ctx: &mut Ctx, i: usize) -> Option<BoundsOutcome> {
     let a = &ctx.l.accesses[i];
     let (Some(base), Some(off)) = (a.base, a.offset) else { return None };
     let size = declared_size(ctx, base)?;
+    crate::trace::line(|| format!("bounds question, line {:?}", a.line));
     if let (Some(launch), ByteSize::Fixed(n)) = (&ctx.launch, &size) {
         if let Some(decided) = crate::enumerate::bounds(ctx, launch, i, *n) {
             ctx.enumerated += 1;

@@ -274,8 +274,9 @@ impl<'a> Ctx<'a> {
         let mut skip_first_tier = false;
         if self.bind.block.iter().any(|d| d.lo != d.hi) {
             let built = self.witness_tiers(q, threads, prefer);
+            let asked = std::time::Instant::now();
             let answer = self.ask_tier(q, &built[0].1, (self.timeout_ms / 4).max(1));
-            crate::trace::line(|| format!("witness probe: {}", answer.describe()));
+            crate::trace::line(|| format!("witness probe: {} ({:.0} ms)", answer.describe(), asked.elapsed().as_secs_f64() * 1e3));
             match answer {
                 Answer::Sat(m) => return Answer::Sat(m).reported(q),
                 Answer::Unsat => skip_first_tier = true,
@@ -283,11 +284,23 @@ impl<'a> Ctx<'a> {
             }
             tiers = Some(built);
         }
+        // Each thread's rank in its block as a free value first (see `crate::thread_rank`): a
+        // proof that needs only `rank < threads` is quick there and slow through the products.
+        if let Some(Ok(abstraction)) = q.thread_rank_abstraction() {
+            let asked = std::time::Instant::now();
+            let refuted = self.refutes_within(&abstraction, (self.timeout_ms / 4).max(1));
+            crate::trace::line(|| format!("thread-rank abstraction: refuted {refuted} ({:.0} ms)", asked.elapsed().as_secs_f64() * 1e3));
+            if refuted {
+                return Answer::Unsat;
+            }
+        }
         let query = match q.to_smt() {
             Ok(query) => query,
             Err(message) => return Answer::Unknown(Undecided::Failure(message)),
         };
+        let asked = std::time::Instant::now();
         let first = self.ask(&query);
+        crate::trace::line(|| format!("question: {} ({:.0} ms)", first.describe(), asked.elapsed().as_secs_f64() * 1e3));
         let Answer::Sat(_) = first else { return first };
         if self.decide_only {
             return first.reported(q);
@@ -308,8 +321,9 @@ impl<'a> Ctx<'a> {
             }
             let preference = *kind == TierKind::Preference;
             let limit = if timed_out || preference { (self.timeout_ms / 4).max(1) } else { self.timeout_ms };
+            let asked = std::time::Instant::now();
             let answer = self.ask_tier(q, tier, limit);
-            crate::trace::line(|| format!("witness tier {}: {}", number + 1, answer.describe()));
+            crate::trace::line(|| format!("witness tier {}: {} ({:.0} ms)", number + 1, answer.describe(), asked.elapsed().as_secs_f64() * 1e3));
             match answer {
                 Answer::Sat(m) => return Answer::Sat(m).reported(q),
                 Answer::Unknown(Undecided::Timeout { .. }) if preference => {}

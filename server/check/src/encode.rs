@@ -21,6 +21,10 @@ pub struct Encoder<'a> {
     declared: HashMap<String, u32>,
     defined: HashMap<(ExprId, u8), String>,
     thread_dep: HashMap<ExprId, bool>,
+    /// Whether both thread copies are in one block (see [`Encoder::assume_same_block`]), and
+    /// which expressions vary between threads of one block.
+    same_block: bool,
+    varies_in_block: HashMap<ExprId, bool>,
     /// Constants known to fit in fewer bits than their sort (see [`Narrow`]).
     narrow: HashMap<String, Narrow>,
 }
@@ -104,6 +108,8 @@ impl<'a> Encoder<'a> {
             declared: HashMap::new(),
             defined: HashMap::new(),
             thread_dep: HashMap::new(),
+            same_block: false,
+            varies_in_block: HashMap::new(),
             narrow: HashMap::new(),
         }
     }
@@ -112,6 +118,17 @@ impl<'a> Encoder<'a> {
     /// sort is no wider.
     pub fn narrow(&mut self, name: &str, narrow: Narrow) {
         self.narrow.insert(name.to_string(), narrow);
+    }
+
+    /// The expressions the encoded terms are made of.
+    pub fn exprs(&self) -> &'a Exprs {
+        self.x
+    }
+
+    /// The name `e` is defined under for thread copy `t`, once encoded (constants and
+    /// symbols have none).
+    pub fn defined_name(&self, e: ExprId, t: u8) -> Option<&str> {
+        self.defined.get(&(e, t)).map(String::as_str)
     }
 
     /// The expressions encoded so far, with the thread copy each was encoded for (0: shared).
@@ -186,6 +203,28 @@ impl<'a> Encoder<'a> {
         name
     }
 
+    /// Both thread copies are in one block (the query asserts it): an expression that only
+    /// the block index makes differ between threads (a row `blockIdx.x * rows + ...` before
+    /// the thread's part) is encoded once, for copy 1, instead of once per copy and left to the
+    /// solver to prove equal — which z3's incremental core does not do before it searches.
+    /// Call it before encoding any term.
+    pub fn assume_same_block(&mut self) {
+        debug_assert!(self.defined.is_empty(), "terms were encoded before the threads shared a block");
+        self.same_block = true;
+    }
+
+    fn varies_in_block(&mut self, e: ExprId) -> bool {
+        if let Some(&d) = self.varies_in_block.get(&e) {
+            return d;
+        }
+        let d = match self.x.node(e) {
+            Node::Var { sym, .. } => !sym.is_block_uniform(),
+            _ => self.x.children(e).into_iter().any(|c| self.varies_in_block(c)),
+        };
+        self.varies_in_block.insert(e, d);
+        d
+    }
+
     fn depends_on_thread(&mut self, e: ExprId) -> bool {
         if let Some(&d) = self.thread_dep.get(&e) {
             return d;
@@ -200,7 +239,11 @@ impl<'a> Encoder<'a> {
 
     /// The SMT term for `e` as seen by thread `t` (1 or 2). Shared subterms are defined once.
     pub fn term(&mut self, e: ExprId, t: u8) -> String {
-        let t = if self.depends_on_thread(e) { t } else { 0 };
+        let t = match self.depends_on_thread(e) {
+            false => 0,
+            true if self.same_block && !self.varies_in_block(e) => 1,
+            true => t,
+        };
         if let Some(n) = self.defined.get(&(e, t)) {
             return n.clone();
         }

@@ -30,6 +30,7 @@ mod schedule;
 mod scope;
 pub mod smt;
 mod sync;
+mod thread_rank;
 mod trace;
 pub mod witness;
 

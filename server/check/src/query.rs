@@ -18,6 +18,9 @@ pub struct Query<'a> {
     /// Upper bounds of the launch's grid and block, per dimension (for lemmas stated later).
     grid_hi: [u64; 3],
     block_hi: [u64; 3],
+    /// How many of the block's dimensions may be larger than 1 (its trailing ones of size
+    /// exactly 1 do not count): 1, 2 or 3.
+    block_dims: usize,
 }
 
 /// A concrete thread: block and thread indices.
@@ -47,6 +50,13 @@ impl<'a> Query<'a> {
             index_terms: Vec::new(),
             grid_hi: bind.grid.map(|d| d.hi),
             block_hi: bind.block.map(|d| d.hi),
+            block_dims: if bind.block[2].value() != Some(1) {
+                3
+            } else if bind.block[1].value() != Some(1) {
+                2
+            } else {
+                1
+            },
         };
         q.narrow_known_ranges(bind, threads);
         for d in 0..3 {
@@ -66,9 +76,9 @@ impl<'a> Query<'a> {
             }
         }
         // At most 1024 threads per block (fewer under `__launch_bounds__`).
-        q.asserts.push(format!("(bvule (bvmul ntid_x (bvmul ntid_y ntid_z)) {})", bv(bind.max_threads.min(1024), 32)));
+        q.asserts.push(format!("(bvule {} {})", q.block_threads(), bv(bind.max_threads.min(1024), 32)));
         if bind.whole_warps {
-            q.asserts.push(format!("(= (bvurem (bvmul ntid_x (bvmul ntid_y ntid_z)) {}) {})", bv(32, 32), bv(0, 32)));
+            q.asserts.push(format!("(= (bvurem {} {}) {})", q.block_threads(), bv(32, 32), bv(0, 32)));
         }
         if threads == 2 {
             q.global_index_lemmas(bind);
@@ -353,6 +363,45 @@ impl<'a> Query<'a> {
         Some(crate::smt::read_query(&script))
     }
 
+    /// Thread `t`'s linear index in its block (`thread_rank()`), spelled without the
+    /// dimensions of size 1.
+    pub fn linear_tid(&self, t: u8) -> String {
+        match self.block_dims {
+            1 => format!("tid_x_{t}"),
+            2 => format!("(bvadd tid_x_{t} (bvmul ntid_x tid_y_{t}))"),
+            _ => format!("(bvadd tid_x_{t} (bvmul ntid_x (bvadd tid_y_{t} (bvmul ntid_y tid_z_{t}))))"),
+        }
+    }
+
+    /// The number of threads in a block, spelled without the dimensions of size 1.
+    pub fn block_threads(&self) -> &'static str {
+        match self.block_dims {
+            1 => "ntid_x",
+            2 => "(bvmul ntid_x ntid_y)",
+            _ => "(bvmul ntid_x (bvmul ntid_y ntid_z))",
+        }
+    }
+
+    /// The query with each thread's linear index in its block and the block's thread count as
+    /// free values (see [`crate::thread_rank`]): a weaker query; `None` when it has neither
+    /// (in a one-dimensional block the index is `tid.x` already).
+    pub fn thread_rank_abstraction(&self) -> Option<Result<::smt::Query, String>> {
+        if self.block_dims == 1 {
+            return None;
+        }
+        let one_deep = self.block_dims == 2;
+        let ranks: Vec<(String, u8)> = self
+            .enc
+            .encoded()
+            .into_iter()
+            .filter(|&(e, t)| t > 0 && crate::thread_rank::is_linear_tid(self.enc.exprs(), e, one_deep))
+            .filter_map(|(e, t)| self.enc.defined_name(e, t).map(|n| (n.to_string(), t)))
+            .collect();
+        let spelled = [(self.linear_tid(1), 1), (self.linear_tid(2), 2)];
+        let script = crate::thread_rank::abstract_script(&self.script(), &ranks, &spelled, self.block_threads())?;
+        Some(crate::smt::read_query(&script))
+    }
+
     /// `(bvugt end size)`-style term for a buffer's size in bytes (64-bit).
     pub fn size_term(&mut self, x: &Exprs, size: &ByteSize) -> String {
         match size {
@@ -387,7 +436,7 @@ impl<'a> Query<'a> {
         // linear id multiplies launch dimensions, which costs the solver when they are unknown.
         let mut asserts = self.asserts.clone();
         for t in 1..=2u8 {
-            let lin = linear_tid(t);
+            let lin = self.linear_tid(t);
             let lane = sym_name(Sym::Special(Special::LaneId), t);
             if self.enc.is_declared(&lane) {
                 asserts.push(format!("(= {lane} (bvand {lin} {}))", bv(31, 32)));
@@ -515,10 +564,6 @@ fn mixed_global_index(x: &Exprs, e: ExprId) -> Option<(u8, u8)> {
 }
 
 /// Linear thread id of thread copy `t` as an SMT term.
-pub fn linear_tid(t: u8) -> String {
-    format!("(bvadd tid_x_{t} (bvmul ntid_x (bvadd tid_y_{t} (bvmul ntid_y tid_z_{t}))))")
-}
-
 /// Both threads in the same block.
 pub fn same_block() -> String {
     format!("(and {})", DIMS.iter().map(|d| format!("(= ctaid_{d}_1 ctaid_{d}_2)")).collect::<Vec<_>>().join(" "))

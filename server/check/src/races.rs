@@ -264,6 +264,9 @@ pub fn check_pair(ctx: &mut Ctx, i: usize, j: usize) -> Option<RaceOutcome> {
     }
     let x = &ctx.l.exprs;
     let mut q = Query::new(x, ctx.bind, 2);
+    if a.space == Space::Shared {
+        q.enc.assume_same_block();
+    }
     let pc1 = q.enc.term(a.pc, 1);
     let pc2 = q.enc.term(b.pc, 2);
     let t1 = q.enc.term(o1, 1);
@@ -272,7 +275,7 @@ pub fn check_pair(ctx: &mut Ctx, i: usize, j: usize) -> Option<RaceOutcome> {
     if let Some(warp_phase) = ctx.phases.same_warp_phase(i, j) {
         // Lanes of one warp are also ordered by full-warp syncs.
         let warp_term = phase_formula(&mut q, ctx.l, &warp_phase);
-        let same_warp = format!("(= (bvlshr {} (_ bv5 32)) (bvlshr {} (_ bv5 32)))", crate::query::linear_tid(1), crate::query::linear_tid(2));
+        let same_warp = format!("(= (bvlshr {} (_ bv5 32)) (bvlshr {} (_ bv5 32)))", q.linear_tid(1), q.linear_tid(2));
         phase_term = format!("(ite {same_warp} {warp_term} {phase_term})");
     }
     q.asserts.push(pc1);

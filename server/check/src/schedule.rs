@@ -12,7 +12,7 @@ use crate::bind::Binding;
 use crate::bounds::{self, BoundsLedger, BoundsOutcome};
 use crate::ctx::{Ctx, PointsCache};
 use crate::races::{self, RaceLedger, RaceOutcome};
-use crate::sync::{self, Site, SyncOutcome};
+use crate::sync::{self, Site, SyncLedger, SyncOutcome};
 use model::budget::Budget;
 use model::phases::Phases;
 use model::symbolic::Lifted;
@@ -95,7 +95,8 @@ enum Item {
 enum Answer {
     /// For the `n`th pair; `None`: the ledger said the pair need not be checked.
     Race(usize, Option<Option<RaceOutcome>>),
-    Sync(Option<SyncOutcome>),
+    /// For the `n`th site; `None` when it holds or was not checked.
+    Sync(usize, Option<SyncOutcome>),
     Bounds(Option<BoundsOutcome>),
 }
 
@@ -124,6 +125,7 @@ pub fn run(shared: &Shared, solvers: Vec<::smt::Solver>) -> (Answers, Vec<::smt:
         next: AtomicUsize::new(0),
         ledger: RaceLedger::default(),
         bounds_ledger: BoundsLedger::default(),
+        sync_ledger: SyncLedger::default(),
     };
     let (done, solvers) = if solvers.len() <= 1 {
         let mut solver = solvers.into_iter().next().unwrap_or_else(|| {
@@ -172,6 +174,7 @@ struct Work<'a> {
     next: AtomicUsize,
     ledger: RaceLedger,
     bounds_ledger: BoundsLedger,
+    sync_ledger: SyncLedger,
 }
 
 impl Work<'_> {
@@ -197,7 +200,7 @@ impl Work<'_> {
                     n,
                     match item {
                         Item::Race(p) => Answer::Race(p, None),
-                        Item::Sync(_) => Answer::Sync(None),
+                        Item::Sync(s) => Answer::Sync(s, None),
                         Item::Bounds(_) => Answer::Bounds(None),
                     },
                 ));
@@ -214,7 +217,16 @@ impl Work<'_> {
                         outcome
                     }),
                 ),
-                Item::Sync(s) => Answer::Sync(sync::check_site(&mut ctx, &self.sites[s])),
+                Item::Sync(s) => Answer::Sync(
+                    s,
+                    if self.sync_ledger.worth_checking(self.sites, s) {
+                        let outcome = sync::check_site(&mut ctx, &self.sites[s]);
+                        self.sync_ledger.record(self.sites, s, &outcome);
+                        outcome
+                    } else {
+                        None
+                    },
+                ),
                 Item::Bounds(i) => Answer::Bounds(if self.bounds_ledger.worth_checking(self.shared.l, i) {
                     let outcome = bounds::check_access(&mut ctx, i);
                     self.bounds_ledger.record(self.shared.l, i, &outcome);
@@ -241,15 +253,17 @@ impl Work<'_> {
             by_item.extend(d.answers);
         }
         by_item.sort_by_key(|(n, _)| *n);
+        let mut sync = Vec::new();
         let mut races: Vec<Option<Option<RaceOutcome>>> = (0..self.pairs.len()).map(|_| None).collect();
         for (_, a) in by_item {
             match a {
                 Answer::Race(p, o) => races[p] = o,
-                Answer::Sync(o) => answers.sync.extend(o),
+                Answer::Sync(s, o) => sync.extend(o.map(|o| (s, o))),
                 Answer::Bounds(o) => answers.bounds.extend(o),
             }
         }
         answers.races = races::select(self.shared.l, self.pairs, races);
+        answers.sync = SyncLedger::select(self.sites, sync);
         answers.bounds = BoundsLedger::select(self.shared.l, std::mem::take(&mut answers.bounds));
         answers
     }

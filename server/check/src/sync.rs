@@ -4,7 +4,7 @@
 
 use crate::ctx::{Answer, Ctx, Undecided};
 use crate::encode::bv;
-use crate::query::{linear_tid, same_block, Query};
+use crate::query::{same_block, Query};
 use crate::witness::{ThreadSpec, Witness};
 use model::cfg::{BlockId, LoopId};
 use model::expr::{ExprId, Sym};
@@ -32,17 +32,73 @@ pub struct Site {
     /// The collective's member mask; `None` for a block-wide barrier.
     pub mask: Option<ExprId>,
     pub loops: Vec<LoopId>,
+    /// The source line of the instruction, if known.
+    pub line: Option<u32>,
 }
 
 /// The barriers, then the warp collectives, in the order they are reported.
 pub fn sites(l: &Lifted) -> Vec<Site> {
-    let barriers = l.barriers.iter().map(|b| Site { block: b.block, inst: b.inst, pc: b.pc, mask: None, loops: b.loops.clone() });
-    let warp = l.warp_ops.iter().map(|w| Site { block: w.block, inst: w.inst, pc: w.pc, mask: Some(w.mask), loops: w.loops.clone() });
+    let barriers = l.barriers.iter().map(|b| Site { block: b.block, inst: b.inst, pc: b.pc, mask: None, loops: b.loops.clone(), line: b.line });
+    let warp = l.warp_ops.iter().map(|w| Site { block: w.block, inst: w.inst, pc: w.pc, mask: Some(w.mask), loops: w.loops.clone(), line: w.line });
     barriers.chain(warp).collect()
+}
+
+/// Which sites are still worth checking when sites are checked in parallel.
+///
+/// The report keeps one divergence per kind and source line, so once a site has a witness,
+/// the sites after it on the same line (the five shuffles of one `cg::reduce`, or the unrolled
+/// copies of a `__syncwarp`) would each cost their queries, witness tiers and a replay for a
+/// finding the report drops. As with [`crate::races::RaceLedger`], a site is skipped only when
+/// a witness before it decides that checking one after another would skip it, and
+/// [`SyncLedger::select`] applies that rule to the outcomes exactly, so the report does not
+/// depend on the workers' timing.
+#[derive(Default)]
+pub struct SyncLedger {
+    /// The first site (by number) with a witness, for each line and kind, as far as known.
+    witnessed: std::sync::Mutex<std::collections::HashMap<SiteKey, usize>>,
+}
+
+/// A site's line and whether it is a warp collective.
+type SiteKey = (u32, bool);
+
+/// `None` (never skipped) when the site has no line.
+fn site_key(site: &Site) -> Option<SiteKey> {
+    site.line.map(|line| (line, site.mask.is_some()))
+}
+
+impl SyncLedger {
+    pub fn worth_checking(&self, sites: &[Site], s: usize) -> bool {
+        let Some(key) = site_key(&sites[s]) else { return true };
+        let witnessed = self.witnessed.lock().unwrap_or_else(|e| e.into_inner());
+        witnessed.get(&key).is_none_or(|&first| first >= s)
+    }
+
+    pub fn record(&self, sites: &[Site], s: usize, outcome: &Option<SyncOutcome>) {
+        if let (Some(SyncOutcome::Witness(_)), Some(key)) = (outcome, site_key(&sites[s])) {
+            let mut witnessed = self.witnessed.lock().unwrap_or_else(|e| e.into_inner());
+            let first = witnessed.entry(key).or_insert(s);
+            *first = (*first).min(s);
+        }
+    }
+
+    /// The outcomes to report, from the outcomes of the sites by number (`None` where a site
+    /// was not checked or holds): what checking one after another would give (nothing after
+    /// the first witness of a line and kind).
+    pub fn select(sites: &[Site], outcomes: Vec<(usize, SyncOutcome)>) -> Vec<SyncOutcome> {
+        let mut first: std::collections::HashMap<SiteKey, usize> = std::collections::HashMap::new();
+        for (s, o) in &outcomes {
+            if let (SyncOutcome::Witness(_), Some(key)) = (o, site_key(&sites[*s])) {
+                let f = first.entry(key).or_insert(*s);
+                *f = (*f).min(*s);
+            }
+        }
+        outcomes.into_iter().filter(|(s, _)| site_key(&sites[*s]).and_then(|key| first.get(&key)).is_none_or(|&f| *s <= f)).map(|(_, o)| o).collect()
+    }
 }
 
 /// Decides whether every thread that should reaches `site` together: `None` when they do.
 pub fn check_site(ctx: &mut Ctx, site: &Site) -> Option<SyncOutcome> {
+    crate::trace::line(|| format!("{} question, line {:?}", if site.mask.is_some() { "warp collective" } else { "barrier" }, site.line));
     match site.mask {
         None => check_barrier(ctx, site),
         Some(mask) => check_collective(ctx, site, mask),
@@ -62,6 +118,7 @@ fn check_barrier(ctx: &mut Ctx, site: &Site) -> Option<SyncOutcome> {
         }
     }
     let mut q = Query::new(&ctx.l.exprs, ctx.bind, 2);
+    q.enc.assume_same_block();
     let p1 = q.enc.term(pc, 1);
     let p2 = q.enc.term(pc, 2);
     q.asserts.push(same_block());
@@ -96,6 +153,7 @@ fn check_collective(ctx: &mut Ctx, site: &Site, mask: ExprId) -> Option<SyncOutc
         }
     }
     let mut q = Query::new(&ctx.l.exprs, ctx.bind, 2);
+    q.enc.assume_same_block();
     let p1 = q.enc.term(pc, 1);
     let p2 = q.enc.term(pc, 2);
     let m1 = q.enc.term(mask, 1);
@@ -108,10 +166,10 @@ fn check_collective(ctx: &mut Ctx, site: &Site, mask: ExprId) -> Option<SyncOutc
     q.asserts.push(format!("(bvult lane_missing {})", bv(32, 32)));
     q.asserts.push(format!("(= ((_ extract 0 0) (bvlshr {m1} lane_missing)) #b1)"));
     // ...is thread 2 (same warp), unless that lane is past the end of the block.
-    let lin1 = linear_tid(1);
+    let lin1 = q.linear_tid(1);
     let target = format!("(bvor (bvand {lin1} {}) lane_missing)", bv(!31u64 & 0xffff_ffff, 32));
-    let nthreads = "(bvmul ntid_x (bvmul ntid_y ntid_z))";
-    q.asserts.push(format!("(or (bvuge {target} {nthreads}) (and (= {} {target}) (not {p2})))", linear_tid(2)));
+    let nthreads = q.block_threads();
+    q.asserts.push(format!("(or (bvuge {target} {nthreads}) (and (= {} {target}) (not {p2})))", q.linear_tid(2)));
     let mut roots = vec![pc, mask];
     roots.extend(ctx.assert_facts(&mut q, block, &[pc, mask], 1));
     roots.extend(ctx.assert_facts(&mut q, block, &[pc, mask], 2));
