@@ -18,9 +18,10 @@ pub struct Query<'a> {
     /// Upper bounds of the launch's grid and block, per dimension (for lemmas stated later).
     grid_hi: [u64; 3],
     block_hi: [u64; 3],
-    /// How many of the block's dimensions may be larger than 1 (its trailing ones of size
-    /// exactly 1 do not count): 1, 2 or 3.
+    /// How many of the block's and the grid's dimensions may be larger than 1 (trailing ones
+    /// of size exactly 1 do not count): 1, 2 or 3.
     block_dims: usize,
+    grid_dims: usize,
 }
 
 /// A concrete thread: block and thread indices.
@@ -50,13 +51,8 @@ impl<'a> Query<'a> {
             index_terms: Vec::new(),
             grid_hi: bind.grid.map(|d| d.hi),
             block_hi: bind.block.map(|d| d.hi),
-            block_dims: if bind.block[2].value() != Some(1) {
-                3
-            } else if bind.block[1].value() != Some(1) {
-                2
-            } else {
-                1
-            },
+            block_dims: dims_used(&bind.block),
+            grid_dims: dims_used(&bind.grid),
         };
         q.narrow_known_ranges(bind, threads);
         for d in 0..3 {
@@ -382,22 +378,21 @@ impl<'a> Query<'a> {
         }
     }
 
-    /// The query with each thread's linear index in its block and the block's thread count as
-    /// free values (see [`crate::thread_rank`]): a weaker query; `None` when it has neither
-    /// (in a one-dimensional block the index is `tid.x` already).
+    /// The query with each thread's linear index in its block, each block's in the grid, and
+    /// the block's thread count as free values (see [`crate::thread_rank`]): a weaker query;
+    /// `None` when it has none of them (in a one-dimensional block the index is `tid.x`).
     pub fn thread_rank_abstraction(&self) -> Option<Result<::smt::Query, String>> {
-        if self.block_dims == 1 {
-            return None;
-        }
-        let one_deep = self.block_dims == 2;
-        let ranks: Vec<(String, u8)> = self
+        let ranks: Vec<(String, crate::thread_rank::Rank, u8)> = self
             .enc
             .encoded()
             .into_iter()
-            .filter(|&(e, t)| t > 0 && crate::thread_rank::is_linear_tid(self.enc.exprs(), e, one_deep))
-            .filter_map(|(e, t)| self.enc.defined_name(e, t).map(|n| (n.to_string(), t)))
+            .filter(|&(_, t)| t > 0)
+            .filter_map(|(e, t)| {
+                let kind = crate::thread_rank::linear_index(self.enc.exprs(), e, self.block_dims, self.grid_dims)?;
+                Some((self.enc.defined_name(e, t)?.to_string(), kind, t))
+            })
             .collect();
-        let spelled = [(self.linear_tid(1), 1), (self.linear_tid(2), 2)];
+        let spelled: Vec<(String, u8)> = if self.block_dims > 1 { vec![(self.linear_tid(1), 1), (self.linear_tid(2), 2)] } else { vec![] };
         let script = crate::thread_rank::abstract_script(&self.script(), &ranks, &spelled, self.block_threads())?;
         Some(crate::smt::read_query(&script))
     }
@@ -564,6 +559,18 @@ fn mixed_global_index(x: &Exprs, e: ExprId) -> Option<(u8, u8)> {
 }
 
 /// Linear thread id of thread copy `t` as an SMT term.
+/// How many dimensions of a launch shape may be larger than 1: trailing ones of size exactly 1
+/// do not count.
+fn dims_used(shape: &[spec::DimRange; 3]) -> usize {
+    if shape[2].value() != Some(1) {
+        3
+    } else if shape[1].value() != Some(1) {
+        2
+    } else {
+        1
+    }
+}
+
 /// Both threads in the same block.
 pub fn same_block() -> String {
     format!("(and {})", DIMS.iter().map(|d| format!("(= ctaid_{d}_1 ctaid_{d}_2)")).collect::<Vec<_>>().join(" "))

@@ -13,23 +13,32 @@
 use model::expr::{ExprId, Exprs, Node, Sym};
 use model::ops::{BinOp, Special};
 
-/// Whether `e` is a thread's linear index in its block: `tid.x + ntid.x * (tid.y + ntid.y *
-/// tid.z)` in any arrangement of sums and products (as a polynomial over the launch symbols);
-/// or, when `one_deep` (the block's z size is 1), `tid.x + ntid.x * tid.y`.
-pub fn is_linear_tid(x: &Exprs, e: ExprId, one_deep: bool) -> bool {
-    if x.bits(e) != 32 {
-        return false;
+/// Which linear index an expression is (see [`linear_index`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Rank {
+    /// A thread's index in its block, `thread_rank()`.
+    Thread,
+    /// A block's index in the grid.
+    Block,
+}
+
+/// Whether `e` is a linear index over the first `dims` dimensions (2 or 3; the others have
+/// size 1): a thread's index in its block, `tid.x + ntid.x * (tid.y + ntid.y * tid.z)`, or a
+/// block's in the grid, `ctaid.x + nctaid.x * (ctaid.y + nctaid.y * ctaid.z)`, in any
+/// arrangement of sums and products (compared as polynomials over the launch symbols).
+pub fn linear_index(x: &Exprs, e: ExprId, block_dims: usize, grid_dims: usize) -> Option<Rank> {
+    if x.bits(e) != 32 || (block_dims < 2 && grid_dims < 2) {
+        return None;
     }
-    let Some(mut monomials) = expand(x, e, 0) else { return false };
+    let mut monomials = expand(x, e, 0)?;
     for m in &mut monomials {
         m.sort();
     }
     monomials.sort();
-    let specials = |list: &[&[Special]]| -> Vec<Vec<Special>> {
-        let mut v: Vec<Vec<Special>> = list
-            .iter()
-            .map(|m| {
-                let mut m = m.to_vec();
+    let form = |index: fn(u8) -> Special, size: fn(u8) -> Special, dims: usize| -> Vec<Vec<Special>> {
+        let mut v: Vec<Vec<Special>> = (0..dims as u8)
+            .map(|d| {
+                let mut m: Vec<Special> = (0..d).map(size).chain([index(d)]).collect();
                 m.sort();
                 m
             })
@@ -37,9 +46,13 @@ pub fn is_linear_tid(x: &Exprs, e: ExprId, one_deep: bool) -> bool {
         v.sort();
         v
     };
-    use Special::{Ntid, Tid};
-    monomials == specials(&[&[Tid(0)], &[Ntid(0), Tid(1)], &[Ntid(0), Ntid(1), Tid(2)]])
-        || (one_deep && monomials == specials(&[&[Tid(0)], &[Ntid(0), Tid(1)]]))
+    if block_dims >= 2 && monomials == form(Special::Tid, Special::Ntid, block_dims) {
+        Some(Rank::Thread)
+    } else if grid_dims >= 2 && monomials == form(Special::Ctaid, Special::Nctaid, grid_dims) {
+        Some(Rank::Block)
+    } else {
+        None
+    }
 }
 
 /// `e` as a sum of products of launch specials, each with coefficient 1; `None` for anything
@@ -49,7 +62,7 @@ fn expand(x: &Exprs, e: ExprId, depth: u32) -> Option<Vec<Vec<Special>>> {
         return None;
     }
     match x.node(e) {
-        Node::Var { sym: Sym::Special(s @ (Special::Tid(_) | Special::Ntid(_))), bits: 32 } => Some(vec![vec![*s]]),
+        Node::Var { sym: Sym::Special(s @ (Special::Tid(_) | Special::Ntid(_) | Special::Ctaid(_) | Special::Nctaid(_))), bits: 32 } => Some(vec![vec![*s]]),
         Node::Bin { op: BinOp::Add, a, b, bits: 32 } => {
             let mut sum = expand(x, *a, depth + 1)?;
             sum.extend(expand(x, *b, depth + 1)?);
@@ -64,58 +77,90 @@ fn expand(x: &Exprs, e: ExprId, depth: u32) -> Option<Vec<Vec<Special>>> {
     }
 }
 
-/// The name of thread `t`'s rank in the abstraction.
-fn rank(t: u8) -> String {
-    format!("rank_{t}")
+/// The name of thread `t`'s rank of kind `kind` in the abstraction.
+fn rank(kind: Rank, t: u8) -> String {
+    match kind {
+        Rank::Thread => format!("rank_{t}"),
+        Rank::Block => format!("block_rank_{t}"),
+    }
 }
 
 const BLOCK_THREADS: &str = "block_threads";
 
-/// `script` (a query's text) with the definitions named in `ranks` (each `(name, thread)`, a
-/// 32-bit linear index of that thread) and the strings `spelled` (each thread's linear index
-/// as the query's own assertions spell it) replaced by the thread's free rank, and `threads`
-/// (the block's thread count as spelled) by a free count; `None` when nothing is replaced.
-pub fn abstract_script(script: &str, ranks: &[(String, u8)], spelled: &[(String, u8)], threads: &str) -> Option<String> {
-    let mut out = String::with_capacity(script.len());
-    let mut used = [false; 3];
-    let mut declared = false;
-    let declarations = |used: &[bool; 3]| {
-        let mut d = format!("(declare-fun {BLOCK_THREADS} () (_ BitVec 32))\n");
+/// The declarations of the ranks in use (`used[kind][t]`) and of the thread count.
+fn declarations(used: &[[bool; 3]; 2]) -> String {
+    let mut d = format!("(declare-fun {BLOCK_THREADS} () (_ BitVec 32))\n");
+    for kind in [Rank::Thread, Rank::Block] {
         for t in 1..=2u8 {
-            if used[t as usize] {
-                d.push_str(&format!("(declare-fun {} () (_ BitVec 32))\n(assert (bvult {} {BLOCK_THREADS}))\n", rank(t), rank(t)));
+            if used[kind as usize][t as usize] {
+                d.push_str(&format!("(declare-fun {} () (_ BitVec 32))\n", rank(kind, t)));
             }
         }
-        d
-    };
-    // Which threads' ranks appear at all decides what is declared, so look first.
-    for (name, t) in ranks {
+    }
+    d
+}
+
+/// What the abstraction knows of the ranks in use: a thread's rank is below the block's thread
+/// count; two ranks of one kind are equal exactly when the indices they linearise are (the
+/// linear index is one-to-one below the sizes).
+fn facts(used: &[[bool; 3]; 2]) -> String {
+    let mut f = String::new();
+    for t in 1..=2u8 {
+        if used[Rank::Thread as usize][t as usize] {
+            f.push_str(&format!("(assert (bvult {} {BLOCK_THREADS}))\n", rank(Rank::Thread, t)));
+        }
+    }
+    for (kind, index) in [(Rank::Thread, "tid"), (Rank::Block, "ctaid")] {
+        if used[kind as usize][1] && used[kind as usize][2] {
+            let same = ["x", "y", "z"].map(|d| format!("(= {index}_{d}_1 {index}_{d}_2)")).join(" ");
+            f.push_str(&format!("(assert (= (= {} {}) (and {same})))\n", rank(kind, 1), rank(kind, 2)));
+        }
+    }
+    f
+}
+
+/// `script` (a query's text) with the definitions named in `ranks` (each `(name, kind,
+/// thread)`: a 32-bit linear index, see [`linear_index`]) and the strings `spelled` (each
+/// thread's rank in its block as the query's own assertions spell it) replaced by free ranks,
+/// and `threads` (the block's thread count as spelled) by a free count, with [`facts`] about
+/// them (before its `(check-sat)`, or at its end); `None` when nothing is replaced.
+pub fn abstract_script(script: &str, ranks: &[(String, Rank, u8)], spelled: &[(String, u8)], threads: &str) -> Option<String> {
+    let mut used = [[false; 3]; 2];
+    // Which ranks appear at all decides what is declared, so look first.
+    for (name, kind, t) in ranks {
         if script.contains(&format!("(define-fun {name} () (_ BitVec 32) ")) {
-            used[*t as usize] = true;
+            used[*kind as usize][*t as usize] = true;
         }
     }
     for (text, t) in spelled {
         if script.contains(text.as_str()) {
-            used[*t as usize] = true;
+            used[Rank::Thread as usize][*t as usize] = true;
         }
     }
-    if !used.iter().any(|&u| u) {
+    if !used.iter().flatten().any(|&u| u) {
         return None;
     }
+    let mut out = String::with_capacity(script.len());
+    let (mut declared, mut asserted) = (false, false);
     for line in script.lines() {
-        // Declarations come first in a script; the abstraction's go after the last of them.
-        if !declared && !(line.starts_with(';') || line.starts_with("(set-") || line.starts_with("(declare-")) {
+        // The ranks are declared before the script's first definition (which may use them);
+        // what is known of them is asserted at its end, where every name they relate to is.
+        if !declared && !(line.starts_with(';') || line.starts_with("(set-")) {
             out.push_str(&declarations(&used));
             declared = true;
         }
-        let defined = ranks.iter().find(|(name, _)| line.starts_with(&format!("(define-fun {name} () (_ BitVec 32) ")));
+        if line.starts_with("(check-sat") {
+            out.push_str(&facts(&used));
+            asserted = true;
+        }
+        let defined = ranks.iter().find(|(name, _, _)| line.starts_with(&format!("(define-fun {name} () (_ BitVec 32) ")));
         let mut line = match defined {
-            Some((name, t)) => format!("(define-fun {name} () (_ BitVec 32) {})", rank(*t)),
+            Some((name, kind, t)) => format!("(define-fun {name} () (_ BitVec 32) {})", rank(*kind, *t)),
             None => line.to_string(),
         };
         for (text, t) in spelled {
             if line.contains(text.as_str()) {
-                line = line.replace(text.as_str(), &rank(*t));
+                line = line.replace(text.as_str(), &rank(Rank::Thread, *t));
             }
         }
         if line.contains(threads) {
@@ -123,6 +168,9 @@ pub fn abstract_script(script: &str, ranks: &[(String, u8)], spelled: &[(String,
         }
         out.push_str(&line);
         out.push('\n');
+    }
+    if !asserted {
+        out.push_str(&facts(&used));
     }
     Some(out)
 }
@@ -146,28 +194,48 @@ mod tests {
         let b = x.bin(BinOp::Add, a, ty);
         let c = x.bin(BinOp::Mul, b, nx);
         let rank = x.bin(BinOp::Add, c, tx);
-        assert!(is_linear_tid(&x, rank, false));
-        // The two-dimensional index is one only when the block is one deep.
+        assert_eq!(linear_index(&x, rank, 3, 1), Some(Rank::Thread));
+        // In a block one deep the index has no z part; a three-term index is not one there.
         let d = x.bin(BinOp::Mul, ty, nx);
         let flat = x.bin(BinOp::Add, tx, d);
-        assert!(!is_linear_tid(&x, flat, false));
-        assert!(is_linear_tid(&x, flat, true));
-        // A global index is not.
-        let cx = special(&mut x, Special::Ctaid(0));
-        let e = x.bin(BinOp::Mul, cx, nx);
-        let global = x.bin(BinOp::Add, e, tx);
-        assert!(!is_linear_tid(&x, global, true));
+        assert_eq!(linear_index(&x, flat, 3, 1), None);
+        assert_eq!(linear_index(&x, flat, 2, 1), Some(Rank::Thread));
+        assert_eq!(linear_index(&x, rank, 2, 1), None);
+        // A block's index in a two-dimensional grid.
+        let (cx, cy, ncx) = (special(&mut x, Special::Ctaid(0)), special(&mut x, Special::Ctaid(1)), special(&mut x, Special::Nctaid(0)));
+        let e = x.bin(BinOp::Mul, cy, ncx);
+        let block = x.bin(BinOp::Add, e, cx);
+        assert_eq!(linear_index(&x, block, 1, 2), Some(Rank::Block));
+        assert_eq!(linear_index(&x, block, 3, 1), None);
+        // A global index is neither.
+        let f = x.bin(BinOp::Mul, cx, nx);
+        let global = x.bin(BinOp::Add, f, tx);
+        assert_eq!(linear_index(&x, global, 3, 3), None);
     }
 
     #[test]
-    fn the_abstraction_replaces_definitions_and_spellings_and_declares_the_ranks() {
+    fn the_abstraction_replaces_definitions_and_spellings_and_states_what_ranks_are() {
         let script = "(set-logic QF_BV)\n(declare-const tid_x_1 (_ BitVec 32))\n(define-fun n9_1 () (_ BitVec 32) (bvadd n8_1 tid_x_1))\n\
-                      (assert (bvult LIN1 (bvmul ntid_x ntid_y)))\n(check-sat)\n";
-        let out = abstract_script(script, &[("n9_1".into(), 1)], &[("LIN1".into(), 1)], "(bvmul ntid_x ntid_y)").unwrap();
+                      (define-fun n7_2 () (_ BitVec 32) (bvadd n6_2 ctaid_x_2))\n(define-fun n7_1 () (_ BitVec 32) (bvadd n6_1 ctaid_x_1))\n\
+                      (assert (bvult LIN1 (bvmul ntid_x ntid_y)))\n";
+        let ranks = [("n9_1".to_string(), Rank::Thread, 1), ("n7_1".to_string(), Rank::Block, 1), ("n7_2".to_string(), Rank::Block, 2)];
+        let out = abstract_script(script, &ranks, &[("LIN1".into(), 1)], "(bvmul ntid_x ntid_y)").unwrap();
         assert!(out.contains("(define-fun n9_1 () (_ BitVec 32) rank_1)"), "{out}");
-        assert!(out.contains("(assert (bvult rank_1 block_threads))\n(define-fun"), "{out}");
-        assert!(out.contains("(assert (bvult rank_1 block_threads))\n(check-sat)"), "{out}");
-        assert!(!out.contains("rank_2"), "{out}");
+        assert!(out.contains("(define-fun n7_2 () (_ BitVec 32) block_rank_2)"), "{out}");
+        assert!(out.starts_with("(set-logic QF_BV)\n(declare-fun block_threads () (_ BitVec 32))\n(declare-fun rank_1 "), "{out}");
+        assert!(out.contains("(assert (bvult rank_1 block_threads))\n"), "{out}");
+        assert!(
+            out.contains("(assert (= (= block_rank_1 block_rank_2) (and (= ctaid_x_1 ctaid_x_2) (= ctaid_y_1 ctaid_y_2) (= ctaid_z_1 ctaid_z_2))))\n"),
+            "{out}"
+        );
+        // The facts come last, after every name they mention is defined.
+        let facts = "(assert (bvult rank_1 block_threads))\n(assert (= (= block_rank_1 block_rank_2) (and (= ctaid_x_1 ctaid_x_2) (= ctaid_y_1 ctaid_y_2) (= ctaid_z_1 ctaid_z_2))))\n";
+        assert!(out.ends_with(&format!("(assert (bvult rank_1 block_threads))\n{facts}")), "{out}");
+        // Before the script's own `(check-sat)` when it has one.
+        let checked = abstract_script(&format!("{script}(check-sat)\n"), &ranks, &[], "(bvmul ntid_x ntid_y)").unwrap();
+        assert!(checked.ends_with(&format!("{facts}(check-sat)\n")), "{checked}");
+        // Only thread 1's rank in its block appears: nothing relates it to another's.
+        assert!(!out.contains("(declare-fun rank_2") && !out.contains("(= (= rank_1"), "{out}");
         assert_eq!(abstract_script(script, &[], &[], "(bvmul ntid_x ntid_y)"), None);
     }
 }
