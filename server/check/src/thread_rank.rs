@@ -145,7 +145,7 @@ pub fn abstract_script(script: &str, ranks: &[(String, Rank, u8)], spelled: &[(S
     for line in script.lines() {
         // The ranks are declared before the script's first definition (which may use them);
         // what is known of them is asserted at its end, where every name they relate to is.
-        if !declared && !(line.starts_with(';') || line.starts_with("(set-")) {
+        if !(declared || line.starts_with(';') || line.starts_with("(set-")) {
             out.push_str(&declarations(&used));
             declared = true;
         }
