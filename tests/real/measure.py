@@ -4,7 +4,8 @@
 Runs `lark check --format json --kernel NAME` once per kernel entry and setup, compares the
 verdicts with the <name>.meta.toml expectations, and prints the tables of tests/real/BASELINE.md:
 verdict counts, outcome against the expectations, uncertified reasons grouped by kind, time per
-kernel (median and maximum), unsupported instructions by opcode, and the findings on kernels
+kernel (median, maximum and total wall clock, and the CPU time of the process and its solvers, which
+varies much less from run to run on a busy machine), unsupported instructions by opcode, and the findings on kernels
 expected to be correct. Rerun it after the engine changes to get the same tables for the new build.
 
 Setups ("modes"):
@@ -35,6 +36,7 @@ import argparse
 import json
 import os
 import re
+import resource
 import shutil
 import signal
 import statistics
@@ -103,16 +105,27 @@ def discover(corpus: str, variants: bool, only: re.Pattern | None) -> list[dict]
 # --------------------------------------------------------------------------- running lark
 
 def run(cmd: list[str], timeout: float, cwd: Path | None = None) -> tuple[int | None, str, str, float]:
-    """(returncode or None on timeout, stdout, stderr, wall seconds); kills the whole process group."""
+    """(returncode or None on timeout, stdout, stderr, wall seconds); kills the whole process group.
+    The CPU time the command used (its own and its solvers', user + system) is in LAST_CPU_S."""
+    global LAST_CPU_S
     t0 = time.monotonic()
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd, start_new_session=True, text=True)
     try:
         out, err = p.communicate(timeout=timeout)
-        return p.returncode, out, err, time.monotonic() - t0
+        rc = p.returncode
     except subprocess.TimeoutExpired:
         os.killpg(p.pid, signal.SIGKILL)
         out, err = p.communicate()
-        return None, out, err, time.monotonic() - t0
+        rc = None
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    LAST_CPU_S = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return rc, out, err, time.monotonic() - t0
+
+
+# CPU seconds of the last `run` (see there): steadier than wall time on a loaded machine, since
+# the check's workers and solvers share its cores.
+LAST_CPU_S = 0.0
 
 
 def strip_values(toml_path: Path, out_path: Path) -> None:
@@ -195,7 +208,8 @@ def lark_one(lark: str, item: dict, mode: str, timeout: float, scratch: Path) ->
         cmd = [lark, "check", str(ptx), "--interface", str(toml)] + cmd_tail
     rc, out, err, wall = run(cmd, timeout)
     res = {"tool": "lark", "corpus": item["corpus"], "stem": item["stem"], "name": item["name"], "variant": item["variant"],
-           "mode": mode, "wall_ms": round(wall * 1000, 1), "findings": [], "uncertified": [], "notes": []}
+           "mode": mode, "wall_ms": round(wall * 1000, 1), "cpu_ms": round(LAST_CPU_S * 1000, 1), "findings": [], "uncertified": [],
+           "notes": []}
     if rc is None:
         res.update(verdict="timeout", detail=f"killed after {timeout:.0f} s")
         return res
@@ -417,15 +431,18 @@ def report(all_results: list[dict], items: list[dict]) -> str:
         rows.append([k[0], k[1], k[2]] + [c.get(o, 0) for o in outcomes])
     out.append(md_table(["tool", "corpus", "setup"] + outcomes, rows))
 
-    out.append("\n### Time per kernel (wall clock of one `check --kernel` process)\n")
+    out.append("\n### Time per kernel (wall clock of one `check --kernel` process; CPU: the process and its solvers, user + system)\n")
     rows = []
     for k in keys:
         ws = [r["wall_ms"] for r in groups[k] if r["verdict"] not in ("error",)]
         if not ws:
             continue
         slow = max(groups[k], key=lambda r: r["wall_ms"])
-        rows.append([k[0], k[1], k[2], fmt_ms(statistics.median(ws)), fmt_ms(max(ws)), f"{slow['name'][:60]}"])
-    out.append(md_table(["tool", "corpus", "setup", "median", "max", "slowest kernel"], rows))
+        # CPU time (the process and its solvers) where the results have it (older saved runs do not).
+        cpus = [r["cpu_ms"] for r in groups[k] if r["verdict"] not in ("error",) and "cpu_ms" in r]
+        cpu = f"{fmt_ms(statistics.median(cpus))} / {fmt_ms(sum(cpus))}" if cpus else "-"
+        rows.append([k[0], k[1], k[2], fmt_ms(statistics.median(ws)), fmt_ms(max(ws)), fmt_ms(sum(ws)), cpu, f"{slow['name'][:60]}"])
+    out.append(md_table(["tool", "corpus", "setup", "median", "max", "total", "CPU median / total", "slowest kernel"], rows))
 
     lark_res = [r for r in results if r["tool"] == "lark"]
     out.append("\n### Uncertified reasons (LARK), by kind: kernels affected / sites\n")
