@@ -4,8 +4,8 @@
 Runs `lark check --format json --kernel NAME` once per kernel entry and setup, compares the
 verdicts with the <name>.meta.toml expectations, and prints the tables of tests/real/BASELINE.md:
 verdict counts, outcome against the expectations, uncertified reasons grouped by kind, time per
-kernel (median, maximum and total wall clock, and the CPU time of the process and its solvers, which
-varies much less from run to run on a busy machine), unsupported instructions by opcode, and the findings on kernels
+kernel (median, maximum and total wall clock, and the CPU time of the process and its solvers: the
+work done, whatever else the machine's cores were doing), unsupported instructions by opcode, and the findings on kernels
 expected to be correct. Rerun it after the engine changes to get the same tables for the new build.
 
 Setups ("modes"):
@@ -123,8 +123,8 @@ def run(cmd: list[str], timeout: float, cwd: Path | None = None) -> tuple[int | 
     return rc, out, err, time.monotonic() - t0
 
 
-# CPU seconds of the last `run` (see there): steadier than wall time on a loaded machine, since
-# the check's workers and solvers share its cores.
+# CPU seconds of the last `run` (see there): the work a check did, which wall time shows only as
+# far as the machine's cores were free for it.
 LAST_CPU_S = 0.0
 
 
