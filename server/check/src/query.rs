@@ -386,9 +386,10 @@ impl<'a> Query<'a> {
             .enc
             .encoded()
             .into_iter()
-            .filter(|&(_, t)| t > 0)
             .filter_map(|(e, t)| {
                 let kind = crate::thread_rank::linear_index(self.enc.exprs(), e, self.block_dims, self.grid_dims)?;
+                // A rank is per thread copy, the thread count shared.
+                ((t > 0) == (kind != crate::thread_rank::Rank::BlockThreads)).then_some(())?;
                 Some((self.enc.defined_name(e, t)?.to_string(), kind, t))
             })
             .collect();

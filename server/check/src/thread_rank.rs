@@ -20,12 +20,16 @@ pub enum Rank {
     Thread,
     /// A block's index in the grid.
     Block,
+    /// The number of threads in a block, `ntid.x * ntid.y * ntid.z` (the same for every
+    /// thread: its encodings are for copy 0).
+    BlockThreads,
 }
 
 /// Whether `e` is a linear index over the first `dims` dimensions (2 or 3; the others have
 /// size 1): a thread's index in its block, `tid.x + ntid.x * (tid.y + ntid.y * tid.z)`, or a
 /// block's in the grid, `ctaid.x + nctaid.x * (ctaid.y + nctaid.y * ctaid.z)`, in any
-/// arrangement of sums and products (compared as polynomials over the launch symbols).
+/// arrangement of sums and products (compared as polynomials over the launch symbols); or the
+/// block's thread count, the product of its `dims` sizes.
 pub fn linear_index(x: &Exprs, e: ExprId, block_dims: usize, grid_dims: usize) -> Option<Rank> {
     if x.bits(e) != 32 || (block_dims < 2 && grid_dims < 2) {
         return None;
@@ -46,7 +50,11 @@ pub fn linear_index(x: &Exprs, e: ExprId, block_dims: usize, grid_dims: usize) -
         v.sort();
         v
     };
-    if block_dims >= 2 && monomials == form(Special::Tid, Special::Ntid, block_dims) {
+    let mut all_sizes: Vec<Special> = (0..block_dims as u8).map(Special::Ntid).collect();
+    all_sizes.sort();
+    if block_dims >= 2 && monomials == [all_sizes] {
+        Some(Rank::BlockThreads)
+    } else if block_dims >= 2 && monomials == form(Special::Tid, Special::Ntid, block_dims) {
         Some(Rank::Thread)
     } else if grid_dims >= 2 && monomials == form(Special::Ctaid, Special::Nctaid, grid_dims) {
         Some(Rank::Block)
@@ -82,13 +90,14 @@ fn rank(kind: Rank, t: u8) -> String {
     match kind {
         Rank::Thread => format!("rank_{t}"),
         Rank::Block => format!("block_rank_{t}"),
+        Rank::BlockThreads => BLOCK_THREADS.to_string(),
     }
 }
 
 const BLOCK_THREADS: &str = "block_threads";
 
 /// The declarations of the ranks in use (`used[kind][t]`) and of the thread count.
-fn declarations(used: &[[bool; 3]; 2]) -> String {
+fn declarations(used: &[[bool; 3]; 3]) -> String {
     let mut d = format!("(declare-fun {BLOCK_THREADS} () (_ BitVec 32))\n");
     for kind in [Rank::Thread, Rank::Block] {
         for t in 1..=2u8 {
@@ -103,7 +112,7 @@ fn declarations(used: &[[bool; 3]; 2]) -> String {
 /// What the abstraction knows of the ranks in use: a thread's rank is below the block's thread
 /// count; two ranks of one kind are equal exactly when the indices they linearise are (the
 /// linear index is one-to-one below the sizes).
-fn facts(used: &[[bool; 3]; 2]) -> String {
+fn facts(used: &[[bool; 3]; 3]) -> String {
     let mut f = String::new();
     for t in 1..=2u8 {
         if used[Rank::Thread as usize][t as usize] {
@@ -125,7 +134,7 @@ fn facts(used: &[[bool; 3]; 2]) -> String {
 /// and `threads` (the block's thread count as spelled) by a free count, with [`facts`] about
 /// them (before its `(check-sat)`, or at its end); `None` when nothing is replaced.
 pub fn abstract_script(script: &str, ranks: &[(String, Rank, u8)], spelled: &[(String, u8)], threads: &str) -> Option<String> {
-    let mut used = [[false; 3]; 2];
+    let mut used = [[false; 3]; 3];
     // Which ranks appear at all decides what is declared, so look first.
     for (name, kind, t) in ranks {
         if script.contains(&format!("(define-fun {name} () (_ BitVec 32) ")) {
@@ -207,6 +216,13 @@ mod tests {
         let block = x.bin(BinOp::Add, e, cx);
         assert_eq!(linear_index(&x, block, 1, 2), Some(Rank::Block));
         assert_eq!(linear_index(&x, block, 3, 1), None);
+        // The block's thread count, three- or two-dimensional.
+        let nz = special(&mut x, Special::Ntid(2));
+        let g = x.bin(BinOp::Mul, nx, ny);
+        let area = x.bin(BinOp::Mul, g, nz);
+        assert_eq!(linear_index(&x, area, 3, 1), Some(Rank::BlockThreads));
+        assert_eq!(linear_index(&x, g, 2, 1), Some(Rank::BlockThreads));
+        assert_eq!(linear_index(&x, g, 3, 1), None);
         // A global index is neither.
         let f = x.bin(BinOp::Mul, cx, nx);
         let global = x.bin(BinOp::Add, f, tx);
