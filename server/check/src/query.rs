@@ -381,7 +381,10 @@ impl<'a> Query<'a> {
     /// The query with each thread's linear index in its block, each block's in the grid, and
     /// the block's thread count as free values (see [`crate::thread_rank`]): a weaker query;
     /// `None` when it has none of them (in a one-dimensional block the index is `tid.x`).
-    pub fn thread_rank_abstraction(&self) -> Option<Result<::smt::Query, String>> {
+    /// The second value says whether a refutation may rely on the grid's linear block index
+    /// not wrapping around (a grid of 2^32 blocks or more; see
+    /// [`crate::thread_rank::Abstraction::relates_blocks`]).
+    pub fn thread_rank_abstraction(&self) -> Option<(Result<::smt::Query, String>, bool)> {
         let ranks: Vec<(String, crate::thread_rank::Rank, u8)> = self
             .enc
             .encoded()
@@ -394,8 +397,9 @@ impl<'a> Query<'a> {
             })
             .collect();
         let spelled: Vec<(String, u8)> = if self.block_dims > 1 { vec![(self.linear_tid(1), 1), (self.linear_tid(2), 2)] } else { vec![] };
-        let script = crate::thread_rank::abstract_script(&self.script(), &ranks, &spelled, self.block_threads())?;
-        Some(crate::smt::read_query(&script))
+        let abstraction = crate::thread_rank::abstract_script(&self.script(), &ranks, &spelled, self.block_threads())?;
+        let blocks = self.grid_hi.iter().map(|&d| u128::from(d)).product::<u128>();
+        Some((crate::smt::read_query(&abstraction.script), abstraction.relates_blocks && blocks > 1u128 << 32))
     }
 
     /// `(bvugt end size)`-style term for a buffer's size in bytes (64-bit).
@@ -559,7 +563,6 @@ fn mixed_global_index(x: &Exprs, e: ExprId) -> Option<(u8, u8)> {
     (d != te).then_some((d, te))
 }
 
-/// Linear thread id of thread copy `t` as an SMT term.
 /// How many dimensions of a launch shape may be larger than 1: trailing ones of size exactly 1
 /// do not count.
 fn dims_used(shape: &[spec::DimRange; 3]) -> usize {

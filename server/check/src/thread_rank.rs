@@ -111,7 +111,9 @@ fn declarations(used: &[[bool; 3]; 3]) -> String {
 
 /// What the abstraction knows of the ranks in use: a thread's rank is below the block's thread
 /// count; two ranks of one kind are equal exactly when the indices they linearise are (the
-/// linear index is one-to-one below the sizes).
+/// linear index is one-to-one below the sizes: always for threads, at most 1024 of them; for
+/// blocks, as long as the grid's blocks number below 2^32, which the caller must then
+/// assume, see [`Abstraction::relates_blocks`]).
 fn facts(used: &[[bool; 3]; 3]) -> String {
     let mut f = String::new();
     for t in 1..=2u8 {
@@ -133,7 +135,7 @@ fn facts(used: &[[bool; 3]; 3]) -> String {
 /// thread's rank in its block as the query's own assertions spell it) replaced by free ranks,
 /// and `threads` (the block's thread count as spelled) by a free count, with [`facts`] about
 /// them (before its `(check-sat)`, or at its end); `None` when nothing is replaced.
-pub fn abstract_script(script: &str, ranks: &[(String, Rank, u8)], spelled: &[(String, u8)], threads: &str) -> Option<String> {
+pub fn abstract_script(script: &str, ranks: &[(String, Rank, u8)], spelled: &[(String, u8)], threads: &str) -> Option<Abstraction> {
     let mut used = [[false; 3]; 3];
     // Which ranks appear at all decides what is declared, so look first.
     for (name, kind, t) in ranks {
@@ -181,7 +183,18 @@ pub fn abstract_script(script: &str, ranks: &[(String, Rank, u8)], spelled: &[(S
     if !asserted {
         out.push_str(&facts(&used));
     }
-    Some(out)
+    let relates_blocks = used[Rank::Block as usize][1] && used[Rank::Block as usize][2];
+    Some(Abstraction { script: out, relates_blocks })
+}
+
+/// A query's text with its ranks as free values (see [`abstract_script`]).
+#[derive(Debug, PartialEq, Eq)]
+pub struct Abstraction {
+    pub script: String,
+    /// Whether two blocks' ranks are equal only for the same block: true when the grid has
+    /// fewer than 2^32 blocks, else an assumption that its linear index does not wrap (like the
+    /// row-major indices' no-overflow assumption, which a refutation relying on it reports).
+    pub relates_blocks: bool,
 }
 
 #[cfg(test)]
@@ -235,7 +248,9 @@ mod tests {
                       (define-fun n7_2 () (_ BitVec 32) (bvadd n6_2 ctaid_x_2))\n(define-fun n7_1 () (_ BitVec 32) (bvadd n6_1 ctaid_x_1))\n\
                       (assert (bvult LIN1 (bvmul ntid_x ntid_y)))\n";
         let ranks = [("n9_1".to_string(), Rank::Thread, 1), ("n7_1".to_string(), Rank::Block, 1), ("n7_2".to_string(), Rank::Block, 2)];
-        let out = abstract_script(script, &ranks, &[("LIN1".into(), 1)], "(bvmul ntid_x ntid_y)").unwrap();
+        let abstraction = abstract_script(script, &ranks, &[("LIN1".into(), 1)], "(bvmul ntid_x ntid_y)").unwrap();
+        assert!(abstraction.relates_blocks);
+        let out = abstraction.script;
         assert!(out.contains("(define-fun n9_1 () (_ BitVec 32) rank_1)"), "{out}");
         assert!(out.contains("(define-fun n7_2 () (_ BitVec 32) block_rank_2)"), "{out}");
         assert!(out.starts_with("(set-logic QF_BV)\n(declare-fun block_threads () (_ BitVec 32))\n(declare-fun rank_1 "), "{out}");
@@ -248,7 +263,7 @@ mod tests {
         let facts = "(assert (bvult rank_1 block_threads))\n(assert (= (= block_rank_1 block_rank_2) (and (= ctaid_x_1 ctaid_x_2) (= ctaid_y_1 ctaid_y_2) (= ctaid_z_1 ctaid_z_2))))\n";
         assert!(out.ends_with(&format!("(assert (bvult rank_1 block_threads))\n{facts}")), "{out}");
         // Before the script's own `(check-sat)` when it has one.
-        let checked = abstract_script(&format!("{script}(check-sat)\n"), &ranks, &[], "(bvmul ntid_x ntid_y)").unwrap();
+        let checked = abstract_script(&format!("{script}(check-sat)\n"), &ranks, &[], "(bvmul ntid_x ntid_y)").unwrap().script;
         assert!(checked.ends_with(&format!("{facts}(check-sat)\n")), "{checked}");
         // Only thread 1's rank in its block appears: nothing relates it to another's.
         assert!(!out.contains("(declare-fun rank_2") && !out.contains("(= (= rank_1"), "{out}");
