@@ -5,6 +5,7 @@
 use crate::bind::ByteSize;
 use crate::ctx::{Answer, Ctx, Undecided};
 use crate::encode::bv;
+use crate::ledger::FirstWitness;
 use crate::query::Query;
 use crate::witness::{Term, ThreadSpec, Witness};
 use model::expr::Sym;
@@ -98,16 +99,10 @@ pub fn check_access(ctx: &mut Ctx, i: usize) -> Option<BoundsOutcome> {
 /// Which accesses' bounds are still worth checking when they are checked in parallel: one
 /// witness per source line and array is reported (the report keeps one finding per kind and
 /// lines), so once an access has a witness, the accesses after it on the same line and array
-/// (the unrolled copies of one load: a GEMM's eight `w_s[u + 8 * ty][k]` reads) are skipped —
-/// each would cost its queries and a replay, for a finding the report drops. As with
-/// [`crate::races::RaceLedger`], an access is skipped only when a witness before it decides that
-/// checking one after another would skip it, and [`BoundsLedger::select`] applies that rule to
-/// the outcomes exactly, so the report does not depend on the workers' timing.
+/// (the unrolled copies of one load: a GEMM's eight `w_s[u + 8 * ty][k]` reads) are skipped.
+/// See [`crate::ledger`] for why the report does not depend on the workers' timing.
 #[derive(Default)]
-pub struct BoundsLedger {
-    /// The first access (by index) with a witness, for each line and array, as far as known.
-    witnessed: std::sync::Mutex<std::collections::HashMap<BoundsKey, usize>>,
-}
+pub struct BoundsLedger(FirstWitness<BoundsKey>);
 
 type BoundsKey = (u32, Option<Base>);
 
@@ -119,35 +114,25 @@ fn bounds_key(l: &model::symbolic::Lifted, i: usize) -> Option<BoundsKey> {
 
 impl BoundsLedger {
     pub fn worth_checking(&self, l: &model::symbolic::Lifted, i: usize) -> bool {
-        let Some(key) = bounds_key(l, i) else { return true };
-        let witnessed = self.witnessed.lock().unwrap_or_else(|e| e.into_inner());
-        witnessed.get(&key).is_none_or(|&first| first >= i)
+        self.0.worth_checking(bounds_key(l, i).as_ref(), i)
     }
 
     pub fn record(&self, l: &model::symbolic::Lifted, i: usize, outcome: &Option<BoundsOutcome>) {
-        if let (Some(BoundsOutcome::Witness(_)), Some(key)) = (outcome, bounds_key(l, i)) {
-            let mut witnessed = self.witnessed.lock().unwrap_or_else(|e| e.into_inner());
-            let first = witnessed.entry(key).or_insert(i);
-            *first = (*first).min(i);
+        if let Some(BoundsOutcome::Witness(_)) = outcome {
+            self.0.record_witness(bounds_key(l, i), i);
         }
     }
 
     /// The outcomes to report, from the outcomes of the accesses in order: those checking one
     /// after another would give (nothing after the first witness of a line and array).
     pub fn select(l: &model::symbolic::Lifted, outcomes: Vec<BoundsOutcome>) -> Vec<BoundsOutcome> {
-        let access = |o: &BoundsOutcome| match o {
-            BoundsOutcome::Witness(w) => w.access,
-            BoundsOutcome::Unknown { access, .. } => *access,
-        };
-        let mut first: std::collections::HashMap<BoundsKey, usize> = std::collections::HashMap::new();
-        for o in &outcomes {
-            if let BoundsOutcome::Witness(w) = o {
-                if let Some(key) = bounds_key(l, w.access) {
-                    let f = first.entry(key).or_insert(w.access);
-                    *f = (*f).min(w.access);
-                }
-            }
-        }
-        outcomes.into_iter().filter(|o| bounds_key(l, access(o)).and_then(|key| first.get(&key)).is_none_or(|&f| access(o) <= f)).collect()
+        let numbered = outcomes
+            .into_iter()
+            .map(|o| match &o {
+                BoundsOutcome::Witness(w) => (w.access, o),
+                BoundsOutcome::Unknown { access, .. } => (*access, o),
+            })
+            .collect();
+        FirstWitness::select(numbered, |i| bounds_key(l, i), |o| matches!(o, BoundsOutcome::Witness(_)))
     }
 }

@@ -17,6 +17,7 @@ mod fixed;
 mod incomplete;
 mod invariants;
 mod launch_confirm;
+mod ledger;
 mod query;
 mod races;
 pub mod render;

@@ -8,6 +8,7 @@
 
 use crate::ctx::{Answer, Ctx, Undecided};
 use crate::encode::bv;
+use crate::ledger::FirstWitness;
 use crate::query::{distinct_tids, same_block, Query};
 use crate::witness::{Seed, Term, ThreadSpec, Witness};
 use model::expr::ExprId;
@@ -15,7 +16,6 @@ use model::expr::Sym;
 use model::ops::Space;
 use model::phases::IterRel;
 use model::symbolic::{Access, AccessKind, Base, Lifted};
-use std::collections::HashMap;
 
 /// A race between accesses `a1` (thread 0 of the witness) and `a2` (thread 1).
 pub struct RaceWitness {
@@ -99,31 +99,20 @@ fn lines_key(l: &Lifted, (i, j): (usize, usize)) -> LinesKey {
 ///
 /// Pairs are reported as if checked one after another: one witness per pair of source lines
 /// (the rest is noise), and no pair after the [`MAX_RACES`]th witness. A worker asks
-/// [`RaceLedger::worth_checking`] before it checks pair number `p`: a pair is skipped only when
-/// a witness among the pairs before it already decides that the sequential order would skip
-/// it, so skipping never changes the report. [`select`] then applies the sequential rule to the
-/// outcomes exactly.
+/// [`RaceLedger::worth_checking`] before it checks pair number `p` (see [`crate::ledger`]), and
+/// [`select`] applies the sequential rule, with its cap, to the outcomes exactly.
 #[derive(Default)]
-pub struct RaceLedger {
-    /// The first witnessed pair (its number) of each key, as far as known.
-    witnessed: std::sync::Mutex<HashMap<LinesKey, usize>>,
-}
+pub struct RaceLedger(FirstWitness<LinesKey>);
 
 impl RaceLedger {
     pub fn worth_checking(&self, l: &Lifted, pairs: &[(usize, usize)], p: usize) -> bool {
-        let witnessed = self.witnessed.lock().unwrap_or_else(|e| e.into_inner());
-        let key = lines_key(l, pairs[p]);
-        let same_lines_before = witnessed.get(&key).is_some_and(|&q| q < p);
-        let keys_before = witnessed.values().filter(|&&q| q < p).count();
-        !same_lines_before && keys_before < MAX_RACES
+        self.0.worth_checking(Some(&lines_key(l, pairs[p])), p) && self.0.keys_witnessed_before(p) < MAX_RACES
     }
 
     /// Records the outcome of pair number `p`.
     pub fn record(&self, l: &Lifted, pairs: &[(usize, usize)], p: usize, outcome: &Option<RaceOutcome>) {
         if let Some(RaceOutcome::Witness(_)) = outcome {
-            let mut witnessed = self.witnessed.lock().unwrap_or_else(|e| e.into_inner());
-            let first = witnessed.entry(lines_key(l, pairs[p])).or_insert(p);
-            *first = (*first).min(p);
+            self.0.record_witness(Some(lines_key(l, pairs[p])), p);
         }
     }
 }

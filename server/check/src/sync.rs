@@ -4,6 +4,7 @@
 
 use crate::ctx::{Answer, Ctx, Undecided};
 use crate::encode::bv;
+use crate::ledger::FirstWitness;
 use crate::query::{same_block, Query};
 use crate::witness::{ThreadSpec, Witness};
 use model::cfg::{BlockId, LoopId};
@@ -48,15 +49,10 @@ pub fn sites(l: &Lifted) -> Vec<Site> {
 /// The report keeps one divergence per kind and source line, so once a site has a witness,
 /// the sites after it on the same line (the five shuffles of one `cg::reduce`, or the unrolled
 /// copies of a `__syncwarp`) would each cost their queries, witness tiers and a replay for a
-/// finding the report drops. As with [`crate::races::RaceLedger`], a site is skipped only when
-/// a witness before it decides that checking one after another would skip it, and
-/// [`SyncLedger::select`] applies that rule to the outcomes exactly, so the report does not
-/// depend on the workers' timing.
+/// finding the report drops. See [`crate::ledger`] for why the report does not depend on the
+/// workers' timing.
 #[derive(Default)]
-pub struct SyncLedger {
-    /// The first site (by number) with a witness, for each line and kind, as far as known.
-    witnessed: std::sync::Mutex<std::collections::HashMap<SiteKey, usize>>,
-}
+pub struct SyncLedger(FirstWitness<SiteKey>);
 
 /// A site's line and whether it is a warp collective.
 type SiteKey = (u32, bool);
@@ -68,16 +64,12 @@ fn site_key(site: &Site) -> Option<SiteKey> {
 
 impl SyncLedger {
     pub fn worth_checking(&self, sites: &[Site], s: usize) -> bool {
-        let Some(key) = site_key(&sites[s]) else { return true };
-        let witnessed = self.witnessed.lock().unwrap_or_else(|e| e.into_inner());
-        witnessed.get(&key).is_none_or(|&first| first >= s)
+        self.0.worth_checking(site_key(&sites[s]).as_ref(), s)
     }
 
     pub fn record(&self, sites: &[Site], s: usize, outcome: &Option<SyncOutcome>) {
-        if let (Some(SyncOutcome::Witness(_)), Some(key)) = (outcome, site_key(&sites[s])) {
-            let mut witnessed = self.witnessed.lock().unwrap_or_else(|e| e.into_inner());
-            let first = witnessed.entry(key).or_insert(s);
-            *first = (*first).min(s);
+        if let Some(SyncOutcome::Witness(_)) = outcome {
+            self.0.record_witness(site_key(&sites[s]), s);
         }
     }
 
@@ -85,14 +77,7 @@ impl SyncLedger {
     /// was not checked or holds): what checking one after another would give (nothing after
     /// the first witness of a line and kind).
     pub fn select(sites: &[Site], outcomes: Vec<(usize, SyncOutcome)>) -> Vec<SyncOutcome> {
-        let mut first: std::collections::HashMap<SiteKey, usize> = std::collections::HashMap::new();
-        for (s, o) in &outcomes {
-            if let (SyncOutcome::Witness(_), Some(key)) = (o, site_key(&sites[*s])) {
-                let f = first.entry(key).or_insert(*s);
-                *f = (*f).min(*s);
-            }
-        }
-        outcomes.into_iter().filter(|(s, _)| site_key(&sites[*s]).and_then(|key| first.get(&key)).is_none_or(|&f| *s <= f)).map(|(_, o)| o).collect()
+        FirstWitness::select(outcomes, |s| site_key(&sites[s]), |o| matches!(o, SyncOutcome::Witness(_)))
     }
 }
 
