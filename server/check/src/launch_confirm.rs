@@ -60,10 +60,11 @@ pub(crate) fn mark_assumed_launch(f: &mut Finding, clean: &[[u64; 2]]) {
 }
 
 /// The common block sizes a confirmation tried, and for each finding (by index) those at which
-/// a run decided its lines and did not find it.
+/// a run decided its lines and did not find it, and whether some run found it.
 pub(crate) struct CleanAt {
     pub tried: Vec<[u64; 2]>,
     pub clean: Vec<Vec<[u64; 2]>>,
+    pub found: Vec<bool>,
 }
 
 impl CleanAt {
@@ -114,6 +115,7 @@ pub(crate) fn clean_at_common_blocks(
     // replayed with one of those blocks occurs there: no run needs to look again. Each run asks
     // only the questions that can name the lines of the findings still open (see [`Focus`]).
     let mut clean_at: Vec<Vec<[u64; 2]>> = vec![Vec::new(); findings.len()];
+    let mut found_at_some = vec![false; findings.len()];
     for &[x, y] in &sizes {
         let open: Vec<usize> = candidates.iter().copied().filter(|&n| findings[n].launch.block.map(u64::from) != [x, y, 1]).collect();
         if open.is_empty() {
@@ -139,9 +141,10 @@ pub(crate) fn clean_at_common_blocks(
             if !found && !leaves_undecided(&r, &lines) {
                 clean_at[n].push([x, y]);
             }
+            found_at_some[n] |= found;
         }
     }
-    Some(CleanAt { tried: sizes, clean: clean_at })
+    Some(CleanAt { tried: sizes, clean: clean_at, found: found_at_some })
 }
 
 /// The common block sizes of kernel `k`, as `[x, y]` (see [`COMMON_BLOCKS`], [`COMMON_TILES`]),

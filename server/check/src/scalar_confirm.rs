@@ -13,7 +13,8 @@
 //! blocks along each dimension the kernel reads: several blocks, warps and loop iterations, and
 //! all sizes equal (no degenerate or overlapping shape). A finding that does not
 //! occur there is kept as a warning naming the values that trigger it, and the kernel is
-//! `uncertified` until the scalars are declared; one that does occur stays an error. A missing
+//! `uncertified` until the scalars are declared; one that does occur stays an error, and one
+//! whose lines no re-check decides there in time is a warning that says so. A missing
 //! barrier or a wrong index shows at ordinary sizes too, so real bugs keep their error.
 
 use crate::engine::{check_kernel_guarded_in, finding_key, finding_lines, leaves_undecided, FindingKey, Focus, Options, Sources};
@@ -97,7 +98,7 @@ pub fn confirm(
     let pinned: BTreeSet<OpenValue> = open.iter().map(|&i| OpenValue::Scalar(i)).chain(open_fields(k, &lifted)).collect();
     // Only a kernel with candidates is re-checked or marked.
     let strides = if candidates.is_empty() { BTreeMap::new() } else { ordinary_strides(&lifted, &pinned.iter().map(|v| v.slot()).collect()) };
-    let mark = |f: &mut Finding, at_common_blocks: bool| mark_assumed_scalars(f, &needs(f), &strides, &bind, grid_pinned, at_common_blocks);
+    let mark = |f: &mut Finding, seen: Seen| mark_assumed_scalars(f, &needs(f), &strides, &bind, grid_pinned, seen);
     // After the launch confirmation, what the first pass saw vanish is marked as it found.
     let (defer_launches, candidates) = match pass {
         Pass::BeforeLaunch => (true, candidates),
@@ -105,7 +106,7 @@ pub fn confirm(
             let mut rest = Vec::new();
             for n in candidates {
                 match vanished.get(&finding_key(&report.findings[n])) {
-                    Some(&only_at_common_blocks) => mark(&mut report.findings[n], only_at_common_blocks),
+                    Some(&only_at_common_blocks) => mark(&mut report.findings[n], Seen::Gone { at_common_blocks: only_at_common_blocks }),
                     None => rest.push(n),
                 }
             }
@@ -184,15 +185,32 @@ pub fn confirm(
     let again = if undecided.is_empty() { None } else { clean_at_common_blocks(k, Some(&s), src, &left(), solver, &undecided, &BTreeSet::new()) };
     let gone_at_common_blocks: BTreeSet<FindingKey> =
         (0..undecided.len()).filter(|&i| again.as_ref().is_some_and(|c| c.lets_go(i, tiles))).map(|i| finding_key(&undecided[i])).collect();
+    // Those the common blocks show at ordinary values occur there: they stay errors.
+    let found_at_common_blocks: BTreeSet<FindingKey> =
+        (0..undecided.len()).filter(|&i| again.as_ref().is_some_and(|c| c.found[i])).map(|i| finding_key(&undecided[i])).collect();
     for n in candidates {
         let key = finding_key(&report.findings[n]);
         let lines = &key.1;
         let matching: Vec<usize> = (0..r.findings.len()).filter(|&m| finding_key(&r.findings[m]) == key).collect();
-        let found = found_at(&key);
-        if found || (leaves_undecided(&r, lines) && !gone_at_common_blocks.contains(&key)) {
+        if found_at(&key) || found_at_common_blocks.contains(&key) {
             if uncommon.contains(&key) {
                 judged.settled.remove(&key);
             }
+            continue;
+        }
+        if leaves_undecided(&r, lines) && !gone_at_common_blocks.contains(&key) {
+            // Found at uncommon blocks: the launch confirmation asks first, and what it leaves
+            // an error comes back to the pass after it.
+            if uncommon.contains(&key) {
+                judged.settled.remove(&key);
+                continue;
+            }
+            // Neither re-check decided its lines at ordinary values (their time ran out): its
+            // only counterexample needs values no caller declared, so it is not shown as a bug
+            // of the kernel as called (a correct kernel opened with no setup shows no errors,
+            // and whether it does must not depend on how busy the machine was), but as a
+            // warning that says what was not decided. The kernel stays `uncertified`.
+            mark(&mut report.findings[n], Seen::Undecided);
             continue;
         }
         // At ordinary values it occurs, but only at blocks nobody declares: the launch is what
@@ -210,22 +228,32 @@ pub fn confirm(
             judged.vanished.insert(key, only_at_common_blocks);
             continue;
         }
-        mark(&mut report.findings[n], only_at_common_blocks);
+        mark(&mut report.findings[n], Seen::Gone { at_common_blocks: only_at_common_blocks });
     }
     report.settle_verdict();
     judged
 }
 
-/// Marks `f` as found only at the undeclared values `set` (its counterexample's): at
-/// [`ORDINARY`] values, row `strides` apart (on an ordinary grid when `grid_pinned`, at the
-/// common block sizes when `at_common_blocks`) there is none.
+/// What the re-checks at ordinary values saw of a finding.
+#[derive(Clone, Copy)]
+enum Seen {
+    /// It does not occur there (at the common block sizes when `at_common_blocks`: the re-check
+    /// with the launch open left it undecided).
+    Gone { at_common_blocks: bool },
+    /// No re-check decided its lines there within its time.
+    Undecided,
+}
+
+/// Marks `f` as found only at the undeclared values `set` (its counterexample's), with what
+/// the re-checks at [`ORDINARY`] values, row `strides` apart (on an ordinary grid when
+/// `grid_pinned`) saw of it.
 fn mark_assumed_scalars(
     f: &mut Finding,
     set: &[(OpenValue, i64)],
     strides: &BTreeMap<ParamSlot, i128>,
     bind: &crate::bind::Binding,
     grid_pinned: bool,
-    at_common_blocks: bool,
+    seen: Seen,
 ) {
     let name = |v: OpenValue| match v {
         OpenValue::Scalar(i) => bind.name(i).to_string(),
@@ -259,13 +287,18 @@ fn mark_assumed_scalars(
             if fields.len() == 1 { "is a field" } else { "are fields" }
         )
     };
-    f.assumed_scalars = Some(format!(
-        "found with {}, which no interface declares; with {ordinary}{}{} there is none — {remedy}",
-        values.join(", "),
-        if grid_pinned { format!(" on a grid of {ORDINARY_GRID} blocks along each dimension the kernel reads") } else { String::new() },
-        // The re-check with the launch open did not decide it; those at the common blocks did.
-        if at_common_blocks { " at the common block sizes" } else { "" },
-    ));
+    let grid = if grid_pinned { format!(" on a grid of {ORDINARY_GRID} blocks along each dimension the kernel reads") } else { String::new() };
+    let values = values.join(", ");
+    f.assumed_scalars = Some(match seen {
+        Seen::Gone { at_common_blocks } => format!(
+            "found with {values}, which no interface declares; with {ordinary}{grid}{} there is none — {remedy}",
+            // The re-check with the launch open did not decide it; those at the common blocks did.
+            if at_common_blocks { " at the common block sizes" } else { "" },
+        ),
+        Seen::Undecided => format!(
+            "found with {values}, which no interface declares; whether it occurs with {ordinary}{grid} was not decided within the time limit — {remedy}"
+        ),
+    });
 }
 
 /// A value a counterexample sets that no interface declares: an integer parameter, or a field
