@@ -228,10 +228,6 @@ fn iter_parts(q: &mut Query, l: &model::symbolic::Lifted, rels: &[IterRel]) -> V
     parts
 }
 
-/// The share of a query's time the query without index products gets before the full query
-/// is asked (500 ms at the default 2 s): a longer `--timeout-ms` lengthens both.
-const INDEX_ABSTRACTION_SHARE: u64 = 4;
-
 /// Decides whether accesses `i` and `j` race: `None` when they cannot.
 pub fn check_pair(ctx: &mut Ctx, i: usize, j: usize) -> Option<RaceOutcome> {
     let (a, b) = (&ctx.l.accesses[i], &ctx.l.accesses[j]);
@@ -321,13 +317,6 @@ pub fn check_pair(ctx: &mut Ctx, i: usize, j: usize) -> Option<RaceOutcome> {
         let limit = q.size_term(x, &size);
         for (name, acc) in [("off_1", a), ("off_2", b)] {
             inside.push(format!("(bvule (bvadd {name} {}) {limit})", bv(acc.bytes as u64, 64)));
-        }
-    }
-    // Index lemmas: the query without the products first (see `Query::index_abstraction`).
-    if let Some(Ok(abstraction)) = q.index_abstraction() {
-        if ctx.refutes_within(&abstraction, ctx.timeout_ms / INDEX_ABSTRACTION_SHARE) {
-            ctx.relied_on_no_wrap = true;
-            return None;
         }
     }
     match ctx.run_witness(&q, 2, &inside) {
