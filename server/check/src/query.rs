@@ -382,7 +382,7 @@ impl<'a> Query<'a> {
     /// the block's thread count as free values (see [`crate::thread_rank`]): a weaker query;
     /// `None` when it has none of them (in a one-dimensional block the index is `tid.x`).
     /// The second value says whether a refutation may rely on the grid's linear block index
-    /// not wrapping around (a grid of 2^32 blocks or more; see
+    /// not wrapping around (a grid of more than 2^32 blocks; see
     /// [`crate::thread_rank::Abstraction::relates_blocks`]).
     pub fn thread_rank_abstraction(&self) -> Option<(Result<::smt::Query, String>, bool)> {
         let ranks: Vec<(String, crate::thread_rank::Rank, u8)> = self

@@ -185,14 +185,15 @@ pub fn confirm(
     let again = if undecided.is_empty() { None } else { clean_at_common_blocks(k, Some(&s), src, &left(), solver, &undecided, &BTreeSet::new()) };
     let gone_at_common_blocks: BTreeSet<FindingKey> =
         (0..undecided.len()).filter(|&i| again.as_ref().is_some_and(|c| c.lets_go(i, tiles))).map(|i| finding_key(&undecided[i])).collect();
-    // Those the common blocks show at ordinary values occur there: they stay errors.
+    // Those the common blocks show at ordinary values (and do not let go: a tile where it
+    // does not occur is enough, see `CleanAt::lets_go`) occur there: they stay errors.
     let found_at_common_blocks: BTreeSet<FindingKey> =
         (0..undecided.len()).filter(|&i| again.as_ref().is_some_and(|c| c.found[i])).map(|i| finding_key(&undecided[i])).collect();
     for n in candidates {
         let key = finding_key(&report.findings[n]);
         let lines = &key.1;
         let matching: Vec<usize> = (0..r.findings.len()).filter(|&m| finding_key(&r.findings[m]) == key).collect();
-        if found_at(&key) || found_at_common_blocks.contains(&key) {
+        if found_at(&key) {
             if uncommon.contains(&key) {
                 judged.settled.remove(&key);
             }
@@ -203,6 +204,10 @@ pub fn confirm(
             // an error comes back to the pass after it.
             if uncommon.contains(&key) {
                 judged.settled.remove(&key);
+                continue;
+            }
+            // Shown at ordinary values at a common block: an error.
+            if found_at_common_blocks.contains(&key) {
                 continue;
             }
             // Neither re-check decided its lines at ordinary values (their time ran out): its

@@ -112,7 +112,7 @@ fn declarations(used: &[[bool; 3]; 3]) -> String {
 /// What the abstraction knows of the ranks in use: a thread's rank is below the block's thread
 /// count; two ranks of one kind are equal exactly when the indices they linearise are (the
 /// linear index is one-to-one below the sizes: always for threads, at most 1024 of them; for
-/// blocks, as long as the grid's blocks number below 2^32, which the caller must then
+/// blocks, as long as the grid has at most 2^32 blocks, which the caller must then
 /// assume, see [`Abstraction::relates_blocks`]).
 fn facts(used: &[[bool; 3]; 3]) -> String {
     let mut f = String::new();
@@ -192,7 +192,7 @@ pub fn abstract_script(script: &str, ranks: &[(String, Rank, u8)], spelled: &[(S
 pub struct Abstraction {
     pub script: String,
     /// Whether two blocks' ranks are equal only for the same block: true when the grid has
-    /// fewer than 2^32 blocks, else an assumption that its linear index does not wrap (like the
+    /// at most 2^32 blocks, else an assumption that its linear index does not wrap (like the
     /// row-major indices' no-overflow assumption, which a refutation relying on it reports).
     pub relates_blocks: bool,
 }
