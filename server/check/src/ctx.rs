@@ -5,6 +5,7 @@
 //! of its own with its own solver process and counters, and they share the read-only kernel
 //! facts and the cache of enumerated points.
 
+use crate::answers::{AnswerCache, Source};
 use crate::bind::Binding;
 use crate::enumerate::Point;
 use crate::query::Query;
@@ -50,6 +51,8 @@ pub struct Ctx<'a> {
     pub decide_only: bool,
     /// Enumerated points, shared by the pairs an access is in and by the workers.
     pub points: &'a PointsCache,
+    /// The answers of the queries asked so far, shared by the workers.
+    answers: &'a AnswerCache,
     /// Bases written somewhere in the kernel (others are read-only).
     written: BTreeSet<Base>,
     /// Per exit fact: the blocks reachable from the loop's exit.
@@ -187,7 +190,7 @@ impl<'a> Ctx<'a> {
         phases: &'a Phases,
         bind: &'a Binding,
         solver: &'a mut ::smt::Solver,
-        points: &'a PointsCache,
+        caches: &'a Caches,
         timeout_ms: u64,
     ) -> Ctx<'a> {
         let written = l.accesses.iter().filter(|a| a.kind != AccessKind::Read).filter_map(|a| a.base).collect();
@@ -213,7 +216,8 @@ impl<'a> Ctx<'a> {
             launch: None,
             relied_on_no_wrap: false,
             decide_only: false,
-            points,
+            points: &caches.points,
+            answers: &caches.answers,
             written,
             after_loop,
         };
@@ -234,15 +238,20 @@ impl<'a> Ctx<'a> {
             return Answer::Unknown(Undecided::from(stop));
         }
         self.queries += 1;
-        let budget = &self.budget;
-        let (outcome, spent) = crate::smt::ask(self.solver, query, Duration::from_millis(timeout_ms), &|| budget.check().is_err());
+        let (budget, solver) = (&self.budget, &mut *self.solver);
+        let started = std::time::Instant::now();
+        let (outcome, source) = self.answers.get_or_solve(query.to_smtlib(), timeout_ms, || {
+            crate::smt::ask(solver, query, Duration::from_millis(timeout_ms), &|| budget.check().is_err()).0
+        });
+        let spent = started.elapsed();
         self.solver_time += spent;
         crate::trace::line(|| {
             let what = match &outcome {
                 Outcome::Sat(_) => "sat".to_string(),
                 other => format!("{other:?}"),
             };
-            format!("query {} {what} {:.1} ms (limit {timeout_ms} ms)", self.queries, spent.as_secs_f64() * 1e3)
+            let reused = if source == Source::Reused { " (answered before)" } else { "" };
+            format!("query {} {what} {:.1} ms (limit {timeout_ms} ms){reused}", self.queries, spent.as_secs_f64() * 1e3)
         });
         match outcome {
             Outcome::Sat(model) => Answer::Sat(model),
@@ -610,6 +619,14 @@ fn fixed_value_facts(f: &crate::fixed::FixedLoad, v: &str, o: &str) -> Vec<Strin
     let (Some(lo), Some(hi), Some(last)) = (values.iter().min(), values.iter().max(), offsets.last()) else { return Vec::new() };
     let aligned = format!("(= (bvurem (bvadd {o} {}) {}) {})", bv(f.skip, 64), bv(f.width.max(1) as u64, 64), bv(0, 64));
     vec![format!("(=> (and (bvule {o} {}) {aligned}) (and (bvule {} {v}) (bvule {v} {})))", bv(*last, 64), bv(*lo, bits), bv(*hi, bits))]
+}
+
+/// What the workers of one check share besides the read-only kernel facts: the points they
+/// enumerated and the answers the solver gave (see `answers`).
+#[derive(Default)]
+pub struct Caches {
+    pub points: PointsCache,
+    pub answers: AnswerCache,
 }
 
 /// What a set of enumerated points is keyed by: the access, whether the whole grid was

@@ -3,7 +3,7 @@
 
 use crate::bind::Binding;
 use crate::bounds::{self, BoundsOutcome};
-use crate::ctx::{PointsCache, Undecided};
+use crate::ctx::{Caches, Undecided};
 use crate::query::ThreadId;
 use crate::races::{self, RaceOutcome};
 use crate::replay;
@@ -227,7 +227,7 @@ fn check_kernel_in(k: &Kernel, spec: Option<&KernelSpec>, src: &Sources, opts: &
     let mut prover = solver.lend(opts.solver);
     crate::invariants::strengthen(&mut lifted, &bind, &mut prover, std::time::Duration::from_millis((opts.timeout_ms / 8).max(1)), &budget);
     solver.give_back(prover);
-    let points = PointsCache::default();
+    let caches = Caches::default();
     let access_line = |a: &Access| src.location(a.span, a.line).line;
     let site_line = |block: model::BlockId, inst: usize| {
         let i = &k.cfg.blocks[block as usize].insts[inst];
@@ -246,7 +246,7 @@ fn check_kernel_in(k: &Kernel, spec: Option<&KernelSpec>, src: &Sources, opts: &
         l: &lifted,
         phases: &phases,
         bind: &bind,
-        points: &points,
+        caches: &caches,
         timeout_ms: opts.timeout_ms,
         budget: budget.clone(),
         enumerate: opts.enumerate,
@@ -256,7 +256,7 @@ fn check_kernel_in(k: &Kernel, spec: Option<&KernelSpec>, src: &Sources, opts: &
     let (answers, lent) = schedule::run(&shared, lent);
     lent.into_iter().for_each(|s| solver.give_back(s));
     // The enumerated points can be large; the replays below do not need them.
-    drop(points);
+    drop(caches);
     report.stats.queries = answers.queries;
     report.stats.enumerated = answers.enumerated;
     if answers.relied_on_no_wrap {

@@ -5,6 +5,7 @@
 //! Entry point: [`check_ptx`] for a PTX module, or [`engine::check_kernel`] for one kernel.
 
 // The engine's parts are private; callers use the handful of items re-exported below.
+mod answers;
 mod bind;
 mod bounds;
 mod ctx;

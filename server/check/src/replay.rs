@@ -25,6 +25,9 @@ const MAX_UNSET_SCALAR: u64 = 1 << 16;
 const STEP_LIMIT: u64 = 20_000_000;
 
 pub const FILLS: [Fill; 4] = [Fill::Zero, Fill::One, Fill::Random(1), Fill::Random(2)];
+/// The most runs one witness is replayed in: each fill, and [`every_reproduction`]'s run with
+/// the unset scalars at the thread count.
+pub const RUNS_PER_WITNESS: usize = FILLS.len() + 1;
 
 fn fill_bytes(len: u64, dtype: Option<spec::DType>, fill: Fill) -> Vec<u8> {
     let dtype = dtype.unwrap_or(spec::DType::F32);

@@ -15,8 +15,11 @@ use std::collections::VecDeque;
 use std::rc::Rc;
 
 /// How many runs are kept: each keeps its trace, and candidates that share a run are asked
-/// one after another.
-const KEPT: usize = 4;
+/// one after another. As many as one witness can make (`replay::RUNS_PER_WITNESS`): with fewer,
+/// the runs of a witness that `replay::every_reproduction` replays under every fill pushed each
+/// other out, and the next candidate with the same witness found none of them (llm.c's tiled
+/// matmul replayed the same five runs twice, 0.6 s).
+const KEPT: usize = crate::replay::RUNS_PER_WITNESS;
 
 /// What a run did: the launch it ran (judges read its geometry and arguments), its trace and
 /// how it ended.

@@ -10,7 +10,7 @@
 
 use crate::bind::Binding;
 use crate::bounds::{self, BoundsLedger, BoundsOutcome};
-use crate::ctx::{Ctx, PointsCache};
+use crate::ctx::{Caches, Ctx};
 use crate::races::{self, RaceLedger, RaceOutcome};
 use crate::sync::{self, Site, SyncLedger, SyncOutcome};
 use model::budget::Budget;
@@ -26,7 +26,7 @@ pub struct Shared<'a> {
     pub l: &'a Lifted,
     pub phases: &'a Phases,
     pub bind: &'a Binding,
-    pub points: &'a PointsCache,
+    pub caches: &'a Caches,
     pub timeout_ms: u64,
     pub budget: Budget,
     /// Whether checks may be decided by enumerating a concrete launch.
@@ -58,7 +58,7 @@ pub enum Depth {
 
 impl Shared<'_> {
     fn ctx<'s>(&'s self, solver: &'s mut ::smt::Solver) -> Ctx<'s> {
-        let mut ctx = Ctx::new(self.k, self.l, self.phases, self.bind, solver, self.points, self.timeout_ms);
+        let mut ctx = Ctx::new(self.k, self.l, self.phases, self.bind, solver, self.caches, self.timeout_ms);
         if !self.enumerate {
             ctx.launch = None;
         }

@@ -78,7 +78,8 @@ struct Machine<'a> {
     shared_slots: Vec<Slot>,
     local_slots: Vec<Slot>,
     nests: Vec<Vec<LoopId>>,
-    back: HashMap<(BlockId, BlockId), LoopId>,
+    /// Per block, the loop headers it jumps back to (it is their latch) and their loops.
+    back: Vec<Vec<(BlockId, LoopId)>>,
     trace: Trace,
     /// Where discarded out-of-bounds accesses go when the launch asks to continue past them.
     scratch: Region,
@@ -241,10 +242,12 @@ impl<'a> Machine<'a> {
         }
         let cfg = &k.cfg;
         let nests = (0..cfg.blocks.len()).map(|b| cfg.loop_nest(b as BlockId)).collect();
-        let mut back = HashMap::new();
+        let mut back = vec![Vec::new(); cfg.blocks.len()];
         for (i, lp) in cfg.loops.iter().enumerate() {
             for &latch in &lp.latches {
-                back.insert((latch, lp.header), i as LoopId);
+                if let Some(edges) = back.get_mut(latch as usize) {
+                    edges.push((lp.header, i as LoopId));
+                }
             }
         }
         Ok(Machine { k, l, mem, params, var_addr, shared_slots, local_slots, nests, back, trace, scratch: Region::zeroed(64), obs, places: Vec::new() })
@@ -389,22 +392,19 @@ impl<'a> Machine<'a> {
         Ok(())
     }
 
+    /// Moves `th` to the start of block `to`, keeping its loop counters: loops are nested, so the
+    /// loops of both blocks are the common prefix of their nests (outermost first), those keep
+    /// their counts (the one whose back edge this is counts one more), and the loops entered
+    /// start at 0. Updated in place: this runs on every edge of every thread.
     fn goto(&self, th: &mut Thread, to: BlockId) {
-        let back = self.back.get(&(th.block, to)).copied();
+        let back = self.back.get(th.block as usize).and_then(|edges| edges.iter().find(|(header, _)| *header == to)).map(|&(_, l)| l);
         let nest = &self.nests[to as usize];
-        let iters = nest
-            .iter()
-            .map(|&l| {
-                let old = th.iters.iter().find(|(x, _)| *x == l).map(|(_, c)| *c);
-                let c = match old {
-                    Some(c) if back == Some(l) => c + 1,
-                    Some(c) => c,
-                    None => 0,
-                };
-                (l, c)
-            })
-            .collect();
-        th.iters = iters;
+        let kept = th.iters.iter().zip(nest).take_while(|((l, _), m)| l == *m).count();
+        th.iters.truncate(kept);
+        if let Some(entry) = th.iters.iter_mut().find(|(l, _)| Some(*l) == back) {
+            entry.1 += 1;
+        }
+        th.iters.extend(nest[kept..].iter().map(|&l| (l, 0)));
         th.block = to;
         th.idx = 0;
     }
@@ -686,9 +686,17 @@ impl<'a> Machine<'a> {
                     return Err(self.unsupported(blk, t, inst, "accesses wider than 64 bits are not modelled"));
                 }
                 let base = self.address(blk, t, inst, addr)?;
-                let mut vals = Vec::with_capacity(srcs.len());
-                for s in srcs {
-                    vals.push(val!(s, elem_bytes * 8));
+                // On the stack for up to four elements (`st.v4`): this runs for every store.
+                let mut small = [Value::Bits(0), Value::Bits(0), Value::Bits(0), Value::Bits(0)];
+                let mut large = Vec::new();
+                let vals: &mut [Value] = if srcs.len() <= small.len() {
+                    &mut small[..srcs.len()]
+                } else {
+                    large.resize(srcs.len(), Value::Bits(0));
+                    &mut large
+                };
+                for (slot, s) in vals.iter_mut().zip(srcs) {
+                    *slot = val!(s, elem_bytes * 8);
                 }
                 for (k, v) in vals.iter().enumerate() {
                     let at = base.wrapping_add(k as u64 * *elem_bytes as u64);
