@@ -49,6 +49,15 @@ impl Thread {
         self.regs.get(r as usize).cloned().unwrap_or(Value::Bits(0))
     }
 
+    /// A predicate register's value, without copying it (read for every guard and branch).
+    fn flag(&self, r: RegId) -> bool {
+        match self.regs.get(r as usize) {
+            Some(Value::Bits(b)) => b & 1 != 0,
+            Some(v) => v.bool(),
+            None => false,
+        }
+    }
+
     fn set(&mut self, r: RegId, v: Value) {
         if let Some(slot) = self.regs.get_mut(r as usize) {
             *slot = v;
@@ -421,7 +430,7 @@ impl<'a> Machine<'a> {
             };
             if let Some(inst) = b.insts.get(th.idx) {
                 if let Some((g, negated)) = inst.guard {
-                    let executes = th.reg(g).bool() != negated;
+                    let executes = th.flag(g) != negated;
                     if let Some(o) = self.obs.as_deref_mut() {
                         let at = At { ctaid: blk.ctaid, tid: th.tid, linear: th.linear };
                         o.guard(&at, th.pc(), inst, g, executes);
@@ -447,7 +456,7 @@ impl<'a> Machine<'a> {
                 match b.term {
                     Term::Goto(n) => self.goto(th, n),
                     Term::Branch { cond, negated, taken, fallthrough } => {
-                        let value = th.reg(cond).bool();
+                        let value = th.flag(cond);
                         let is_taken = value != negated;
                         if let Some(o) = self.obs.as_deref_mut() {
                             let at = At { ctaid: blk.ctaid, tid: th.tid, linear: th.linear };
@@ -498,6 +507,20 @@ impl<'a> Machine<'a> {
         })
     }
 
+    /// An operand's value as `bits`-wide integer bits: [`Machine::operand`] then
+    /// [`Value::bits`], without copying a register's value (most operands of a replay).
+    fn operand_bits(&self, ctaid: [u32; 3], th: &Thread, o: &Operand, bits: u32) -> Result<u64, String> {
+        match o {
+            Operand::Reg(r) => Ok(match th.regs.get(*r as usize) {
+                Some(Value::Bits(b)) => b & mask(bits),
+                Some(v) => v.bits(bits),
+                None => 0,
+            }),
+            Operand::Imm(v) => Ok(v & mask(bits)),
+            _ => self.operand(ctaid, th, o, bits).map(|v| v.bits(bits)),
+        }
+    }
+
     fn unsupported(&self, blk: &BlockState, t: usize, inst: &Inst, reason: impl Into<String>) -> InterpError {
         let th = &blk.threads[t];
         let opcode = match &inst.op {
@@ -538,6 +561,14 @@ impl<'a> Machine<'a> {
                 }
             };
         }
+        macro_rules! bits {
+            ($o:expr, $bits:expr) => {
+                match self.operand_bits(ctaid, &blk.threads[t], $o, $bits) {
+                    Ok(v) => v,
+                    Err(reason) => return Err(self.unsupported(blk, t, inst, reason)),
+                }
+            };
+        }
         macro_rules! set {
             ($r:expr, $v:expr) => {{
                 let v = $v;
@@ -561,22 +592,22 @@ impl<'a> Machine<'a> {
                 set!(*dst, v);
             }
             Op::Bin { dst, op, a, b, bits } => {
-                let (x, y) = (val!(a, *bits).bits(*bits), val!(b, *bits).bits(*bits));
+                let (x, y) = (bits!(a, *bits), bits!(b, *bits));
                 set!(*dst, Value::Bits(eval_bin(*op, x, y, *bits)));
             }
             Op::Un { dst, op, a, bits } => {
-                let x = val!(a, *bits).bits(*bits);
+                let x = bits!(a, *bits);
                 set!(*dst, Value::Bits(eval_un(*op, x, *bits)));
             }
             Op::Ext { dst, a, from, to, signed } => {
-                let x = val!(a, *from).bits(*from);
+                let x = bits!(a, *from);
                 set!(*dst, Value::Bits(eval_ext(x, *from, *to, *signed)));
             }
             Op::Setp { dst, dst_neg, cmp, a, b, bits, combine } => {
-                let (x, y) = (val!(a, *bits).bits(*bits), val!(b, *bits).bits(*bits));
+                let (x, y) = (bits!(a, *bits), bits!(b, *bits));
                 let r = eval_cmp(*cmp, x, y, *bits);
                 let c = match combine {
-                    Some((op, c)) => Some((*op, val!(c, 1).bool())),
+                    Some((op, c)) => Some((*op, bits!(c, 1) != 0)),
                     None => None,
                 };
                 self.set_pred_pair(&mut blk.threads[t], *dst, *dst_neg, r, c);
@@ -598,13 +629,13 @@ impl<'a> Machine<'a> {
                     FloatCmp::Other => return Err(self.unsupported(blk, t, inst, "unknown float comparison")),
                 };
                 let c = match combine {
-                    Some((op, c)) => Some((*op, val!(c, 1).bool())),
+                    Some((op, c)) => Some((*op, bits!(c, 1) != 0)),
                     None => None,
                 };
                 self.set_pred_pair(&mut blk.threads[t], *dst, *dst_neg, r, c);
             }
             Op::Selp { dst, a, b, cond, bits } => {
-                let v = if val!(cond, 1).bool() { val!(a, *bits) } else { val!(b, *bits) };
+                let v = if bits!(cond, 1) != 0 { val!(a, *bits) } else { val!(b, *bits) };
                 let v = match v {
                     Value::Bits(x) => Value::Bits(x & mask(*bits)),
                     f => f,
@@ -612,11 +643,11 @@ impl<'a> Machine<'a> {
                 set!(*dst, v);
             }
             Op::Pred { dst, op, a, b } => {
-                let (x, y) = (val!(a, 1).bool(), val!(b, 1).bool());
+                let (x, y) = (bits!(a, 1) != 0, bits!(b, 1) != 0);
                 set!(*dst, Value::Bits(bool_op(*op, x, y) as u64));
             }
             Op::PredNot { dst, a } => {
-                let x = val!(a, 1).bool();
+                let x = bits!(a, 1) != 0;
                 set!(*dst, Value::Bits(!x as u64));
             }
             Op::Float { dst, op, args, bits } => {
@@ -792,7 +823,7 @@ impl<'a> Machine<'a> {
             Op::Bar { kind: BarrierKind::Sync, .. } | Op::BarRed { .. } => return Ok(Flow::Wait(Status::Barrier)),
             Op::Bar { kind: BarrierKind::Arrive, .. } => {}
             Op::WarpSync { mask } | Op::Shfl { mask, .. } | Op::Vote { mask, .. } => {
-                let m = val!(mask, 32).bits(32) as u32;
+                let m = bits!(mask, 32) as u32;
                 return Ok(Flow::Wait(Status::Collective { mask: Some(m) }));
             }
             Op::ActiveMask { .. } => return Ok(Flow::Wait(Status::Collective { mask: None })),
