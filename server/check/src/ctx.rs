@@ -53,6 +53,8 @@ pub struct Ctx<'a> {
     pub points: &'a PointsCache,
     /// The answers of the queries asked so far, shared by the workers.
     answers: &'a AnswerCache,
+    /// Questions whose witness probe ran out of time, shared by the workers.
+    slow_probes: &'a Mutex<std::collections::HashSet<Alike>>,
     /// Bases written somewhere in the kernel (others are read-only).
     written: BTreeSet<Base>,
     /// Per exit fact: the blocks reachable from the loop's exit.
@@ -218,6 +220,7 @@ impl<'a> Ctx<'a> {
             decide_only: false,
             points: &caches.points,
             answers: &caches.answers,
+            slow_probes: &caches.slow_probes,
             written,
             after_loop,
         };
@@ -278,14 +281,21 @@ impl<'a> Ctx<'a> {
     /// even the plainest witness of a real finding (rows of stride 0 written by two blocks)
     /// within the query's time, while the tier, whose constants are declared a few bits wide,
     /// finds it in a fraction of a second. A model of the tier is a model of the query.
-    pub fn run_witness(&mut self, q: &Query, threads: u8, prefer: &[String]) -> Answer {
+    ///
+    /// Once the probe of a question runs out of time, the questions `alike` it are asked
+    /// without one: their probes run out of time too (vLLM's MoE alignment, opened with no
+    /// setup: sixteen probes of one counting statement, 0.65 s each, every one a timeout). The
+    /// probe only saves time; skipping it changes no answer, since the tiers still look for
+    /// a small witness of a satisfiable question.
+    pub fn run_witness(&mut self, q: &Query, threads: u8, prefer: &[String], alike: Alike) -> Answer {
         if let Err(stop) = self.budget.check() {
             return Answer::Unknown(Undecided::from(stop));
         }
         // Built only for a probe or a satisfiable question (most questions are neither).
         let mut tiers = None;
         let mut skip_first_tier = false;
-        if self.bind.block.iter().any(|d| d.lo != d.hi) {
+        let probe_is_slow = || lock(self.slow_probes).contains(&alike);
+        if self.bind.block.iter().any(|d| d.lo != d.hi) && !probe_is_slow() {
             let built = self.witness_tiers(q, threads, prefer);
             let asked = std::time::Instant::now();
             let answer = self.ask_tier(q, &built[0].1, (self.timeout_ms / 4).max(1));
@@ -293,6 +303,9 @@ impl<'a> Ctx<'a> {
             match answer {
                 Answer::Sat(m) => return Answer::Sat(m).reported(q),
                 Answer::Unsat => skip_first_tier = true,
+                Answer::Unknown(Undecided::Timeout { .. }) => {
+                    lock(self.slow_probes).insert(alike);
+                }
                 Answer::Unknown(_) => {}
             }
             tiers = Some(built);
@@ -622,11 +635,37 @@ fn fixed_value_facts(f: &crate::fixed::FixedLoad, v: &str, o: &str) -> Vec<Strin
 }
 
 /// What the workers of one check share besides the read-only kernel facts: the points they
-/// enumerated and the answers the solver gave (see `answers`).
+/// enumerated, the answers the solver gave (see `answers`), and which questions' witness
+/// probes ran out of time (see [`Ctx::run_witness`]).
 #[derive(Default)]
 pub struct Caches {
     pub points: PointsCache,
     pub answers: AnswerCache,
+    slow_probes: Mutex<std::collections::HashSet<Alike>>,
+}
+
+/// Which questions are alike for [`Ctx::run_witness`]'s probe: the same kind of question
+/// about the same source lines (the accesses of one statement, its unrolled copies, one
+/// statement's loads and stores).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Alike {
+    kind: &'static str,
+    lines: [Option<u32>; 2],
+}
+
+impl Alike {
+    pub fn race(a: Option<u32>, b: Option<u32>) -> Alike {
+        Alike { kind: "race", lines: [a.min(b), a.max(b)] }
+    }
+
+    pub fn bounds(line: Option<u32>) -> Alike {
+        Alike { kind: "bounds", lines: [line, None] }
+    }
+
+    /// A barrier's question, or a warp collective's.
+    pub fn sync(line: Option<u32>, collective: bool) -> Alike {
+        Alike { kind: if collective { "collective" } else { "barrier" }, lines: [line, None] }
+    }
 }
 
 /// What a set of enumerated points is keyed by: the access, whether the whole grid was

@@ -319,7 +319,7 @@ pub fn check_pair(ctx: &mut Ctx, i: usize, j: usize) -> Option<RaceOutcome> {
             inside.push(format!("(bvule (bvadd {name} {}) {limit})", bv(acc.bytes as u64, 64)));
         }
     }
-    match ctx.run_witness(&q, 2, &inside) {
+    match ctx.run_witness(&q, 2, &inside, crate::ctx::Alike::race(a.line, b.line)) {
         Answer::Unsat => {
             ctx.relied_on_no_wrap |= index_lemmas > 0;
             None
