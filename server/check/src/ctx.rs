@@ -243,9 +243,9 @@ impl<'a> Ctx<'a> {
         self.queries += 1;
         let (budget, solver) = (&self.budget, &mut *self.solver);
         let started = std::time::Instant::now();
-        let (outcome, source) = self.answers.get_or_solve(query.to_smtlib(), timeout_ms, || {
-            crate::smt::ask(solver, query, Duration::from_millis(timeout_ms), &|| budget.check().is_err()).0
-        });
+        let (outcome, source) = self
+            .answers
+            .get_or_solve(query.to_smtlib(), timeout_ms, || crate::smt::ask(solver, query, Duration::from_millis(timeout_ms), &|| budget.check().is_err()).0);
         let spent = started.elapsed();
         self.solver_time += spent;
         crate::trace::line(|| {

@@ -34,6 +34,32 @@ pub struct Program {
     slot: HashMap<ExprId, usize>,
     /// Loads from fixed buffers, with the slot of their offset and of their value.
     loads: Vec<(FixedLoad, usize, usize)>,
+    /// The instructions of each [`Stage`], in program order: an instruction reads only
+    /// instructions of its stage or an earlier one, so a run may start at any stage.
+    stages: [Vec<usize>; STAGES],
+}
+
+/// What an instruction's value depends on, coarsest first: the launch's sizes (and constants),
+/// the block, the thread, the loop counters. An enumeration walks blocks, then threads, then
+/// iterations, and re-evaluates only the stages the step changed (see [`Program::run_from`]):
+/// most of an offset or a path condition is the same for every iteration of a thread.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Stage {
+    Launch = 0,
+    Block = 1,
+    Thread = 2,
+    Iteration = 3,
+}
+
+const STAGES: usize = 4;
+
+fn stage_of(s: Sym) -> Stage {
+    match s {
+        Sym::Special(Special::Ntid(_) | Special::Nctaid(_)) => Stage::Launch,
+        Sym::Special(Special::Ctaid(_)) => Stage::Block,
+        Sym::Counter(_) => Stage::Iteration,
+        _ => Stage::Thread,
+    }
 }
 
 /// The values of a program's nodes after a run, and which of them depend on a read outside
@@ -66,6 +92,18 @@ enum Ins {
     Ite(usize, usize, usize),
     /// The value of fixed load `n` at the offset in the slot.
     Load(usize, usize),
+}
+
+impl Ins {
+    /// The slots this instruction reads.
+    fn reads(&self) -> [Option<usize>; 3] {
+        match *self {
+            Ins::Const(_) | Ins::Sym(..) => [None; 3],
+            Ins::Un(_, a, _) | Ins::Ext(a, ..) | Ins::Not(a) | Ins::Load(_, a) => [Some(a), None, None],
+            Ins::Bin(_, a, b, _) | Ins::Cmp(_, a, b, _) | Ins::And(a, b) | Ins::Or(a, b) | Ins::Xor(a, b) => [Some(a), Some(b), None],
+            Ins::Ite(c, a, b) => [Some(c), Some(a), Some(b)],
+        }
+    }
 }
 
 /// Concrete values of the symbols a program may mention.
@@ -163,81 +201,105 @@ impl Program {
                 Node::Xor(a, b) => Ins::Xor(slot[&a], slot[&b]),
                 Node::Ite { c, a, b } => Ins::Ite(slot[&c], slot[&a], slot[&b]),
             })
-            .collect();
-        Some(Program { ins, slot, loads })
+            .collect::<Vec<Ins>>();
+        let mut stage_at: Vec<Stage> = Vec::with_capacity(ins.len());
+        let mut stages: [Vec<usize>; STAGES] = Default::default();
+        for (i, instruction) in ins.iter().enumerate() {
+            let reads = instruction.reads();
+            let own = match instruction {
+                Ins::Sym(sym, _) => stage_of(*sym),
+                _ => Stage::Launch,
+            };
+            let stage = reads.iter().flatten().map(|&r| stage_at[r]).fold(own, Stage::max);
+            stage_at.push(stage);
+            stages[stage as usize].push(i);
+        }
+        Some(Program { ins, slot, loads, stages })
     }
 
     /// Evaluates every node; read results with `get`.
     pub fn run(&self, env: &Env, ev: &mut Eval) {
-        if !self.loads.is_empty() {
-            return self.run_with_loads(env, ev);
-        }
-        let vals = &mut ev.vals;
-        ev.poison.clear();
-        vals.clear();
-        vals.resize(self.ins.len(), 0);
-        for i in 0..self.ins.len() {
-            vals[i] = match self.ins[i] {
-                Ins::Const(v) => v,
-                Ins::Sym(s, m) => env.sym(s) & m,
-                Ins::Bin(op, a, b, bits) => eval_bin(op, vals[a], vals[b], bits),
-                Ins::Un(op, a, bits) => eval_un(op, vals[a], bits),
-                Ins::Ext(a, from, to, signed) => eval_ext(vals[a], from, to, signed),
-                Ins::Cmp(op, a, b, bits) => eval_cmp(op, vals[a], vals[b], bits) as u64,
-                Ins::Not(a) => 1 - vals[a],
-                Ins::And(a, b) => vals[a] & vals[b],
-                Ins::Or(a, b) => vals[a] | vals[b],
-                Ins::Xor(a, b) => vals[a] ^ vals[b],
-                Ins::Ite(c, a, b) => {
-                    if vals[c] == 1 {
-                        vals[a]
-                    } else {
-                        vals[b]
-                    }
+        self.run_from(env, ev, Stage::Launch);
+    }
+
+    /// Evaluates the nodes of `from` and later stages, keeping the values `ev` holds for the
+    /// earlier ones: those of the last run of this program, whose launch, block, thread (as
+    /// far as `from` keeps them) must be `env`'s.
+    pub fn run_from(&self, env: &Env, ev: &mut Eval, from: Stage) {
+        let from = if ev.vals.len() == self.ins.len() { from } else { Stage::Launch };
+        ev.vals.resize(self.ins.len(), 0);
+        if self.loads.is_empty() {
+            ev.poison.clear();
+            for stage in &self.stages[from as usize..] {
+                for &i in stage {
+                    ev.vals[i] = self.value(i, env, &ev.vals);
                 }
-                Ins::Load(..) => unreachable!("programs with loads run in run_with_loads"),
-            };
+            }
+        } else {
+            ev.poison.resize(self.ins.len(), false);
+            for stage in &self.stages[from as usize..] {
+                for &i in stage {
+                    let (v, p) = self.value_with_loads(i, env, &ev.vals, &ev.poison);
+                    ev.vals[i] = v;
+                    ev.poison[i] = p;
+                }
+            }
         }
     }
 
-    /// `run` for programs that read fixed buffers: a read outside the contents has no value, and
-    /// what depends on it is poisoned, except where it cannot matter (the other side of a false
-    /// conjunct, the branch an `ite` does not take).
-    fn run_with_loads(&self, env: &Env, ev: &mut Eval) {
-        let (vals, poison) = (&mut ev.vals, &mut ev.poison);
-        vals.clear();
-        vals.resize(self.ins.len(), 0);
-        poison.clear();
-        poison.resize(self.ins.len(), false);
-        for i in 0..self.ins.len() {
-            let (v, p) = match self.ins[i] {
-                Ins::Const(v) => (v, false),
-                Ins::Sym(s, m) => (env.sym(s) & m, false),
-                Ins::Bin(op, a, b, bits) => (eval_bin(op, vals[a], vals[b], bits), poison[a] || poison[b]),
-                Ins::Un(op, a, bits) => (eval_un(op, vals[a], bits), poison[a]),
-                Ins::Ext(a, from, to, signed) => (eval_ext(vals[a], from, to, signed), poison[a]),
-                Ins::Cmp(op, a, b, bits) => (eval_cmp(op, vals[a], vals[b], bits) as u64, poison[a] || poison[b]),
-                Ins::Not(a) => (1 - vals[a], poison[a]),
-                Ins::And(a, b) => {
-                    let decided = (!poison[a] && vals[a] == 0) || (!poison[b] && vals[b] == 0);
-                    (vals[a] & vals[b], !decided && (poison[a] || poison[b]))
+    /// Node `i`'s value from the values of the nodes before it.
+    fn value(&self, i: usize, env: &Env, vals: &[u64]) -> u64 {
+        match self.ins[i] {
+            Ins::Const(v) => v,
+            Ins::Sym(s, m) => env.sym(s) & m,
+            Ins::Bin(op, a, b, bits) => eval_bin(op, vals[a], vals[b], bits),
+            Ins::Un(op, a, bits) => eval_un(op, vals[a], bits),
+            Ins::Ext(a, from, to, signed) => eval_ext(vals[a], from, to, signed),
+            Ins::Cmp(op, a, b, bits) => eval_cmp(op, vals[a], vals[b], bits) as u64,
+            Ins::Not(a) => 1 - vals[a],
+            Ins::And(a, b) => vals[a] & vals[b],
+            Ins::Or(a, b) => vals[a] | vals[b],
+            Ins::Xor(a, b) => vals[a] ^ vals[b],
+            Ins::Ite(c, a, b) => {
+                if vals[c] == 1 {
+                    vals[a]
+                } else {
+                    vals[b]
                 }
-                Ins::Or(a, b) => {
-                    let decided = (!poison[a] && vals[a] == 1) || (!poison[b] && vals[b] == 1);
-                    (vals[a] | vals[b], !decided && (poison[a] || poison[b]))
-                }
-                Ins::Xor(a, b) => (vals[a] ^ vals[b], poison[a] || poison[b]),
-                Ins::Ite(c, a, b) => {
-                    let taken = if vals[c] == 1 { a } else { b };
-                    (vals[taken], poison[c] || poison[taken])
-                }
-                Ins::Load(n, off) => match self.loads[n].0.value_at(vals[off]).filter(|_| !poison[off]) {
-                    Some(v) => (v, false),
-                    None => (0, true),
-                },
-            };
-            vals[i] = v;
-            poison[i] = p;
+            }
+            Ins::Load(..) => unreachable!("programs with loads run in value_with_loads"),
+        }
+    }
+
+    /// [`Program::value`] for programs that read fixed buffers: a read outside the contents
+    /// has no value, and what depends on it is poisoned, except where it cannot matter (the
+    /// other side of a false conjunct, the branch an `ite` does not take).
+    fn value_with_loads(&self, i: usize, env: &Env, vals: &[u64], poison: &[bool]) -> (u64, bool) {
+        match self.ins[i] {
+            Ins::Const(v) => (v, false),
+            Ins::Sym(s, m) => (env.sym(s) & m, false),
+            Ins::Bin(op, a, b, bits) => (eval_bin(op, vals[a], vals[b], bits), poison[a] || poison[b]),
+            Ins::Un(op, a, bits) => (eval_un(op, vals[a], bits), poison[a]),
+            Ins::Ext(a, from, to, signed) => (eval_ext(vals[a], from, to, signed), poison[a]),
+            Ins::Cmp(op, a, b, bits) => (eval_cmp(op, vals[a], vals[b], bits) as u64, poison[a] || poison[b]),
+            Ins::Not(a) => (1 - vals[a], poison[a]),
+            Ins::And(a, b) => {
+                let decided = (!poison[a] && vals[a] == 0) || (!poison[b] && vals[b] == 0);
+                (vals[a] & vals[b], !decided && (poison[a] || poison[b]))
+            }
+            Ins::Or(a, b) => {
+                let decided = (!poison[a] && vals[a] == 1) || (!poison[b] && vals[b] == 1);
+                (vals[a] | vals[b], !decided && (poison[a] || poison[b]))
+            }
+            Ins::Xor(a, b) => (vals[a] ^ vals[b], poison[a] || poison[b]),
+            Ins::Ite(c, a, b) => {
+                let taken = if vals[c] == 1 { a } else { b };
+                (vals[taken], poison[c] || poison[taken])
+            }
+            Ins::Load(n, off) => match self.loads[n].0.value_at(vals[off]).filter(|_| !poison[off]) {
+                Some(v) => (v, false),
+                None => (0, true),
+            },
         }
     }
 
@@ -382,6 +444,26 @@ fn enumerate_site_with(
     value: ExprId,
     extra: &[ExprId],
 ) -> Option<Vec<Point>> {
+    let started = std::time::Instant::now();
+    let points = enumerate_points(ctx, launch, blocks, block, enclosing, pc, value, extra);
+    crate::trace::line(|| {
+        let what = points.as_ref().map_or("not enumerable".to_string(), |p| format!("{} points", p.len()));
+        format!("enumerated {} blocks: {what} ({:.0} ms)", blocks.len(), started.elapsed().as_secs_f64() * 1e3)
+    });
+    points
+}
+
+#[allow(clippy::too_many_arguments)]
+fn enumerate_points(
+    ctx: &Ctx,
+    launch: &Launch,
+    blocks: &[[u64; 3]],
+    block: BlockId,
+    enclosing: &[LoopId],
+    pc: ExprId,
+    value: ExprId,
+    extra: &[ExprId],
+) -> Option<Vec<Point>> {
     let mut roots = vec![pc, value];
     roots.extend(extra);
     // Counters the offsets of fixed loads mention matter too.
@@ -396,26 +478,88 @@ fn enumerate_site_with(
         levels.push(Level { lp: l, cond: e, exit, prog: program(ctx, &[e])? });
     }
     let main = program(ctx, &[pc, value])?;
+    let filter = ThreadFilter::new(ctx, pc);
+    let mut filter_vals = Eval::default();
     let nloops = ctx.k.cfg.loops.len();
     let mut out = Vec::new();
     let mut vals = Eval::default();
-    for &b in blocks {
+    // The earliest stage of `main` whose symbols changed since it last ran: it runs only for
+    // threads that reach an iteration, so a block's change is remembered until it does.
+    let mut main_fresh = Stage::Launch;
+    for (done, &b) in (1u128..).zip(blocks) {
         // A stopped budget makes the enumerator decline; the caller's next query reports why.
         if ctx.budget.check().is_err() {
             return None;
         }
+        main_fresh = main_fresh.min(Stage::Block);
+        let mut new_block = true;
         for t in launch.threads() {
             let mut env = Env { ntid: launch.ntid, nctaid: launch.nctaid, tid: t, ctaid: b, k: vec![0; nloops] };
-            let mut walk = Walk { main: &main, pc: main.slot_of(pc), value: main.slot_of(value), vals: &mut vals, out: &mut out };
-            if !walk.level(&levels, 0, &mut env) {
+            let excluded = filter.as_ref().is_some_and(|f| f.excludes(&env, &mut filter_vals, new_block));
+            new_block = false;
+            if excluded {
+                continue;
+            }
+            let fresh = main_fresh.min(Stage::Thread);
+            let mut walk = Walk { main: &main, pc: main.slot_of(pc), value: main.slot_of(value), vals: &mut vals, fresh, out: &mut out };
+            let walked = walk.level(&levels, 0, &mut env);
+            main_fresh = walk.fresh;
+            if !walked {
                 return None;
             }
             if out.len() > MAX_POINTS {
                 return None;
             }
         }
+        // Blocks of a grid mostly do the same work: once the blocks so far, four times over,
+        // say the grid will pass the limit, the solver is asked now rather than after half of
+        // the grid (llm.c's classifier: 256 blocks of 1024 threads, 0.2 s per access).
+        if (out.len() as u128) * (blocks.len() as u128) > 4 * (MAX_POINTS as u128) * done {
+            return None;
+        }
     }
     Some(out)
+}
+
+/// The conjuncts of a path condition that no loop counter reaches (through the offsets of
+/// fixed loads too): a thread for which one of them is false never reaches the access, at
+/// any iteration, so its loops need not be walked. (`if (threadIdx.x == 0)` around a store
+/// inside a grid's loop: most threads of 256 blocks walked every iteration for nothing.)
+struct ThreadFilter {
+    prog: Program,
+    conjuncts: Vec<usize>,
+}
+
+impl ThreadFilter {
+    fn new(ctx: &Ctx, pc: ExprId) -> Option<ThreadFilter> {
+        let x: &Exprs = &ctx.l.exprs;
+        let mut conjuncts = Vec::new();
+        let mut stack = vec![pc];
+        while let Some(e) = stack.pop() {
+            match *x.node(e) {
+                Node::And(a, b) => stack.extend([a, b]),
+                _ => {
+                    let per_thread = with_load_offsets(ctx, &[e]).iter().all(|&r| x.symbols(r).iter().all(|s| !matches!(s, Sym::Counter(_))));
+                    if per_thread {
+                        conjuncts.push(e);
+                    }
+                }
+            }
+        }
+        if conjuncts.is_empty() {
+            return None;
+        }
+        let prog = program(ctx, &conjuncts)?;
+        let conjuncts = conjuncts.iter().map(|&e| prog.slot_of(e)).collect();
+        Some(ThreadFilter { prog, conjuncts })
+    }
+
+    /// Whether a conjunct is false for `env`'s thread (a conjunct that reads outside a fixed
+    /// buffer's contents excludes nothing). `new_block`: the block changed since the last call.
+    fn excludes(&self, env: &Env, ev: &mut Eval, new_block: bool) -> bool {
+        self.prog.run_from(env, ev, if new_block { Stage::Block } else { Stage::Thread });
+        self.conjuncts.iter().any(|&c| ev.vals[c] == 0 && !ev.poisoned(c))
+    }
 }
 
 struct Level {
@@ -432,6 +576,9 @@ struct Walk<'a> {
     pc: usize,
     value: usize,
     vals: &'a mut Eval,
+    /// The earliest stage of `main` whose symbols changed since its last run (see
+    /// [`Program::run_from`]).
+    fresh: Stage,
     out: &'a mut Vec<Point>,
 }
 
@@ -440,7 +587,8 @@ impl Walk<'_> {
     /// iterations, or a point that depends on a read outside fixed contents).
     fn level(&mut self, levels: &[Level], i: usize, env: &mut Env) -> bool {
         let Some(lv) = levels.get(i) else {
-            self.main.run(env, self.vals);
+            self.main.run_from(env, self.vals, self.fresh);
+            self.fresh = Stage::Iteration;
             if self.vals.poisoned(self.pc) {
                 return false;
             }
@@ -456,7 +604,8 @@ impl Walk<'_> {
         let cond = lv.prog.slot_of(lv.cond);
         for k in 0..MAX_ITERATIONS {
             env.k[lv.lp as usize] = k;
-            lv.prog.run(env, &mut vals);
+            // This level's program is new to this thread at its first iteration.
+            lv.prog.run_from(env, &mut vals, if k == 0 { Stage::Launch } else { Stage::Iteration });
             if vals.poisoned(cond) {
                 return false;
             }
@@ -740,4 +889,56 @@ fn synchronising_threads(ctx: &Ctx, launch: &Launch, b: [u64; 3]) -> Option<Hash
         }
     }
     Some(live)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A program run from a later stage, after only that stage's symbols changed, computes
+    /// what a full run computes, in the order an enumeration walks (blocks, threads, iterations,
+    /// with threads that skip their loops in between).
+    #[test]
+    fn a_run_from_a_stage_equals_a_full_run() {
+        let mut x = Exprs::new();
+        let ctaid = x.var(Sym::Special(Special::Ctaid(0)), 32);
+        let ntid = x.var(Sym::Special(Special::Ntid(0)), 32);
+        let tid = x.var(Sym::Special(Special::Tid(0)), 32);
+        let k = x.var(Sym::Counter(0), 32);
+        let row = x.bin(BinOp::Mul, ctaid, ntid);
+        let global = x.bin(BinOp::Add, row, tid);
+        let stride = x.konst(1024, 32);
+        let step = x.bin(BinOp::Mul, k, stride);
+        let offset = x.bin(BinOp::Add, global, step);
+        let three = x.konst(3, 32);
+        let one = x.konst(1, 32);
+        let odd = x.bin(BinOp::And, tid, one);
+        let zero = x.konst(0, 32);
+        let even = x.cmp(CmpOp::Eq, odd, zero);
+        let early = x.cmp(CmpOp::LtU, k, three);
+        let pc = x.and(even, early);
+        let prog = Program::new(&x, &[pc, offset], &|_| None).expect("no loads");
+        let reference = |env: &Env, e: ExprId| {
+            let sym = |s: Sym| Some(env.sym(s));
+            x.eval(e, &sym, &mut HashMap::new()).unwrap()
+        };
+        let mut ev = Eval::default();
+        let mut fresh = Stage::Launch;
+        for block in 0..3 {
+            fresh = fresh.min(Stage::Block);
+            for thread in 0..4 {
+                fresh = fresh.min(Stage::Thread);
+                // Odd threads skip their loop: the program does not run for them.
+                let iterations = if thread % 2 == 1 { 0 } else { 3 };
+                for iteration in 0..iterations {
+                    let env = Env { ntid: [4, 1, 1], nctaid: [3, 1, 1], tid: [thread, 0, 0], ctaid: [block, 0, 0], k: vec![iteration] };
+                    prog.run_from(&env, &mut ev, fresh);
+                    fresh = Stage::Iteration;
+                    for e in [pc, offset] {
+                        assert_eq!(prog.get(&ev.vals, e), reference(&env, e), "block {block} thread {thread} iteration {iteration}");
+                    }
+                }
+            }
+        }
+    }
 }
