@@ -449,8 +449,12 @@ impl<'a> Ctx<'a> {
         tiers
     }
 
-    /// Assertions for a small witness: block indices up to 3, scalar parameters (wider than
-    /// 10 bits) up to `param_max`, the offsets `off_1`/`off_2` below `offset_max`.
+    /// Assertions for a small witness: block indices up to 3, scalar parameters and values
+    /// loaded from memory (wider than 10 bits) up to `param_max`, the offsets `off_1`/`off_2`
+    /// below `offset_max`. A loaded value is mostly an index read from a buffer (a block table,
+    /// a slot mapping, expert ids): a small one is what a witness shows best, and a free 32-bit
+    /// value multiplied by sizes kept the probe of a paged-KV append from any answer in 10 s
+    /// (with values up to 127: a witness in under a second).
     fn small_values(&self, q: &Query, threads: u8, param_max: u64, offset_max: u64) -> Tier {
         let mut small = Tier::default();
         for t in 1..=threads {
@@ -466,6 +470,11 @@ impl<'a> Ctx<'a> {
                 if bits > 10 {
                     small.at_most(name, param_max, bits);
                 }
+            }
+        }
+        for (name, bits) in q.enc.declared_loaded_values() {
+            if bits > 10 {
+                small.at_most(name, param_max, bits);
             }
         }
         for name in ["off_1", "off_2"] {

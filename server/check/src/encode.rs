@@ -187,6 +187,15 @@ impl<'a> Encoder<'a> {
         self.declared_indexed('p').into_iter().map(|(name, _)| name).collect()
     }
 
+    /// The values loaded from memory (`v{block}_{inst}_{elem}_{thread}`) the formulas mention,
+    /// with their widths, sorted.
+    pub fn declared_loaded_values(&self) -> Vec<(&str, u32)> {
+        let loaded = |n: &str| n.strip_prefix('v').is_some_and(|r| r.split('_').count() == 4 && r.split('_').all(|d| d.parse::<u32>().is_ok()));
+        let mut names: Vec<(&str, u32)> = self.declared.iter().filter(|(n, _)| loaded(n)).map(|(n, b)| (n.as_str(), *b)).collect();
+        names.sort_unstable();
+        names
+    }
+
     /// The declared constants named `{prefix}{number}_{number}`, with their widths, sorted.
     fn declared_indexed(&self, prefix: char) -> Vec<(&str, u32)> {
         let indexed =

@@ -86,8 +86,14 @@ fn input_suffix(f: &Finding) -> String {
 /// For a finding that needs particular values in index buffers: how to exclude it if those
 /// values cannot occur (for the buffers whose contents the interface does not declare).
 fn input_hint(f: &Finding) -> String {
-    let mut buffers: Vec<&str> = f.inputs.iter().filter(|i| !i.declared).map(|i| i.buffer.as_str()).collect();
-    buffers.dedup();
+    // Each buffer once, in the order the values are listed (they alternate between buffers
+    // when both threads read several).
+    let mut buffers: Vec<&str> = Vec::new();
+    for i in f.inputs.iter().filter(|i| !i.declared) {
+        if !buffers.contains(&i.buffer.as_str()) {
+            buffers.push(&i.buffer);
+        }
+    }
     let names = buffers.iter().map(|b| format!("`{b}`")).collect::<Vec<_>>().join(", ");
     // Past the end of an array of `n` elements, the bound an index needs is `in_range(0, n)`.
     let elements = f.address.as_ref().and_then(|a| a.size).zip(f.accesses.first()).map(|(size, a)| size / u64::from(a.bytes.max(1)));

@@ -247,3 +247,35 @@ fn reads_past_the_contents_are_out_of_bounds() {
         assert_eq!((f["address"]["element"].as_u64(), f["address"]["size"].as_u64()), (Some(7), Some(28)), "{doc:#}");
     }
 }
+
+/// With no setup at all, a race that needs particular index values is found with small ones
+/// (what a reader checks at a glance) and names each buffer it needs once, with the assumption
+/// that would exclude it. Here two requests whose ranges overlap: `offsets` and `counts` of
+/// both are read, and the message lists `counts` and `offsets`, not one name per value.
+#[test]
+fn with_no_setup_a_race_on_index_values_names_small_values_and_each_buffer_once() {
+    let dir = std::env::temp_dir().join(format!("lark-index-{}-nosetup", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join(".git")).unwrap();
+    for ext in ["ptx", "cu"] {
+        std::fs::copy(repo().join(format!("tests/index/index_request_ranges.{ext}")), dir.join(format!("k.{ext}"))).unwrap();
+    }
+    let out = Command::new(env!("CARGO_BIN_EXE_lark")).args(["check", "k.ptx", "--format", "json"]).current_dir(&dir).output().unwrap();
+    let doc: Value = serde_json::from_str(&String::from_utf8_lossy(&out.stdout)).unwrap();
+    let k = &doc["kernels"][0];
+    assert_eq!(k["verdict"], "race", "{doc:#}");
+    let f = &k["findings"][0];
+    assert_eq!(f["accesses"][0]["line"].as_u64(), Some(13), "{doc:#}");
+    let inputs = f["inputs"].as_array().unwrap();
+    assert!(!inputs.is_empty(), "{doc:#}");
+    assert!(inputs.iter().all(|i| i["declared"] != true && i["value"].as_i64().is_some_and(|v| (0..=128).contains(&v))), "small values: {doc:#}");
+    let message = f["message"].as_str().unwrap();
+    let listed = message.split("it needs these values of ").nth(1).and_then(|rest| rest.split(':').next()).unwrap_or_default();
+    let mut names: Vec<&str> = listed.split(", ").collect();
+    let count = names.len();
+    names.sort_unstable();
+    names.dedup();
+    assert_eq!(names.len(), count, "each buffer once: {message}");
+    assert!(message.contains("assume = [\"injective\"]"), "{message}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
