@@ -333,10 +333,13 @@ impl Program {
 pub struct Point {
     pub ctaid: [u64; 3],
     pub tid: [u64; 3],
-    /// Counter values, indexed by loop id (0 for loops that do not matter).
-    pub k: Vec<u64>,
+    /// Counter values, indexed by loop id (0 for loops that do not matter); inline for kernels
+    /// of up to 8 loops (an enumeration makes hundreds of thousands of points).
+    pub k: Counters,
     pub offset: u64,
 }
+
+pub type Counters = smallvec::SmallVec<[u64; 8]>;
 
 /// The launch, when the interface fixes it completely.
 pub struct Launch {
@@ -596,7 +599,7 @@ impl Walk<'_> {
                 if self.vals.poisoned(self.value) {
                     return false;
                 }
-                self.out.push(Point { ctaid: env.ctaid, tid: env.tid, k: env.k.clone(), offset: self.vals.vals[self.value] });
+                self.out.push(Point { ctaid: env.ctaid, tid: env.tid, k: Counters::from_slice(&env.k), offset: self.vals.vals[self.value] });
             }
             return true;
         };
@@ -642,7 +645,7 @@ fn with_load_offsets(ctx: &Ctx, roots: &[ExprId]) -> Vec<ExprId> {
 /// the index values a witness relies on.
 fn cells_read(ctx: &Ctx, launch: &Launch, p: &Point, roots: &[ExprId]) -> Vec<MemoryCell> {
     let Some(prog) = program(ctx, roots) else { return Vec::new() };
-    let env = Env { ntid: launch.ntid, nctaid: launch.nctaid, tid: p.tid, ctaid: p.ctaid, k: p.k.clone() };
+    let env = Env { ntid: launch.ntid, nctaid: launch.nctaid, tid: p.tid, ctaid: p.ctaid, k: p.k.to_vec() };
     let mut ev = Eval::default();
     prog.run(&env, &mut ev);
     prog.cells_read(&ev)
@@ -770,7 +773,7 @@ fn same_phase(ctx: &Ctx, launch: &Launch, phase: &[Vec<IterRel>], entry: &HashMa
                 IterRel::NotEntered { lp, second } => {
                     let prog = entry.get(&lp)?;
                     let pt = if second { q } else { p };
-                    let env = Env { ntid: launch.ntid, nctaid: launch.nctaid, tid: pt.tid, ctaid: pt.ctaid, k: pt.k.clone() };
+                    let env = Env { ntid: launch.ntid, nctaid: launch.nctaid, tid: pt.tid, ctaid: pt.ctaid, k: pt.k.to_vec() };
                     let mut ev = Eval::default();
                     prog.run(&env, &mut ev);
                     let e = ctx.l.loop_entry_pc[lp as usize]?;
