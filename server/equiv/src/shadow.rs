@@ -508,7 +508,7 @@ impl Observer for Shadow<'_> {
                     (None, None) => None,
                     _ if *float => {
                         let w = bytes * 8;
-                        let old_value = results.first().map(|(_, v)| v.clone()).unwrap_or(Value::Float(FloatVal::zero()));
+                        let old_value = results.first().map(|(_, v)| v.clone()).unwrap_or(Value::exact(FloatVal::zero()));
                         let o = match old {
                             Some(t) => t,
                             None => self.terms.float(&old_value.float(w), w),

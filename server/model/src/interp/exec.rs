@@ -690,7 +690,7 @@ impl<'a> Machine<'a> {
                     FloatOp::Tanh => xs[0].via_f64(f64::tanh),
                     FloatOp::Other => return Err(self.unsupported(blk, t, inst, "this float operation is not modelled by the interpreter")),
                 };
-                set!(*dst, Value::Float(r.normalize(FloatFormat::for_bits(*bits))));
+                set!(*dst, Value::exact(r.normalize(FloatFormat::for_bits(*bits))));
             }
             Op::Cvt { dst, a, from, to, rnd, sat } => {
                 let fb = type_bits(from).unwrap_or(32);
@@ -769,9 +769,9 @@ impl<'a> Machine<'a> {
                 } else if *float {
                     let (o, x) = (old.float(w), xs[0].float(w));
                     match op {
-                        AtomOp::Add => Value::Float(o.add(&x).normalize(FloatFormat::for_bits(w))),
-                        AtomOp::Min => Value::Float(o.min(&x)),
-                        AtomOp::Max => Value::Float(o.max(&x)),
+                        AtomOp::Add => Value::exact(o.add(&x).normalize(FloatFormat::for_bits(w))),
+                        AtomOp::Min => Value::exact(o.min(&x)),
+                        AtomOp::Max => Value::exact(o.max(&x)),
                         AtomOp::Exch => xs[0].clone(),
                         AtomOp::Cas => {
                             if old.bits(w) == xs[0].bits(w) {
@@ -1172,7 +1172,7 @@ fn cvt(x: &Value, from: &str, to: &str, rnd: Option<&str>, sat: bool, hardware: 
     }
     let mode = rnd.and_then(Rounding::from_modifier);
     let decode = |fmt: FloatFormat| match x {
-        Value::Float(f) => f.clone(),
+        Value::Float(f) => (**f).clone(),
         Value::Bits(b) => FloatVal::from_bits(b & mask(fmt.width()), fmt),
     };
     let finish = |v: FloatVal, ft: FloatFormat, mode: Rounding| -> Value {
@@ -1188,7 +1188,7 @@ fn cvt(x: &Value, from: &str, to: &str, rnd: Option<&str>, sat: bool, hardware: 
         match ft {
             FloatFormat::F16 | FloatFormat::BF16 => Value::Bits(bits),
             _ if hardware => Value::Bits(bits),
-            _ => Value::Float(FloatVal::from_bits(bits, ft)),
+            _ => Value::exact(FloatVal::from_bits(bits, ft)),
         }
     };
     let tb = type_bits(to).unwrap_or(32);

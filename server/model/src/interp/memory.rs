@@ -27,7 +27,16 @@ pub const SLOT: u64 = 1 << 24;
 #[derive(Clone, Debug, PartialEq)]
 pub enum Value {
     Bits(u64),
-    Float(FloatVal),
+    /// Boxed: a register file of 16-byte values is what a replay moves and copies for every
+    /// instruction; an exact rational is 64 bytes.
+    Float(Box<FloatVal>),
+}
+
+impl Value {
+    /// An exact float value.
+    pub fn exact(f: FloatVal) -> Value {
+        Value::Float(Box::new(f))
+    }
 }
 
 impl Value {
@@ -43,7 +52,7 @@ impl Value {
     /// The value as a float of the IEEE format of `width` bits.
     pub fn float(&self, width: u32) -> FloatVal {
         match self {
-            Value::Float(f) => f.clone(),
+            Value::Float(f) => (**f).clone(),
             Value::Bits(b) => FloatVal::from_bits(b & mask(width), FloatFormat::for_bits(width).unwrap_or(FloatFormat::F32)),
         }
     }
@@ -82,7 +91,7 @@ impl Region {
     pub fn read(&self, off: u64, bytes: u32) -> Value {
         if let Some((w, f)) = self.exact.get(&off) {
             if *w == bytes {
-                return Value::Float(f.clone());
+                return Value::exact(f.clone());
             }
         }
         let mut v = 0u64;
@@ -102,7 +111,7 @@ impl Region {
         self.invalidate(off, bytes);
         if let Value::Float(f) = v {
             if FloatFormat::for_bits(bytes * 8).is_some() {
-                self.exact.insert(off, (bytes, f.clone()));
+                self.exact.insert(off, (bytes, (**f).clone()));
             }
         }
         bits
@@ -255,7 +264,7 @@ impl Memory {
             return FloatVal::NaN;
         }
         match r.read(byte_offset, w) {
-            Value::Float(f) => f,
+            Value::Float(f) => *f,
             Value::Bits(b) => FloatVal::from_bits(b, fmt),
         }
     }
