@@ -448,7 +448,7 @@ fn enumerate_site_with(
     extra: &[ExprId],
 ) -> Option<Vec<Point>> {
     let started = std::time::Instant::now();
-    let points = enumerate_points(ctx, launch, blocks, block, enclosing, pc, value, extra);
+    let points = enumerate_points(ctx, launch, blocks, (block, enclosing), pc, value, extra);
     crate::trace::line(|| {
         let what = points.as_ref().map_or("not enumerable".to_string(), |p| format!("{} points", p.len()));
         format!("enumerated {} blocks: {what} ({:.0} ms)", blocks.len(), started.elapsed().as_secs_f64() * 1e3)
@@ -456,13 +456,12 @@ fn enumerate_site_with(
     points
 }
 
-#[allow(clippy::too_many_arguments)]
+/// [`enumerate_site_with`]'s work; `site` is the access's basic block and its enclosing loops.
 fn enumerate_points(
     ctx: &Ctx,
     launch: &Launch,
     blocks: &[[u64; 3]],
-    block: BlockId,
-    enclosing: &[LoopId],
+    (block, enclosing): (BlockId, &[LoopId]),
     pc: ExprId,
     value: ExprId,
     extra: &[ExprId],

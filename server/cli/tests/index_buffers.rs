@@ -220,16 +220,23 @@ fn sentryward_shape_arrays_fix_contents() {
     }
 }
 
+/// A scratch project (its own `.git`, so no `lark.toml` above it is found) holding `kernel`'s
+/// PTX and source as `k.ptx` and `k.cu`.
+fn alone(kernel: &str, tag: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("lark-index-{}-{tag}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join(".git")).unwrap();
+    for ext in ["ptx", "cu"] {
+        std::fs::copy(repo().join(format!("tests/index/{kernel}.{ext}")), dir.join(format!("k.{ext}"))).unwrap();
+    }
+    dir
+}
+
 /// A fixed buffer is as long as its contents: a read past them is out of bounds (here the
 /// permutation of `index_moe_permute` lists 7 of its 8 rows).
 #[test]
 fn reads_past_the_contents_are_out_of_bounds() {
-    let dir = std::env::temp_dir().join(format!("lark-index-{}-short", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(dir.join(".git")).unwrap();
-    for ext in ["ptx", "cu"] {
-        std::fs::copy(repo().join(format!("tests/index/index_moe_permute.{ext}")), dir.join(format!("k.{ext}"))).unwrap();
-    }
+    let dir = alone("index_moe_permute", "short");
     let toml = "[kernel.index_moe_permute]\ngrid = [8, 1, 1]\nblock = [128, 1, 1]\n[kernel.index_moe_permute.params]\nhidden = { dtype = \"f32\", len = 512 }\npermuted = { dtype = \"f32\", len = 1024 }\npermuted_row = { dtype = \"i32\", values = [0, 4, 1, 5, 2, 6, 3] }\ntopk = { value = 2 }\nhidden_size = { value = 128 }\n";
     std::fs::write(dir.join("lark.toml"), toml).unwrap();
     for smt_only in [false, true] {
@@ -254,12 +261,7 @@ fn reads_past_the_contents_are_out_of_bounds() {
 /// both are read, and the message lists `counts` and `offsets`, not one name per value.
 #[test]
 fn with_no_setup_a_race_on_index_values_names_small_values_and_each_buffer_once() {
-    let dir = std::env::temp_dir().join(format!("lark-index-{}-nosetup", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(dir.join(".git")).unwrap();
-    for ext in ["ptx", "cu"] {
-        std::fs::copy(repo().join(format!("tests/index/index_request_ranges.{ext}")), dir.join(format!("k.{ext}"))).unwrap();
-    }
+    let dir = alone("index_request_ranges", "nosetup");
     let out = Command::new(env!("CARGO_BIN_EXE_lark")).args(["check", "k.ptx", "--format", "json"]).current_dir(&dir).output().unwrap();
     let doc: Value = serde_json::from_str(&String::from_utf8_lossy(&out.stdout)).unwrap();
     let k = &doc["kernels"][0];
