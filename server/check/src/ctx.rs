@@ -422,9 +422,13 @@ impl<'a> Ctx<'a> {
         // before a simple block: a parameter is often a loop bound (the replay runs every
         // iteration), and witnesses with C = 32832 or k = 903 (found when only a 2-D block shows
         // the bug) made every replay of a tiled GEMM or a top-k loop run into the step limit.
-        let tiny = self.small_values(q, threads, 1 << 7, 1 << 20).and(&self.early_iterations(q, 15)).and(&preferred);
-        let tight = self.small_values(q, threads, 1 << 10, 1 << 20).and(&preferred);
-        let small = self.small_values(q, threads, 1 << 16, crate::replay::MAX_BUFFER_BYTES);
+        // Loaded values are small in the two tightest tiers only: a race through index values
+        // that wrap a 64-bit offset around (two slots 2^53 apart writing one address) has a
+        // witness with small offsets only when the values are huge, and the last tier must
+        // still find it (the replay cannot run the first model's offsets near 2^63).
+        let tiny = self.small_values(q, threads, 1 << 7, 1 << 20, true).and(&self.early_iterations(q, 15)).and(&preferred);
+        let tight = self.small_values(q, threads, 1 << 10, 1 << 20, true).and(&preferred);
+        let small = self.small_values(q, threads, 1 << 16, crate::replay::MAX_BUFFER_BYTES, false);
         let mut tiers = vec![
             (TierKind::Required, tiny.and(&simple)),
             // Parameters up to 1024 in a simple block, before any block: when the tightest tier
@@ -449,13 +453,13 @@ impl<'a> Ctx<'a> {
         tiers
     }
 
-    /// Assertions for a small witness: block indices up to 3, scalar parameters and values
-    /// loaded from memory (wider than 10 bits) up to `param_max`, the offsets `off_1`/`off_2`
-    /// below `offset_max`. A loaded value is mostly an index read from a buffer (a block table,
+    /// Assertions for a small witness: block indices up to 3, scalar parameters and (with
+    /// `small_loads`) values loaded from memory, wider than 10 bits, up to `param_max`, the
+    /// offsets `off_1`/`off_2` below `offset_max`. A loaded value is mostly an index read from a buffer (a block table,
     /// a slot mapping, expert ids): a small one is what a witness shows best, and a free 32-bit
     /// value multiplied by sizes kept the probe of a paged-KV append from any answer in 10 s
     /// (with values up to 127: a witness in under a second).
-    fn small_values(&self, q: &Query, threads: u8, param_max: u64, offset_max: u64) -> Tier {
+    fn small_values(&self, q: &Query, threads: u8, param_max: u64, offset_max: u64, small_loads: bool) -> Tier {
         let mut small = Tier::default();
         for t in 1..=threads {
             for d in ["x", "y", "z"] {
@@ -473,7 +477,7 @@ impl<'a> Ctx<'a> {
             }
         }
         for (name, bits) in q.enc.declared_loaded_values() {
-            if bits > 10 {
+            if small_loads && bits > 10 {
                 small.at_most(name, param_max, bits);
             }
         }
