@@ -78,7 +78,7 @@ pub fn check_access(ctx: &mut Ctx, i: usize) -> Option<BoundsOutcome> {
     q.want("off_1".into());
     // The index-buffer values the access depends on: the replay writes them, the report names them.
     let seeds = crate::races::seeds_for(ctx, &mut q, &[a.pc, off], 1);
-    match ctx.run_witness(&q, 1, &[], crate::ctx::Alike::bounds(a.line)) {
+    match ctx.run_witness(&q, 1, &[], crate::ctx::Alike::at(crate::report::Question::Bounds, a.line)) {
         Answer::Unsat => None,
         Answer::Unknown(why) => Some(BoundsOutcome::Unknown { access: i, why }),
         Answer::Sat(model) => {

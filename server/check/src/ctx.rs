@@ -293,27 +293,25 @@ impl<'a> Ctx<'a> {
         }
         // Built only for a probe or a satisfiable question (most questions are neither).
         let mut tiers = None;
-        let mut skip_first_tier = false;
-        // The tightest tier is not asked again after the question when its probe said no or
-        // ran out of time (or an alike question's did): with four times the time it did not
-        // find a witness either (ggml's rope: two more timeouts, 2.5 s each; vLLM's MoE
-        // alignment: `unsat` after 1.4 to 1.7 s), and the looser tiers still look for one.
-        if self.bind.block.iter().any(|d| d.lo != d.hi) {
-            skip_first_tier = true;
-            if !lock(self.slow_probes).contains(&alike) {
-                let built = self.witness_tiers(q, threads, prefer);
-                let asked = std::time::Instant::now();
-                let answer = self.ask_tier(q, &built[0].1, (self.timeout_ms / 4).max(1));
-                crate::trace::line(|| format!("witness probe: {} ({:.0} ms)", answer.describe(), asked.elapsed().as_secs_f64() * 1e3));
-                match answer {
-                    Answer::Sat(m) => return Answer::Sat(m).reported(q),
-                    Answer::Unknown(Undecided::Timeout { .. }) => {
-                        lock(self.slow_probes).insert(alike);
-                    }
-                    Answer::Unknown(_) | Answer::Unsat => {}
+        // The tightest tier is not asked again after the question when its probe was asked (it
+        // said no or ran out of time) or skipped (an alike question's ran out of time): with
+        // four times the time it did not find a witness either (ggml's rope: two more
+        // timeouts, 2.5 s each; vLLM's MoE alignment: `unsat` after 1.4 to 1.7 s), and the
+        // looser tiers still look for one.
+        let skip_first_tier = self.bind.block.iter().any(|d| d.lo != d.hi);
+        if skip_first_tier && !lock(self.slow_probes).contains(&alike) {
+            let built = self.witness_tiers(q, threads, prefer);
+            let asked = std::time::Instant::now();
+            let answer = self.ask_tier(q, &built[0].1, (self.timeout_ms / 4).max(1));
+            crate::trace::line(|| format!("witness probe: {} ({:.0} ms)", answer.describe(), asked.elapsed().as_secs_f64() * 1e3));
+            match answer {
+                Answer::Sat(m) => return Answer::Sat(m).reported(q),
+                Answer::Unknown(Undecided::Timeout { .. }) => {
+                    lock(self.slow_probes).insert(alike);
                 }
-                tiers = Some(built);
+                Answer::Unknown(_) | Answer::Unsat => {}
             }
+            tiers = Some(built);
         }
         // With index lemmas, the query without the products of its row-major offsets (see
         // `Query::index_abstraction`), before the question itself: its `unsat` is the
@@ -455,10 +453,10 @@ impl<'a> Ctx<'a> {
 
     /// Assertions for a small witness: block indices up to 3, scalar parameters and (with
     /// `small_loads`) values loaded from memory, wider than 10 bits, up to `param_max`, the
-    /// offsets `off_1`/`off_2` below `offset_max`. A loaded value is mostly an index read from a buffer (a block table,
-    /// a slot mapping, expert ids): a small one is what a witness shows best, and a free 32-bit
-    /// value multiplied by sizes kept the probe of a paged-KV append from any answer in 10 s
-    /// (with values up to 127: a witness in under a second).
+    /// offsets `off_1`/`off_2` below `offset_max`. A loaded value is mostly an index read from
+    /// a buffer (a block table, a slot mapping, expert ids): a small one is what a witness
+    /// shows best, and a free 32-bit value multiplied by sizes kept the probe of a paged-KV
+    /// append from any answer in 10 s (with values up to 127: a witness in under a second).
     fn small_values(&self, q: &Query, threads: u8, param_max: u64, offset_max: u64, small_loads: bool) -> Tier {
         let mut small = Tier::default();
         for t in 1..=threads {
@@ -667,22 +665,18 @@ pub struct Caches {
 /// statement's loads and stores).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Alike {
-    kind: &'static str,
+    question: crate::report::Question,
     lines: [Option<u32>; 2],
 }
 
 impl Alike {
     pub fn race(a: Option<u32>, b: Option<u32>) -> Alike {
-        Alike { kind: "race", lines: [a.min(b), a.max(b)] }
+        Alike { question: crate::report::Question::Race, lines: [a.min(b), a.max(b)] }
     }
 
-    pub fn bounds(line: Option<u32>) -> Alike {
-        Alike { kind: "bounds", lines: [line, None] }
-    }
-
-    /// A barrier's question, or a warp collective's.
-    pub fn sync(line: Option<u32>, collective: bool) -> Alike {
-        Alike { kind: if collective { "collective" } else { "barrier" }, lines: [line, None] }
+    /// A question about one line: bounds, a barrier, a warp collective.
+    pub fn at(question: crate::report::Question, line: Option<u32>) -> Alike {
+        Alike { question, lines: [line, None] }
     }
 }
 

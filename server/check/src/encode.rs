@@ -190,19 +190,21 @@ impl<'a> Encoder<'a> {
     /// The values loaded from memory (`v{block}_{inst}_{elem}_{thread}`) the formulas mention,
     /// with their widths, sorted.
     pub fn declared_loaded_values(&self) -> Vec<(&str, u32)> {
-        let loaded = |n: &str| n.strip_prefix('v').is_some_and(|r| r.split('_').count() == 4 && r.split('_').all(|d| d.parse::<u32>().is_ok()));
-        let mut names: Vec<(&str, u32)> = self.declared.iter().filter(|(n, _)| loaded(n)).map(|(n, b)| (n.as_str(), *b)).collect();
+        self.declared_where(|n| n.strip_prefix('v').is_some_and(|r| r.split('_').count() == 4 && r.split('_').all(|d| d.parse::<u32>().is_ok())))
+    }
+
+    /// The declared constants whose names `keep` accepts, with their widths, sorted.
+    fn declared_where(&self, keep: impl Fn(&str) -> bool) -> Vec<(&str, u32)> {
+        let mut names: Vec<(&str, u32)> = self.declared.iter().filter(|(n, _)| keep(n)).map(|(n, b)| (n.as_str(), *b)).collect();
         names.sort_unstable();
         names
     }
 
     /// The declared constants named `{prefix}{number}_{number}`, with their widths, sorted.
     fn declared_indexed(&self, prefix: char) -> Vec<(&str, u32)> {
-        let indexed =
-            |n: &str| n.strip_prefix(prefix).and_then(|r| r.split_once('_')).is_some_and(|(i, j)| i.parse::<u32>().is_ok() && j.parse::<u32>().is_ok());
-        let mut names: Vec<(&str, u32)> = self.declared.iter().filter(|(n, _)| indexed(n)).map(|(n, b)| (n.as_str(), *b)).collect();
-        names.sort_unstable();
-        names
+        self.declared_where(|n| {
+            n.strip_prefix(prefix).and_then(|r| r.split_once('_')).is_some_and(|(i, j)| i.parse::<u32>().is_ok() && j.parse::<u32>().is_ok())
+        })
     }
 
     /// Declares a symbol's copy for thread `t` and returns its name.

@@ -37,7 +37,12 @@ pub struct Program {
     /// The instructions of each [`Stage`], in program order: an instruction reads only
     /// instructions of its stage or an earlier one, so a run may start at any stage.
     stages: [Vec<usize>; STAGES],
+    /// Unique per program: an [`Eval`] holding another program's values is run in full.
+    id: u64,
 }
+
+/// The next [`Program::id`].
+static NEXT_PROGRAM: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
 /// What an instruction's value depends on, coarsest first: the launch's sizes (and constants),
 /// the block, the thread, the loop counters. An enumeration walks blocks, then threads, then
@@ -69,6 +74,8 @@ fn stage_of(s: Sym) -> Stage {
 pub struct Eval {
     pub vals: Vec<u64>,
     poison: Vec<bool>,
+    /// The program whose values these are (see [`Program::run_from`]).
+    of: Option<u64>,
 }
 
 impl Eval {
@@ -214,7 +221,7 @@ impl Program {
             stage_at.push(stage);
             stages[stage as usize].push(i);
         }
-        Some(Program { ins, slot, loads, stages })
+        Some(Program { ins, slot, loads, stages, id: NEXT_PROGRAM.fetch_add(1, std::sync::atomic::Ordering::Relaxed) })
     }
 
     /// Evaluates every node; read results with `get`.
@@ -224,9 +231,11 @@ impl Program {
 
     /// Evaluates the nodes of `from` and later stages, keeping the values `ev` holds for the
     /// earlier ones: those of the last run of this program, whose launch, block, thread (as
-    /// far as `from` keeps them) must be `env`'s.
+    /// far as `from` keeps them) must be `env`'s. An `ev` that holds no values of this program
+    /// is run in full.
     pub fn run_from(&self, env: &Env, ev: &mut Eval, from: Stage) {
-        let from = if ev.vals.len() == self.ins.len() { from } else { Stage::Launch };
+        let from = if ev.of == Some(self.id) { from } else { Stage::Launch };
+        ev.of = Some(self.id);
         ev.vals.resize(self.ins.len(), 0);
         if self.loads.is_empty() {
             ev.poison.clear();
@@ -924,6 +933,14 @@ mod tests {
             let sym = |s: Sym| Some(env.sym(s));
             x.eval(e, &sym, &mut HashMap::new()).unwrap()
         };
+        // An evaluation that holds no values of this program (none yet, or another program's
+        // of the same length) is run in full whatever stage it is asked from.
+        let env = Env { ntid: [4, 1, 1], nctaid: [3, 1, 1], tid: [2, 0, 0], ctaid: [1, 0, 0], k: vec![1] };
+        let twin = Program::new(&x, &[pc, offset], &|_| None).expect("no loads");
+        let mut ev = Eval::default();
+        twin.run(&Env { tid: [0, 0, 0], ctaid: [0, 0, 0], ..env.clone() }, &mut ev);
+        prog.run_from(&env, &mut ev, Stage::Iteration);
+        assert_eq!(prog.get(&ev.vals, offset), reference(&env, offset));
         let mut ev = Eval::default();
         let mut fresh = Stage::Launch;
         for block in 0..3 {

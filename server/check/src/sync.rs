@@ -115,7 +115,7 @@ fn check_barrier(ctx: &mut Ctx, site: &Site) -> Option<SyncOutcome> {
     roots.extend(ctx.assert_facts(&mut q, block, &[pc], 2));
     ctx.add_load_facts(&mut q, &roots, 2);
     q.add_param_facts(&ctx.l.exprs, ctx.bind, &roots);
-    match ctx.run_witness(&q, 2, &[], crate::ctx::Alike::sync(site.line, false)) {
+    match ctx.run_witness(&q, 2, &[], crate::ctx::Alike::at(crate::report::Question::Barrier, site.line)) {
         Answer::Unsat => None,
         Answer::Sat(model) => {
             let witness = witness_of(ctx, &model, loops);
@@ -160,7 +160,7 @@ fn check_collective(ctx: &mut Ctx, site: &Site, mask: ExprId) -> Option<SyncOutc
     roots.extend(ctx.assert_facts(&mut q, block, &[pc, mask], 2));
     ctx.add_load_facts(&mut q, &roots, 2);
     q.add_param_facts(&ctx.l.exprs, ctx.bind, &roots);
-    match ctx.run_witness(&q, 2, &[], crate::ctx::Alike::sync(site.line, true)) {
+    match ctx.run_witness(&q, 2, &[], crate::ctx::Alike::at(crate::report::Question::WarpCollective, site.line)) {
         Answer::Unsat => None,
         Answer::Sat(model) => {
             let witness = witness_of(ctx, &model, loops);

@@ -49,13 +49,19 @@ impl Thread {
         self.regs.get(r as usize).cloned().unwrap_or(Value::Bits(0))
     }
 
-    /// A predicate register's value, without copying it (read for every guard and branch).
-    fn flag(&self, r: RegId) -> bool {
+    /// A register's value as `width`-bit integer bits ([`Value::bits`]), without copying it:
+    /// read for most operands, every guard and every branch.
+    fn bits(&self, r: RegId, width: u32) -> u64 {
         match self.regs.get(r as usize) {
-            Some(Value::Bits(b)) => b & 1 != 0,
-            Some(v) => v.bool(),
-            None => false,
+            Some(Value::Bits(b)) => b & mask(width),
+            Some(v) => v.bits(width),
+            None => 0,
         }
+    }
+
+    /// A predicate register's value.
+    fn flag(&self, r: RegId) -> bool {
+        self.bits(r, 1) != 0
     }
 
     fn set(&mut self, r: RegId, v: Value) {
@@ -511,11 +517,7 @@ impl<'a> Machine<'a> {
     /// [`Value::bits`], without copying a register's value (most operands of a replay).
     fn operand_bits(&self, ctaid: [u32; 3], th: &Thread, o: &Operand, bits: u32) -> Result<u64, String> {
         match o {
-            Operand::Reg(r) => Ok(match th.regs.get(*r as usize) {
-                Some(Value::Bits(b)) => b & mask(bits),
-                Some(v) => v.bits(bits),
-                None => 0,
-            }),
+            Operand::Reg(r) => Ok(th.bits(*r, bits)),
             Operand::Imm(v) => Ok(v & mask(bits)),
             _ => self.operand(ctaid, th, o, bits).map(|v| v.bits(bits)),
         }
