@@ -38,21 +38,32 @@ pub enum Source {
 
 impl AnswerCache {
     /// The answer to `text` within `timeout_ms`: one given before (or being given by another
-    /// worker, waited for), else `solve`'s.
+    /// worker, waited for), else `solve`'s. A solve another worker stopped (it no longer wanted
+    /// the answer: see [`crate::prefetch`]) is no answer to this caller, who solves it itself.
     pub fn get_or_solve(&self, text: String, timeout_ms: u64, solve: impl FnOnce() -> Outcome) -> (Outcome, Source) {
         let key = (text, timeout_ms);
-        let cell = Arc::clone(lock(&self.cells).entry(key.clone()).or_default());
-        let mut source = Source::Reused;
-        let outcome = cell
-            .get_or_init(|| {
-                source = Source::Solved;
-                solve()
-            })
-            .clone();
-        if source == Source::Solved && !kept(&outcome) {
-            lock(&self.cells).remove(&key);
+        let mut solve = Some(solve);
+        loop {
+            let cell = Arc::clone(lock(&self.cells).entry(key.clone()).or_default());
+            let mut source = Source::Reused;
+            let outcome = cell
+                .get_or_init(|| {
+                    source = Source::Solved;
+                    // Taken once: a caller that solved does not go round again.
+                    solve.take().map_or(Outcome::Stopped, |solve| solve())
+                })
+                .clone();
+            if !kept(&outcome) {
+                let mut cells = lock(&self.cells);
+                if cells.get(&key).is_some_and(|c| Arc::ptr_eq(c, &cell)) {
+                    cells.remove(&key);
+                }
+            }
+            if source == Source::Reused && outcome == Outcome::Stopped {
+                continue;
+            }
+            return (outcome, source);
         }
-        (outcome, source)
     }
 }
 
@@ -99,6 +110,26 @@ mod tests {
             assert_eq!(cache.get_or_solve("(assert q)".into(), 500, || not_kept.clone()), (not_kept, Source::Solved));
         }
         assert_eq!(cache.get_or_solve("(assert q)".into(), 500, || Outcome::Unsat), (Outcome::Unsat, Source::Solved));
+    }
+
+    /// A solve that its asker stopped is solved again by whoever was waiting for it.
+    #[test]
+    fn a_stopped_solve_is_solved_again_by_a_waiter() {
+        let cache = AnswerCache::default();
+        let (started_tx, started_rx) = std::sync::mpsc::channel();
+        let answers = std::thread::scope(|s| {
+            let stopped = s.spawn(|| {
+                cache.get_or_solve("(assert q)".into(), 500, || {
+                    started_tx.send(()).unwrap();
+                    std::thread::sleep(std::time::Duration::from_millis(50));
+                    Outcome::Stopped
+                })
+            });
+            started_rx.recv().unwrap();
+            let waiter = cache.get_or_solve("(assert q)".into(), 500, || Outcome::Unsat);
+            (stopped.join().unwrap(), waiter)
+        });
+        assert_eq!(answers, ((Outcome::Stopped, Source::Solved), (Outcome::Unsat, Source::Solved)));
     }
 
     /// Two workers asking one query at once: one solves it, the other waits for its answer.

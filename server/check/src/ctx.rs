@@ -55,6 +55,9 @@ pub struct Ctx<'a> {
     answers: &'a AnswerCache,
     /// Questions whose witness probe ran out of time, shared by the workers.
     slow_probes: &'a Mutex<std::collections::HashSet<Alike>>,
+    /// Where a question is posted for an idle worker to start while its restrictions are
+    /// asked (see [`crate::prefetch`]); `None` with a single worker.
+    pub prefetch: Option<&'a crate::prefetch::Prefetch>,
     /// Bases written somewhere in the kernel (others are read-only).
     written: BTreeSet<Base>,
     /// Per exit fact: the blocks reachable from the loop's exit.
@@ -221,6 +224,7 @@ impl<'a> Ctx<'a> {
             points: &caches.points,
             answers: &caches.answers,
             slow_probes: &caches.slow_probes,
+            prefetch: None,
             written,
             after_loop,
         };
@@ -299,7 +303,12 @@ impl<'a> Ctx<'a> {
         // timeouts, 2.5 s each; vLLM's MoE alignment: `unsat` after 1.4 to 1.7 s), and the
         // looser tiers still look for one.
         let skip_first_tier = self.bind.block.iter().any(|d| d.lo != d.hi);
-        if skip_first_tier && !lock(self.slow_probes).contains(&alike) {
+        let probe = skip_first_tier && !lock(self.slow_probes).contains(&alike);
+        // With a restriction to ask first, the question itself is posted for a worker out of
+        // checks to start meanwhile (see `crate::prefetch`); a restriction that decides it withdraws
+        // it (dropping `early`), and the question below waits for the answer being given.
+        let early = if probe || q.has_index_lemmas() { self.post_question(q) } else { None };
+        if probe {
             let built = self.witness_tiers(q, threads, prefer);
             let asked = std::time::Instant::now();
             let answer = self.ask_tier(q, &built[0].1, (self.timeout_ms / 4).max(1));
@@ -344,9 +353,15 @@ impl<'a> Ctx<'a> {
                 return Answer::Unsat;
             }
         }
-        let query = match q.to_smt() {
-            Ok(query) => query,
-            Err(message) => return Answer::Unknown(Undecided::Failure(message)),
+        let query = match early {
+            Some((query, posted)) => {
+                posted.ask_now();
+                query
+            }
+            None => match q.to_smt() {
+                Ok(query) => query,
+                Err(message) => return Answer::Unknown(Undecided::Failure(message)),
+            },
         };
         let asked = std::time::Instant::now();
         let first = self.ask(&query);
@@ -383,6 +398,15 @@ impl<'a> Ctx<'a> {
             }
         }
         first.reported(q)
+    }
+
+    /// Posts `q`'s question for a worker out of checks of its own (see [`crate::prefetch`]).
+    fn post_question(&self, q: &Query) -> Option<(::smt::Query, crate::prefetch::Posted)> {
+        let prefetch = self.prefetch?;
+        let script = q.script();
+        let query = crate::smt::read_query(&script).ok()?;
+        let posted = prefetch.post(script, query.to_smtlib(), self.timeout_ms);
+        Some((query, posted))
     }
 
     /// The witness tiers of [`Ctx::run_witness`], tightest first.

@@ -9,6 +9,7 @@ mod answers;
 mod bind;
 mod bounds;
 mod ctx;
+mod prefetch;
 // Public for the differential test of the SMT encoding against the interpreter.
 #[doc(hidden)]
 pub mod encode;

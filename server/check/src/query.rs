@@ -331,6 +331,11 @@ impl<'a> Query<'a> {
         }
     }
 
+    /// Whether the query has row-major index lemmas (and so an [`Query::index_abstraction`]).
+    pub fn has_index_lemmas(&self) -> bool {
+        !self.index_terms.is_empty()
+    }
+
     /// The query with the row-major offsets' definitions dropped (each becomes a free value,
     /// still a multiple of its element size), keeping the index lemmas that relate them to
     /// their rows and columns: a weaker query, so `unsat` here is `unsat` for the query itself.

@@ -11,6 +11,7 @@
 use crate::bind::Binding;
 use crate::bounds::{self, BoundsLedger, BoundsOutcome};
 use crate::ctx::{Caches, Ctx};
+use crate::prefetch::Prefetch;
 use crate::races::{self, RaceLedger, RaceOutcome};
 use crate::sync::{self, Site, SyncLedger, SyncOutcome};
 use model::budget::Budget;
@@ -126,6 +127,7 @@ pub fn run(shared: &Shared, solvers: Vec<::smt::Solver>) -> (Answers, Vec<::smt:
         ledger: RaceLedger::default(),
         bounds_ledger: BoundsLedger::default(),
         sync_ledger: SyncLedger::default(),
+        prefetch: (solvers.len() > 1).then(|| Prefetch::new(solvers.len())),
     };
     let (done, solvers) = if solvers.len() <= 1 {
         let mut solver = solvers.into_iter().next().unwrap_or_else(|| {
@@ -175,12 +177,38 @@ struct Work<'a> {
     ledger: RaceLedger,
     bounds_ledger: BoundsLedger,
     sync_ledger: SyncLedger,
+    /// Questions posted for a worker out of checks of its own (with more than one worker).
+    prefetch: Option<Prefetch>,
 }
 
 impl Work<'_> {
-    /// Takes items until none is left.
+    /// Takes items until none is left, then starts the questions the other workers post
+    /// until they are out of items too (see [`crate::prefetch`]).
     fn worker(&self, solver: &mut ::smt::Solver) -> Done {
+        let Some(prefetch) = &self.prefetch else { return self.own_items(solver) };
+        // A worker that panics is not waited for by the others (the panic is resumed in `run`).
+        let done = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.own_items(solver))) {
+            Ok(done) => done,
+            Err(panic) => {
+                drop(prefetch.out_of_checks());
+                std::panic::resume_unwind(panic)
+            }
+        };
+        let (budget, answers) = (&self.shared.budget, &self.shared.caches.answers);
+        prefetch.help(|r| {
+            let stop = || budget.check().is_err() || r.stopped();
+            answers.get_or_solve(r.text.clone(), r.limit_ms, || match crate::smt::read_query(&r.script) {
+                Ok(query) => crate::smt::ask(solver, &query, Duration::from_millis(r.limit_ms), &stop).0,
+                Err(message) => crate::smt::Outcome::Failed(message),
+            });
+        });
+        done
+    }
+
+    /// Takes items until none is left.
+    fn own_items(&self, solver: &mut ::smt::Solver) -> Done {
         let mut ctx = self.shared.ctx(solver);
+        ctx.prefetch = self.prefetch.as_ref();
         let mut answers = Vec::new();
         loop {
             let n = self.next.fetch_add(1, Ordering::Relaxed);
