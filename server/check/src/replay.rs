@@ -36,32 +36,55 @@ fn fill_bytes(len: u64, dtype: Option<spec::DType>, fill: Fill) -> Vec<u8> {
     if fill == Fill::Zero {
         return out;
     }
+    // The element of each value 0..8, encoded once, and stored at a fixed width: a buffer is up
+    // to 256 MiB (for a witness with large offsets), and encoding and copying each element
+    // anew took 0.4 s per replay.
+    let encoded: [[u8; 8]; 8] = std::array::from_fn(|v| {
+        let bits: u64 = match dtype {
+            spec::DType::F32 => (v as f32).to_bits() as u64,
+            spec::DType::F64 => (v as f64).to_bits(),
+            spec::DType::F16 => [0u64, 0x3c00, 0x4000, 0x4200, 0x4400, 0x4500, 0x4600, 0x4700][v],
+            spec::DType::BF16 => ((v as f32).to_bits() >> 16) as u64,
+            _ => v as u64,
+        };
+        bits.to_le_bytes()
+    });
+    match elem {
+        1 => fill_elements::<1>(&mut out, &encoded, fill),
+        2 => fill_elements::<2>(&mut out, &encoded, fill),
+        4 => fill_elements::<4>(&mut out, &encoded, fill),
+        _ => fill_elements::<8>(&mut out, &encoded, fill),
+    }
+    out
+}
+
+/// Fills `out` with `N`-byte elements: `encoded[1]` for [`Fill::One`], else `encoded[v]` for
+/// a xorshift sequence `v` (mod 8) seeded by the fill; a last partial element is cut.
+fn fill_elements<const N: usize>(out: &mut [u8], encoded: &[[u8; 8]; 8], fill: Fill) {
+    let element = |v: usize| -> [u8; N] { std::array::from_fn(|i| encoded[v][i]) };
     let mut state = match fill {
         Fill::Random(s) => s.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1,
         _ => 0,
     };
-    for chunk in out.chunks_mut(elem) {
-        let v: u64 = match fill {
-            Fill::One => 1,
-            _ => {
-                state ^= state << 13;
-                state ^= state >> 7;
-                state ^= state << 17;
-                state % 8
-            }
-        };
-        let bits: u64 = match dtype {
-            spec::DType::F32 => (v as f32).to_bits() as u64,
-            spec::DType::F64 => (v as f64).to_bits(),
-            spec::DType::F16 => [0u64, 0x3c00, 0x4000, 0x4200, 0x4400, 0x4500, 0x4600, 0x4700][v as usize],
-            spec::DType::BF16 => ((v as f32).to_bits() >> 16) as u64,
-            _ => v,
-        };
-        let bytes = bits.to_le_bytes();
-        let n = chunk.len();
-        chunk.copy_from_slice(&bytes[..n]);
+    let mut next = || match fill {
+        Fill::Random(_) => {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state % 8) as usize
+        }
+        _ => 1,
+    };
+    let table: [[u8; N]; 8] = std::array::from_fn(element);
+    let whole = out.len() / N * N;
+    let (whole, tail) = out.split_at_mut(whole);
+    for chunk in whole.chunks_exact_mut(N) {
+        chunk.copy_from_slice(&table[next()]);
     }
-    out
+    if !tail.is_empty() {
+        let n = tail.len();
+        tail.copy_from_slice(&table[next()][..n]);
+    }
 }
 
 pub struct Replay {
@@ -503,6 +526,40 @@ pub fn target_offset(launch: &Launch, trace: &Trace, a: &Access, e: &AccessEvent
 mod tests {
     use super::*;
     use model::ops::Space;
+
+    /// The fills' elements, value by value: 1 for `One`, a xorshift sequence mod 8 for
+    /// `Random`, each encoded in the buffer's type, the last element cut at the buffer's end.
+    #[test]
+    fn fills_encode_each_element_in_the_buffer_type() {
+        use spec::DType;
+        let element = |dtype: DType, v: u64| -> Vec<u8> {
+            let bits = match dtype {
+                DType::F32 => (v as f32).to_bits() as u64,
+                DType::F64 => (v as f64).to_bits(),
+                DType::F16 => [0u64, 0x3c00, 0x4000, 0x4200, 0x4400, 0x4500, 0x4600, 0x4700][v as usize],
+                DType::BF16 => ((v as f32).to_bits() >> 16) as u64,
+                _ => v,
+            };
+            bits.to_le_bytes()[..dtype.bytes() as usize].to_vec()
+        };
+        for dtype in [DType::F16, DType::BF16, DType::F32, DType::F64, DType::I8, DType::I32, DType::U64] {
+            let len = 64 * dtype.bytes() as u64 + 1;
+            let ones: Vec<u8> = (0..65).flat_map(|_| element(dtype, 1)).take(len as usize).collect();
+            assert_eq!(fill_bytes(len, Some(dtype), Fill::One), ones, "{dtype:?}");
+            let mut state = 7u64.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+            let random: Vec<u8> = (0..65)
+                .flat_map(|_| {
+                    state ^= state << 13;
+                    state ^= state >> 7;
+                    state ^= state << 17;
+                    element(dtype, state % 8)
+                })
+                .take(len as usize)
+                .collect();
+            assert_eq!(fill_bytes(len, Some(dtype), Fill::Random(7)), random, "{dtype:?}");
+            assert!(fill_bytes(len, Some(dtype), Fill::Zero).iter().all(|&b| b == 0));
+        }
+    }
 
     fn access(inst: usize, kind: AccessKind) -> Access {
         Access {
