@@ -543,7 +543,7 @@ mod tests {
             bits.to_le_bytes()[..dtype.bytes() as usize].to_vec()
         };
         for dtype in [DType::F16, DType::BF16, DType::F32, DType::F64, DType::I8, DType::I32, DType::U64] {
-            let len = 64 * dtype.bytes() as u64 + 1;
+            let len = 64 * dtype.bytes() + 1;
             let ones: Vec<u8> = (0..65).flat_map(|_| element(dtype, 1)).take(len as usize).collect();
             assert_eq!(fill_bytes(len, Some(dtype), Fill::One), ones, "{dtype:?}");
             let mut state = 7u64.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
