@@ -11,10 +11,15 @@
 //! than solve it again). A question that a restriction decided is withdrawn, and its solve, if
 //! started, stopped.
 //!
-//! Only workers out of checks of their own start posted questions, so nothing takes a core
+//! A worker about to wait for an answer another worker is giving (two pairs of accesses that
+//! ask the very same questions: a KV-cache write's key and value stores) starts a posted
+//! question first, as an idle one would.
+//!
+//! Only workers out of checks of their own, or waiting, start posted questions, so nothing takes a core
 //! from another worker's own checks; and a query gets the same answer whichever worker solves it (its limit counts CPU
 //! time), so the answers do not change, only when they arrive.
 
+use crate::answers::AnswerCache;
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
@@ -56,6 +61,16 @@ impl Request {
     /// Whether the poster no longer wants the answer (polled by the solve).
     pub fn stopped(&self) -> bool {
         self.state.load(Ordering::Acquire) == STOPPED
+    }
+
+    /// Solves the question on `solver` into `answers`, the poster's key and limit; it stops
+    /// when the budget runs out or the poster no longer wants it.
+    pub fn solve(&self, answers: &AnswerCache, solver: &mut ::smt::Solver, budget: &model::budget::Budget) {
+        let stop = || budget.check().is_err() || self.stopped();
+        answers.get_or_solve(self.text.clone(), self.limit_ms, || match crate::smt::read_query(&self.script) {
+            Ok(query) => crate::smt::ask(solver, &query, std::time::Duration::from_millis(self.limit_ms), &stop).0,
+            Err(message) => crate::smt::Outcome::Failed(message),
+        });
     }
 }
 
@@ -103,6 +118,23 @@ impl Prefetch {
             self.wake.notify_one();
         }
         Posted { request: Some(request) }
+    }
+
+    /// Starts the oldest question still posted, if any (`solve` answers it): for a worker that
+    /// would otherwise wait for an answer another worker is giving. Whether there was one.
+    pub fn help_once(&self, solve: impl FnOnce(&Request)) -> bool {
+        let request = {
+            let mut state = lock(&self.state);
+            loop {
+                match state.posted.pop_front() {
+                    Some(r) if r.state.compare_exchange(POSTED, TAKEN, Ordering::AcqRel, Ordering::Acquire).is_ok() => break r,
+                    Some(_) => continue,
+                    None => return false,
+                }
+            }
+        };
+        solve(&request);
+        true
     }
 
     /// Called by a worker with no checks of its own left: starts the questions the others post

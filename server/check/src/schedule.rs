@@ -194,14 +194,7 @@ impl Work<'_> {
                 std::panic::resume_unwind(panic)
             }
         };
-        let (budget, answers) = (&self.shared.budget, &self.shared.caches.answers);
-        prefetch.help(|r| {
-            let stop = || budget.check().is_err() || r.stopped();
-            answers.get_or_solve(r.text.clone(), r.limit_ms, || match crate::smt::read_query(&r.script) {
-                Ok(query) => crate::smt::ask(solver, &query, Duration::from_millis(r.limit_ms), &stop).0,
-                Err(message) => crate::smt::Outcome::Failed(message),
-            });
-        });
+        prefetch.help(|r| r.solve(&self.shared.caches.answers, solver, &self.shared.budget));
         done
     }
 
