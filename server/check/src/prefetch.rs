@@ -30,7 +30,7 @@ pub struct Prefetch {
     wake: Condvar,
 }
 
-pub struct State {
+struct State {
     /// Oldest first: the question whose restrictions have run longest is started first.
     posted: VecDeque<Arc<Request>>,
     /// Workers waiting here for a question to start.
@@ -161,9 +161,15 @@ impl Prefetch {
 }
 
 impl Prefetch {
-    /// A worker has no checks of its own left (or stopped taking them: it panicked, and is
-    /// not to be waited for). The last one wakes the workers waiting for questions, to end.
-    pub fn out_of_checks(&self) -> MutexGuard<'_, State> {
+    /// A worker stopped taking checks of its own without helping (it panicked): the others do
+    /// not wait for its posts.
+    pub fn leave(&self) {
+        drop(self.out_of_checks());
+    }
+
+    /// A worker has no checks of its own left. The last one wakes the workers waiting for
+    /// questions, to end.
+    fn out_of_checks(&self) -> MutexGuard<'_, State> {
         let mut state = lock(&self.state);
         state.working = state.working.saturating_sub(1);
         if state.working == 0 {

@@ -190,7 +190,7 @@ impl Work<'_> {
         let done = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.own_items(solver))) {
             Ok(done) => done,
             Err(panic) => {
-                drop(prefetch.out_of_checks());
+                prefetch.leave();
                 std::panic::resume_unwind(panic)
             }
         };
