@@ -15,19 +15,13 @@
 
 use crate::smt::Outcome;
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 /// A query's text and its time limit in milliseconds.
 type Key = (String, u64);
 
 /// One answer, given once; whoever asks meanwhile waits for it.
-#[derive(Default)]
-struct Cell {
-    /// Whether a caller has started solving it (the others wait).
-    started: AtomicBool,
-    answer: OnceLock<Outcome>,
-}
+type Cell = OnceLock<Outcome>;
 
 /// The answers of one check (see the module comment).
 #[derive(Default)]
@@ -47,37 +41,16 @@ impl AnswerCache {
     /// worker, waited for), else `solve`'s. A solve another worker stopped (it no longer wanted
     /// the answer: see [`crate::prefetch`]) is no answer to this caller, who solves it itself.
     pub fn get_or_solve(&self, text: String, timeout_ms: u64, solve: impl FnOnce() -> Outcome) -> (Outcome, Source) {
-        self.get_or_solve_with(text, timeout_ms, &mut (), |_| solve(), |_| {})
-    }
-
-    /// [`AnswerCache::get_or_solve`], where a caller that finds another worker solving `text`
-    /// does something useful before it waits (`meanwhile`: start a posted question, see
-    /// [`crate::prefetch`]); both closures get `with` (the caller's solver).
-    pub fn get_or_solve_with<W>(
-        &self,
-        text: String,
-        timeout_ms: u64,
-        with: &mut W,
-        solve: impl FnOnce(&mut W) -> Outcome,
-        meanwhile: impl FnOnce(&mut W),
-    ) -> (Outcome, Source) {
         let key = (text, timeout_ms);
         let mut solve = Some(solve);
-        let mut meanwhile = Some(meanwhile);
         loop {
             let cell = Arc::clone(lock(&self.cells).entry(key.clone()).or_default());
-            if cell.answer.get().is_none() && cell.started.swap(true, Ordering::AcqRel) {
-                if let Some(meanwhile) = meanwhile.take() {
-                    meanwhile(with);
-                }
-            }
             let mut source = Source::Reused;
             let outcome = cell
-                .answer
                 .get_or_init(|| {
                     source = Source::Solved;
                     // Taken once: a caller that solved does not go round again.
-                    solve.take().map_or(Outcome::Stopped, |solve| solve(with))
+                    solve.take().map_or(Outcome::Stopped, |solve| solve())
                 })
                 .clone();
             if !kept(&outcome) {
@@ -157,33 +130,6 @@ mod tests {
             (stopped.join().unwrap(), waiter)
         });
         assert_eq!(answers, ((Outcome::Stopped, Source::Solved), (Outcome::Unsat, Source::Solved)));
-    }
-
-    /// A caller that finds the query being solved runs `meanwhile` before it waits; one that
-    /// solves it, or finds it answered, does not.
-    #[test]
-    fn a_caller_waiting_for_another_does_something_meanwhile() {
-        let cache = AnswerCache::default();
-        let (started_tx, started_rx) = std::sync::mpsc::channel();
-        let mut did = Vec::new();
-        std::thread::scope(|s| {
-            let solver = s.spawn(|| {
-                cache.get_or_solve("(assert q)".into(), 500, || {
-                    started_tx.send(()).unwrap();
-                    std::thread::sleep(std::time::Duration::from_millis(50));
-                    Outcome::Unsat
-                })
-            });
-            started_rx.recv().unwrap();
-            let waited = cache.get_or_solve_with("(assert q)".into(), 500, &mut did, |_| Outcome::Timeout, |did| did.push("meanwhile"));
-            assert_eq!(waited, (Outcome::Unsat, Source::Reused));
-            assert_eq!(solver.join().unwrap(), (Outcome::Unsat, Source::Solved));
-        });
-        let answered = cache.get_or_solve_with("(assert q)".into(), 500, &mut did, |_| Outcome::Timeout, |did| did.push("again"));
-        assert_eq!(answered, (Outcome::Unsat, Source::Reused));
-        let solved = cache.get_or_solve_with("(assert r)".into(), 500, &mut did, |_| Outcome::Timeout, |did| did.push("solving"));
-        assert_eq!(solved, (Outcome::Timeout, Source::Solved));
-        assert_eq!(did, ["meanwhile"]);
     }
 
     /// Two workers asking one query at once: one solves it, the other waits for its answer.

@@ -245,20 +245,11 @@ impl<'a> Ctx<'a> {
             return Answer::Unknown(Undecided::from(stop));
         }
         self.queries += 1;
-        let (budget, answers, prefetch) = (&self.budget, self.answers, self.prefetch);
+        let (budget, solver) = (&self.budget, &mut *self.solver);
         let started = std::time::Instant::now();
-        let (outcome, source) = answers.get_or_solve_with(
-            query.to_smtlib(),
-            timeout_ms,
-            &mut *self.solver,
-            |solver| crate::smt::ask(solver, query, Duration::from_millis(timeout_ms), &|| budget.check().is_err()).0,
-            // Another worker is solving this very query: start a posted question meanwhile.
-            |solver| {
-                if let Some(prefetch) = prefetch {
-                    prefetch.help_once(|r| r.solve(answers, solver, budget));
-                }
-            },
-        );
+        let (outcome, source) = self
+            .answers
+            .get_or_solve(query.to_smtlib(), timeout_ms, || crate::smt::ask(solver, query, Duration::from_millis(timeout_ms), &|| budget.check().is_err()).0);
         let spent = started.elapsed();
         self.solver_time += spent;
         crate::trace::line(|| {

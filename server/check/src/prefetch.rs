@@ -11,11 +11,7 @@
 //! than solve it again). A question that a restriction decided is withdrawn, and its solve, if
 //! started, stopped.
 //!
-//! A worker about to wait for an answer another worker is giving (two pairs of accesses that
-//! ask the very same questions: a KV-cache write's key and value stores) starts a posted
-//! question first, as an idle one would.
-//!
-//! Only workers out of checks of their own, or waiting, start posted questions, so nothing takes a core
+//! Only workers out of checks of their own start posted questions, so nothing takes a core
 //! from another worker's own checks; and a query gets the same answer whichever worker solves it (its limit counts CPU
 //! time), so the answers do not change, only when they arrive.
 
@@ -118,23 +114,6 @@ impl Prefetch {
             self.wake.notify_one();
         }
         Posted { request: Some(request) }
-    }
-
-    /// Starts the oldest question still posted, if any (`solve` answers it): for a worker that
-    /// would otherwise wait for an answer another worker is giving. Whether there was one.
-    pub fn help_once(&self, solve: impl FnOnce(&Request)) -> bool {
-        let request = {
-            let mut state = lock(&self.state);
-            loop {
-                match state.posted.pop_front() {
-                    Some(r) if r.state.compare_exchange(POSTED, TAKEN, Ordering::AcqRel, Ordering::Acquire).is_ok() => break r,
-                    Some(_) => continue,
-                    None => return false,
-                }
-            }
-        };
-        solve(&request);
-        true
     }
 
     /// Called by a worker with no checks of its own left: starts the questions the others post
