@@ -232,24 +232,24 @@ impl<'a> Ctx<'a> {
         ctx
     }
 
-    /// Asks the solver about a query read for the driver. The kernel's budget (its deadline
-    /// and the caller's cancellation) is polled while the solver works, so a cancelled check
-    /// stops within milliseconds even in the middle of a hard query.
-    fn ask(&mut self, query: &::smt::Query) -> Answer {
-        self.ask_within(query, self.timeout_ms)
+    /// Asks the solver about a query read for the driver, within `timeout_ms`. The kernel's
+    /// budget (its deadline and the caller's cancellation) is polled while the solver works, so
+    /// a cancelled check stops within milliseconds even in the middle of a hard query.
+    fn ask_within(&mut self, query: &::smt::Query, timeout_ms: u64) -> Answer {
+        self.ask_as(query, query.to_smtlib(), timeout_ms)
     }
 
-    /// [`Ctx::ask`] with a time limit of its own.
-    fn ask_within(&mut self, query: &::smt::Query, timeout_ms: u64) -> Answer {
+    /// [`Ctx::ask_within`] for a query whose text (`query.to_smtlib()`, the answer cache's key)
+    /// is rendered already.
+    fn ask_as(&mut self, query: &::smt::Query, text: String, timeout_ms: u64) -> Answer {
         if let Err(stop) = self.budget.check() {
             return Answer::Unknown(Undecided::from(stop));
         }
         self.queries += 1;
         let (budget, solver) = (&self.budget, &mut *self.solver);
         let started = std::time::Instant::now();
-        let (outcome, source) = self
-            .answers
-            .get_or_solve(query.to_smtlib(), timeout_ms, || crate::smt::ask(solver, query, Duration::from_millis(timeout_ms), &|| budget.check().is_err()).0);
+        let (outcome, source) =
+            self.answers.get_or_solve(text, timeout_ms, || crate::smt::ask(solver, query, Duration::from_millis(timeout_ms), &|| budget.check().is_err()).0);
         let spent = started.elapsed();
         self.solver_time += spent;
         crate::trace::line(|| {
@@ -353,18 +353,18 @@ impl<'a> Ctx<'a> {
                 return Answer::Unsat;
             }
         }
-        let query = match early {
-            Some((query, posted)) => {
-                posted.ask_now();
-                query
-            }
+        let (query, text) = match early {
+            Some((query, posted)) => (query, posted.ask_now()),
             None => match q.to_smt() {
-                Ok(query) => query,
+                Ok(query) => {
+                    let text = query.to_smtlib();
+                    (query, text)
+                }
                 Err(message) => return Answer::Unknown(Undecided::Failure(message)),
             },
         };
         let asked = std::time::Instant::now();
-        let first = self.ask(&query);
+        let first = self.ask_as(&query, text, self.timeout_ms);
         crate::trace::line(|| format!("question: {} ({:.0} ms)", first.describe(), asked.elapsed().as_secs_f64() * 1e3));
         let Answer::Sat(_) = first else { return first };
         if self.decide_only {

@@ -113,7 +113,7 @@ pub fn check_kernel(k: &Kernel, spec: Option<&KernelSpec>, src: &Sources, opts: 
 }
 
 /// Findings a check is asked about (the launch confirmation's): their kinds and source lines
-/// (sorted, as [`finding_lines`] gives them).
+/// (sorted, as [`Finding::lines`] gives them).
 ///
 /// A check focused on them runs only the questions whose answer can name one of those lines —
 /// the race pairs with an access on one, the barriers, collectives and accesses on one — since
@@ -154,21 +154,7 @@ impl Focus {
 pub(crate) type FindingKey = (String, Vec<u32>);
 
 pub(crate) fn finding_key(f: &Finding) -> FindingKey {
-    (format!("{:?}", f.kind), finding_lines(f))
-}
-
-/// Whether report `r` left a question about any of `lines` undecided (an uncertified entry at
-/// or related to one of them): a run that did so says nothing about a finding on those lines.
-pub(crate) fn leaves_undecided(r: &KernelReport, lines: &[u32]) -> bool {
-    r.uncertified.iter().any(|u| u.location.iter().chain(&u.related).any(|l| lines.contains(&l.line)))
-}
-
-/// The source lines a finding names, sorted.
-pub(crate) fn finding_lines(f: &Finding) -> Vec<u32> {
-    let mut lines: Vec<u32> = f.accesses.iter().map(|a| a.location.line).chain(f.barrier.iter().map(|b| b.line)).collect();
-    lines.sort_unstable();
-    lines.dedup();
-    lines
+    (format!("{:?}", f.kind), f.lines())
 }
 
 fn check_kernel_in(k: &Kernel, spec: Option<&KernelSpec>, src: &Sources, opts: &Options, solver: &mut Solver, focus: Option<&Focus>) -> KernelReport {

@@ -7,7 +7,7 @@
 //! stays an error; one that does not is kept as a warning naming the launch that triggers it,
 //! and the kernel is `uncertified` until the launch is declared.
 
-use crate::engine::{check_kernel_guarded_in, finding_key, finding_lines, leaves_undecided, FindingKey, Focus, Options, Sources};
+use crate::engine::{check_kernel_guarded_in, finding_key, FindingKey, Focus, Options, Sources};
 use crate::report::{Finding, FindingKind, KernelReport, Verdict};
 use crate::Solver;
 use model::ops::Special;
@@ -37,7 +37,7 @@ pub fn confirm(
 ) {
     let Some(clean_at) = clean_at_common_blocks(k, spec, src, opts, solver, &report.findings, settled) else { return };
     crate::trace::line(|| {
-        let lines: Vec<String> = report.findings.iter().zip(&clean_at.clean).map(|(f, c)| format!("{:?} clean at {c:?}", finding_lines(f))).collect();
+        let lines: Vec<String> = report.findings.iter().zip(&clean_at.clean).map(|(f, c)| format!("{:?} clean at {c:?}", f.lines())).collect();
         format!("launch confirmation (settled {settled:?}): {lines:?}")
     });
     for (f, at) in report.findings.iter_mut().zip(clean_at.clean) {
@@ -126,7 +126,7 @@ pub(crate) fn clean_at_common_blocks(
             break;
         }
         let share = Options { budget_ms: share_ms.min(left_ms), ..opts.clone() };
-        let focus = Focus { findings: open.iter().map(|&n| (findings[n].kind, finding_lines(&findings[n]))).collect(), replay_all: false };
+        let focus = Focus { findings: open.iter().map(|&n| (findings[n].kind, findings[n].lines())).collect(), replay_all: false };
         let mut s = spec.cloned().unwrap_or_default();
         s.block = Some([Dim::exact(x), Dim::exact(y), Dim::exact(1)]);
         let r = check_kernel_guarded_in(k, Some(&s), src, &share, solver, Some(&focus));
@@ -136,9 +136,9 @@ pub(crate) fn clean_at_common_blocks(
         }
         for &n in &open {
             let f = &findings[n];
-            let lines = finding_lines(f);
-            let found = r.findings.iter().any(|g| g.kind == f.kind && finding_lines(g) == lines);
-            if !found && !leaves_undecided(&r, &lines) {
+            let lines = f.lines();
+            let found = r.findings.iter().any(|g| g.kind == f.kind && g.lines() == lines);
+            if !found && !r.leaves_undecided(&lines) {
                 clean_at[n].push([x, y]);
             }
             found_at_some[n] |= found;

@@ -77,12 +77,13 @@ pub struct Posted {
 }
 
 impl Posted {
-    /// The poster is about to ask the question itself: when no idle worker has started it,
-    /// none will (the poster solves it); when one has, the poster's ask waits for its answer.
-    pub fn ask_now(mut self) {
-        if let Some(request) = self.request.take() {
-            let _ = request.state.compare_exchange(POSTED, WITHDRAWN, Ordering::AcqRel, Ordering::Acquire);
-        }
+    /// The poster is about to ask the question itself, under the returned text (the key it
+    /// was posted under): when no idle worker has started it, none will (the poster solves
+    /// it); when one has, the poster's ask waits for its answer.
+    pub fn ask_now(mut self) -> String {
+        let request = self.request.take().expect("a posted question is asked once");
+        let _ = request.state.compare_exchange(POSTED, WITHDRAWN, Ordering::AcqRel, Ordering::Acquire);
+        request.text.clone()
     }
 }
 

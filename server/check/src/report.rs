@@ -174,6 +174,14 @@ impl Finding {
     pub fn needs_undeclared_facts(&self) -> bool {
         self.assumed_launch.is_some() || self.assumed_scalars.is_some()
     }
+
+    /// The source lines the finding names (its accesses', its barrier's), sorted.
+    pub fn lines(&self) -> Vec<u32> {
+        let mut lines: Vec<u32> = self.accesses.iter().map(|a| a.location.line).chain(self.barrier.iter().map(|b| b.line)).collect();
+        lines.sort_unstable();
+        lines.dedup();
+        lines
+    }
 }
 
 /// A kernel output element that differs from the reference, on concrete inputs (replayed in the
@@ -466,6 +474,13 @@ pub struct Stats {
 }
 
 impl KernelReport {
+    /// Whether the report left a question about any of `lines` undecided (an uncertified entry
+    /// at or related to one of them): a check that did so says nothing about a finding there,
+    /// neither that it occurs nor that it is gone.
+    pub fn leaves_undecided(&self, lines: &[u32]) -> bool {
+        self.uncertified.iter().any(|u| u.location.iter().chain(&u.related).any(|l| lines.contains(&l.line)))
+    }
+
     /// Sets the verdict from the findings and uncertified regions: the most severe finding,
     /// else `uncertified` if anything is, else `verified`.
     pub fn settle_verdict(&mut self) {
@@ -508,5 +523,28 @@ impl KernelReport {
             equivalence: None,
             stats: Stats { millis, ..Stats::default() },
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(line: u32) -> Location {
+        Location { line, line_kind: LineKind::Cu, source: None, ptx_line: line + 100, ptx_span: [0, 0] }
+    }
+
+    /// An undecided question names its lines through its location and its related places (a
+    /// race's second access); lines elsewhere, or a kernel-wide error, say nothing about them.
+    #[test]
+    fn a_report_leaves_undecided_the_lines_its_uncertified_entries_name() {
+        let timeout = |location, related| Uncertified { reason: Reason::SolverTimeout { question: Question::Race, millis: 2000 }, location, related };
+        let mut r = KernelReport::error("k", Reason::SolverTimeout { question: Question::Race, millis: 2000 }, 0.0);
+        assert!(!r.leaves_undecided(&[12]), "a kernel-wide entry names no line");
+        r.uncertified.push(timeout(Some(at(10)), vec![at(12)]));
+        assert!(r.leaves_undecided(&[12]));
+        assert!(r.leaves_undecided(&[3, 10]));
+        assert!(!r.leaves_undecided(&[11]));
+        assert!(!r.leaves_undecided(&[110, 112]), "source lines, not PTX lines");
     }
 }

@@ -17,7 +17,7 @@
 //! whose lines no re-check decides there in time is a warning that says so. A missing
 //! barrier or a wrong index shows at ordinary sizes too, so real bugs keep their error.
 
-use crate::engine::{check_kernel_guarded_in, finding_key, finding_lines, leaves_undecided, FindingKey, Focus, Options, Sources};
+use crate::engine::{check_kernel_guarded_in, finding_key, FindingKey, Focus, Options, Sources};
 use crate::launch_confirm::clean_at_common_blocks;
 use crate::report::{Finding, FindingKind, KernelReport, LaunchReport};
 use crate::row_strides::{ordinary_strides, ParamSlot};
@@ -152,7 +152,7 @@ pub fn confirm(
         s.grid = Some([0u8, 1, 2].map(|d| Dim::exact(if k.reads(Special::Ctaid(d)) || k.reads(Special::Nctaid(d)) { ORDINARY_GRID } else { 1 })));
     }
     let opts = Options { pinned_fields, ..opts.clone() };
-    let focus = Focus { findings: candidates.iter().map(|&n| (report.findings[n].kind, finding_lines(&report.findings[n]))).collect(), replay_all: true };
+    let focus = Focus { findings: candidates.iter().map(|&n| (report.findings[n].kind, report.findings[n].lines())).collect(), replay_all: true };
     let started = std::time::Instant::now();
     // With the launch still open, a re-check whose rows are far apart can spend the whole
     // budget proving them apart (vLLM's rotary embedding: 19 s, then a second at each common
@@ -178,7 +178,7 @@ pub fn confirm(
     let undecided: Vec<Finding> = candidates
         .iter()
         .map(|&n| &report.findings[n])
-        .filter(|f| !found_at(&finding_key(f)) && leaves_undecided(&r, &finding_lines(f)))
+        .filter(|f| !found_at(&finding_key(f)) && r.leaves_undecided(&f.lines()))
         // Their counterexamples' blocks (at other values) say nothing about ordinary values.
         .map(|f| Finding { launch: LaunchReport { block: [0; 3], ..f.launch.clone() }, ..f.clone() })
         .collect();
@@ -199,7 +199,7 @@ pub fn confirm(
             }
             continue;
         }
-        if leaves_undecided(&r, lines) && !gone_at_common_blocks.contains(&key) {
+        if r.leaves_undecided(lines) && !gone_at_common_blocks.contains(&key) {
             // Found at uncommon blocks: the launch confirmation asks first, and what it leaves
             // an error comes back to the pass after it.
             if uncommon.contains(&key) {

@@ -1,7 +1,6 @@
 //! `LARK_TRACE=1`: what the engine spends its time on, one line per event on stderr (each SMT
 //! query, each replay, each confirmation re-check). A debugging aid: it never changes a result.
 
-use crate::engine::finding_lines;
 use crate::report::KernelReport;
 use std::sync::OnceLock;
 
@@ -24,7 +23,7 @@ pub(crate) fn line(text: impl FnOnce() -> String) {
 /// The outcome of a confirmation's re-check `r`, described by `what`.
 pub(crate) fn recheck(what: &str, r: &KernelReport) {
     line(|| {
-        let errors: Vec<Vec<u32>> = r.findings.iter().filter(|f| !f.is_warning()).map(finding_lines).collect();
+        let errors: Vec<Vec<u32>> = r.findings.iter().filter(|f| !f.is_warning()).map(crate::report::Finding::lines).collect();
         let undecided: Vec<String> = r.uncertified.iter().map(|u| format!("{:?}", u.reason)).collect();
         format!("{what}: {:?}, errors at lines {errors:?}, undecided {undecided:?}", r.verdict)
     });

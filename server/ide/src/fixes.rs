@@ -225,9 +225,7 @@ fn assumption_fix(
     let same = new.report.findings.iter().any(|g| g.kind == f.kind && lines(g) == lines(f));
     // Gone means decided: a finding the re-check leaves undecided at its lines (a solver
     // timeout, a witness the replay could not run) is not gone.
-    let ptx_lines: BTreeSet<u32> = f.accesses.iter().map(|a| a.location.ptx_line).collect();
-    let undecided = new.report.uncertified.iter().any(|u| u.location.iter().chain(&u.related).any(|l| ptx_lines.contains(&l.ptx_line)));
-    if same || undecided || new.report.verdict == check::Verdict::Error || cancel.is_cancelled() {
+    if same || new.report.leaves_undecided(&f.lines()) || new.report.verdict == check::Verdict::Error || cancel.is_cancelled() {
         return None;
     }
     let p = primary_access(fa, f);

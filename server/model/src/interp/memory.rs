@@ -37,9 +37,7 @@ impl Value {
     pub fn exact(f: FloatVal) -> Value {
         Value::Float(Box::new(f))
     }
-}
 
-impl Value {
     /// The value as `width`-bit integer bits; a float is rounded (nearest even) to the IEEE
     /// format of that width.
     pub fn bits(&self, width: u32) -> u64 {
