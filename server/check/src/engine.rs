@@ -11,7 +11,7 @@ use crate::report::*;
 use crate::schedule::{self, Check, Depth, Shared};
 use crate::smt::{Solver, SolverKind};
 use crate::sync::{self, SyncOutcome};
-use crate::witness::{Witness, WitnessThread};
+use crate::witness::{Fill, Witness, WitnessThread};
 use model::expr::Sym;
 use model::interp::{InterpError, Launch, Recording, Trace};
 use model::symbolic::{Access, AccessKind, Base, Lifted};
@@ -112,19 +112,24 @@ pub fn check_kernel(k: &Kernel, spec: Option<&KernelSpec>, src: &Sources, opts: 
     check_kernel_in(k, spec, src, opts, solver, None)
 }
 
-/// Findings a check is asked about (the launch confirmation's): their kinds and source lines
-/// (sorted, as [`Finding::lines`] gives them).
+/// Findings a check is asked about (the launch and scalar confirmations'): their kinds and
+/// source lines (sorted, as [`Finding::lines`] gives them).
 ///
-/// A check focused on them runs only the questions whose answer can name one of those lines —
-/// the race pairs with an access on one, the barriers, collectives and accesses on one — since
-/// only those can find a finding again or leave its lines undecided. A question that can only
-/// find one of the findings again (every finding on its lines has its kind and exactly its
-/// lines) is [`Depth::Decide`]d: a witness for it is not minimised nor replayed but reported
-/// as an uncertified region on its lines (found again or undecided, the finding is not clean
-/// there). Other questions are asked in full, as without focus. The report of a focused check
-/// is for the confirmation only. With `replay_all`, every question is asked in full: a witness
-/// the over-approximation admits is replayed before it counts (for a confirmation whose clean
-/// answer matters more than its speed).
+/// A check focused on them runs only the questions whose answer can be one of those findings —
+/// a question of the finding's kind on exactly its lines (a race pair between its two lines, a
+/// barrier or an access on its line) — since only those can find it again or leave it
+/// undecided. A question on a finding's line that can only find another finding (a race
+/// between that line and a third, say) says nothing about it: asked in full, its witness made
+/// the run an error and every block size inconclusive (ggml's rope with no setup: 7 s of
+/// launch re-checks, about a finding each of them had decided). A question that can only find
+/// one of the findings again (no other finding on its lines) is [`Depth::Decide`]d: a witness
+/// for it is not minimised nor replayed but reported as an uncertified region on its lines
+/// (found again or undecided, the finding is not clean there). A question whose lines are
+/// also another finding's (a race on line 50 alone next to one between 50 and 60) is asked
+/// in full, as without focus. The report of a focused check is for the confirmation only.
+/// With `replay_all`, every question is asked in full: a witness the over-approximation admits
+/// is replayed before it counts (for a confirmation whose clean answer matters more than its
+/// speed).
 pub(crate) struct Focus {
     pub findings: Vec<(FindingKind, Vec<u32>)>,
     pub replay_all: bool,
@@ -137,13 +142,14 @@ impl Focus {
         let mut lines = lines.to_vec();
         lines.sort_unstable();
         lines.dedup();
-        let touching: Vec<&(FindingKind, Vec<u32>)> = self.findings.iter().filter(|(_, l)| l.iter().any(|x| lines.contains(x))).collect();
-        if touching.is_empty() {
-            None
-        } else if !self.replay_all && touching.iter().all(|(k, l)| *k == kind && *l == lines) {
-            Some(Depth::Decide)
-        } else {
+        if !self.findings.iter().any(|(k, l)| *k == kind && *l == lines) {
+            return None;
+        }
+        let touching_others = self.findings.iter().any(|(k, l)| (*k != kind || *l != lines) && l.iter().any(|x| lines.contains(x)));
+        if self.replay_all || touching_others {
             Some(Depth::Full)
+        } else {
+            Some(Depth::Decide)
         }
     }
 }
@@ -481,6 +487,8 @@ impl Explain<'_> {
         w.fill = Some(fill);
         // The threads and offsets the replay showed (the solver's, or two others of the run).
         let (t1, t2) = (w.thread(0), w.thread(1));
+        // A race that zeros do not show depends on what the buffers hold.
+        let contents_needed = if fill == Fill::Zero { Vec::new() } else { self.contents_needed(a1, a2, &w, &min_bytes, fill) };
         let (off1, off2) = (w.offset(0), w.offset(1));
         let elem = self.elem_bytes(a1).min(self.elem_bytes(a2));
         // The byte both touch, as an offset into the target.
@@ -500,7 +508,28 @@ impl Explain<'_> {
             assumed_launch: None,
             assumed_scalars: None,
             benign,
+            contents_needed,
         });
+    }
+
+    /// The input buffers whose contents under `fill` the race of `a1` and `a2` between
+    /// witness `w`'s threads needs (see [`replay::contents_needed`]); none when the budget ends
+    /// first (the finding stands, with its fill).
+    fn contents_needed(&self, a1: &Access, a2: &Access, w: &Witness, min_bytes: &HashMap<u32, u64>, fill: Fill) -> Vec<String> {
+        let mut read: Vec<u32> = Vec::new();
+        for a in &self.l.accesses {
+            if let (AccessKind::Read, Some(Base::Param(p))) = (a.kind, a.base) {
+                if self.bind.fixed_bytes(p).is_none() && !read.contains(&p) {
+                    read.push(p);
+                }
+            }
+        }
+        let (t1, t2) = (w.thread(0), w.thread(1));
+        let inputs = self.replay_inputs(w, min_bytes, self.race_recording.clone());
+        match replay::contents_needed(&inputs, fill, &read, |_, trace, _| replay::confirm_race(trace, a1, t1, a2, t2).map(|_| ())) {
+            Ok(needed) => needed.iter().map(|&p| self.bind.name(p).to_string()).collect(),
+            Err(_) => Vec::new(),
+        }
     }
 
     fn replay_inputs<'b>(&'b self, w: &'b Witness, min_bytes: &'b HashMap<u32, u64>, recording: Recording) -> replay::ReplayInputs<'b> {
@@ -593,6 +622,7 @@ impl Explain<'_> {
             assumed_launch: None,
             assumed_scalars: None,
             benign: None,
+            contents_needed: Vec::new(),
         });
     }
 
@@ -662,6 +692,7 @@ impl Explain<'_> {
             assumed_launch: None,
             assumed_scalars: None,
             benign: None,
+            contents_needed: Vec::new(),
         });
     }
 }
@@ -670,19 +701,22 @@ impl Explain<'_> {
 mod tests {
     use super::{Depth, FindingKind, Focus};
 
-    /// A focused check skips questions away from the findings' lines, only decides those that
-    /// can merely find one of them again, and asks in full those whose answer could also be
-    /// another finding on a shared line.
+    /// A focused check asks only the questions that can find one of its findings: it only
+    /// decides those that can merely find one of them again, and asks in full those on lines
+    /// another finding shares.
     #[test]
     fn focus_depth_by_lines_and_kind() {
-        let focus =
-            Focus { findings: vec![(FindingKind::Race, vec![9]), (FindingKind::Race, vec![50, 60]), (FindingKind::OutOfBounds, vec![70])], replay_all: false };
+        let focus = Focus {
+            findings: vec![(FindingKind::Race, vec![9]), (FindingKind::Race, vec![50, 60]), (FindingKind::OutOfBounds, vec![70]), (FindingKind::Race, vec![70])],
+            replay_all: false,
+        };
         assert_eq!(focus.depth(FindingKind::Race, &[9, 9]), Some(Depth::Decide));
         assert_eq!(focus.depth(FindingKind::Race, &[60, 50]), Some(Depth::Decide));
-        assert_eq!(focus.depth(FindingKind::Race, &[50, 50]), Some(Depth::Full), "a race on line 50 alone is another finding");
-        assert_eq!(focus.depth(FindingKind::Race, &[9, 12]), Some(Depth::Full));
-        assert_eq!(focus.depth(FindingKind::BarrierDivergence, &[9]), Some(Depth::Full), "another kind on the finding's line");
-        assert_eq!(focus.depth(FindingKind::OutOfBounds, &[70]), Some(Depth::Decide));
+        assert_eq!(focus.depth(FindingKind::Race, &[50, 50]), None, "a race on line 50 alone is another finding");
+        assert_eq!(focus.depth(FindingKind::Race, &[9, 12]), None, "it cannot find the race on line 9 alone");
+        assert_eq!(focus.depth(FindingKind::BarrierDivergence, &[9]), None, "another kind on the finding's line");
+        assert_eq!(focus.depth(FindingKind::OutOfBounds, &[70]), Some(Depth::Full), "the race on line 70 shares its line");
+        assert_eq!(focus.depth(FindingKind::Race, &[70, 70]), Some(Depth::Full));
         assert_eq!(focus.depth(FindingKind::Race, &[12, 13]), None);
         assert_eq!(focus.depth(FindingKind::OutOfBounds, &[51]), None);
     }

@@ -8,7 +8,7 @@
 //! and the kernel is `uncertified` until the launch is declared.
 
 use crate::engine::{check_kernel_guarded_in, finding_key, FindingKey, Focus, Options, Sources};
-use crate::report::{Finding, FindingKind, KernelReport, Verdict};
+use crate::report::{Finding, FindingKind, KernelReport};
 use crate::Solver;
 use model::ops::Special;
 use model::Kernel;
@@ -131,9 +131,8 @@ pub(crate) fn clean_at_common_blocks(
         s.block = Some([Dim::exact(x), Dim::exact(y), Dim::exact(1)]);
         let r = check_kernel_guarded_in(k, Some(&s), src, &share, solver, Some(&focus));
         crate::trace::recheck(&format!("launch re-check at {x}x{y}"), &r);
-        if r.verdict == Verdict::Error {
-            continue;
-        }
+        // Each finding is judged by its own questions: another finding the run shows (a shared
+        // line's race with a third line) says nothing about whether this one occurs.
         for &n in &open {
             let f = &findings[n];
             let lines = f.lines();

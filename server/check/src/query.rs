@@ -220,12 +220,23 @@ impl<'a> Query<'a> {
     /// pair of readings of thread 1's offset `o1` and thread 2's `o2` with the same stride;
     /// returns how many lemmas were stated.
     pub fn add_index_lemmas(&mut self, x: &Exprs, o1: ExprId, o2: ExprId) -> usize {
-        let (s1, s2) = (crate::row_major::splits(x, o1), crate::row_major::splits(x, o2));
+        let (r1, r2) = (crate::row_major::readings(x, o1), crate::row_major::readings(x, o2));
         let (e1, e2) = (self.enc.term(o1, 1), self.enc.term(o2, 2));
-        let added = self.row_major_lemmas(x, (&e1, &e2), (&s1, &s2), ROW_MAJOR_DEPTH);
+        // An offset with selects is read on each path through them: a lemma holds where both
+        // offsets take the paths it was read on, which its premise says.
+        let mut added = 0;
+        for p in &r1 {
+            for q in &r2 {
+                let mut on_paths = self.path_terms(&p.path, 1);
+                on_paths.extend(self.path_terms(&q.path, 2));
+                added += self.row_major_lemmas(x, (&e1, &e2), (&p.splits, &q.splits), ROW_MAJOR_DEPTH, &on_paths, MAX_ROW_MAJOR_LEMMAS - added);
+                if added >= MAX_ROW_MAJOR_LEMMAS {
+                    break;
+                }
+            }
+        }
         if added > 0 {
-            // Every reading of one offset has the same scale (their common factor).
-            for (name, scale) in [(&e1, s1[0].scale), (&e2, s2[0].scale)] {
+            for (name, scale) in [(&e1, crate::row_major::scale_of(&r1)), (&e2, crate::row_major::scale_of(&r2))] {
                 if !self.index_terms.iter().any(|(n, _)| n == name) {
                     self.index_terms.push((name.clone(), scale));
                 }
@@ -235,16 +246,33 @@ impl<'a> Query<'a> {
         added
     }
 
+    /// The conditions of `path` in thread copy `t`, each as the value it takes there.
+    fn path_terms(&mut self, path: &[(ExprId, bool)], t: u8) -> Vec<String> {
+        path.iter()
+            .map(|&(c, taken)| {
+                let term = self.enc.term(c, t);
+                if taken {
+                    term
+                } else {
+                    format!("(not {term})")
+                }
+            })
+            .collect()
+    }
+
     /// States the row-major lemma for each pair of readings of `e1` (thread 1) and `e2`
     /// (thread 2) with the same stride, and again for their rows and columns, `depth` levels
     /// down: a row that is itself row-major (`blockIdx.x * warps_per_block + warp` inside
     /// `row * C + col`) needs the lemma once more before the solver can tell two rows apart.
-    fn row_major_lemmas(&mut self, x: &Exprs, (e1, e2): (&str, &str), (s1, s2): (&[Split], &[Split]), depth: u32) -> usize {
+    /// Each lemma's premise includes `on_paths` (the selects' ways the readings were read on).
+    /// The level stops once `room` lemmas (its own and its sub-levels') are stated.
+    fn row_major_lemmas(&mut self, x: &Exprs, (e1, e2): (&str, &str), (s1, s2): (&[Split], &[Split]), depth: u32, on_paths: &[String], room: usize) -> usize {
         let zero = bv(0, 64);
+        let paths: String = on_paths.iter().map(|c| format!(" {c}")).collect();
         let mut added = 0;
         for p in s1.iter().take(MAX_ROW_MAJOR_SPLITS) {
             for q in s2.iter().take(MAX_ROW_MAJOR_SPLITS).filter(|q| q.stride == p.stride && q.scale == p.scale) {
-                if added >= MAX_ROW_MAJOR_LEMMAS {
+                if added >= room {
                     return added;
                 }
                 let (b1, b2) = (self.factor_term(x, &p.stride, 1), self.factor_term(x, &q.stride, 2));
@@ -260,7 +288,7 @@ impl<'a> Query<'a> {
                     }
                 }
                 self.asserts.push(format!(
-                    "(=> (and (= {e1} {e2}) (= {b1} {b2}) (bvsle {zero} {c1}) (bvslt {c1} {b1}) (bvsle {zero} {c2}) (bvslt {c2} {b2}){signs}) (and (= {a1} {a2}) (= {c1} {c2})))"
+                    "(=> (and{paths} (= {e1} {e2}) (= {b1} {b2}) (bvsle {zero} {c1}) (bvslt {c1} {b1}) (bvsle {zero} {c2}) (bvslt {c2} {b2}){signs}) (and (= {a1} {a2}) (= {c1} {c2})))"
                 ));
                 added += 1;
                 if depth > 1 {
@@ -268,7 +296,7 @@ impl<'a> Query<'a> {
                     // column `threadIdx.x + k * blockDim.x` of a block-stride loop).
                     for ((m1, m2), (t1, t2)) in [((&p.multiple, &q.multiple), (&a1, &a2)), ((&rest1, &rest2), (&c1, &c2))] {
                         let (r1, r2) = (crate::row_major::splits_of(x, m1), crate::row_major::splits_of(x, m2));
-                        added += self.row_major_lemmas(x, (t1, t2), (&r1, &r2), depth - 1);
+                        added += self.row_major_lemmas(x, (t1, t2), (&r1, &r2), depth - 1, on_paths, MAX_ROW_MAJOR_LEMMAS);
                     }
                 }
             }

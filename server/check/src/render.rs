@@ -3,6 +3,7 @@
 //! (lines shifted) renders its messages with the new lines.
 
 use crate::report::*;
+use crate::witness::Fill;
 
 /// One sentence with the counterexample in it.
 pub fn finding_message(f: &Finding) -> String {
@@ -75,12 +76,29 @@ fn race_message(f: &Finding) -> String {
 /// The index-buffer values a finding needs, and how to exclude it if they cannot occur.
 fn input_suffix(f: &Finding) -> String {
     if f.inputs.is_empty() {
-        String::new()
+        contents_suffix(f)
     } else if f.inputs.iter().all(|i| i.declared) {
         format!(" (with the declared contents {})", inputs(f))
     } else {
         format!(" (with input {}){}", inputs(f), input_hint(f))
     }
+}
+
+/// For a finding the replay shows with filled buffers and not with zeros: the buffers whose
+/// contents it needs, and how to exclude it if they cannot occur.
+fn contents_suffix(f: &Finding) -> String {
+    if f.contents_needed.is_empty() {
+        return String::new();
+    }
+    let names = f.contents_needed.iter().map(|b| format!("`{b}`")).collect::<Vec<_>>().join(", ");
+    let fill = match f.witness.fill {
+        Some(Fill::One) => "ones",
+        Some(Fill::Random(_)) => "small pseudo-random values",
+        Some(Fill::Zero) | None => "the replay's values",
+    };
+    format!(
+        " (the replay shows it with {names} filled with {fill}, and not with zeros there); it needs these contents of {names}: if they cannot occur, declare assume = [\"in_range(lo, hi)\"] (or the buffer's values) in lark.toml"
+    )
 }
 
 /// For a finding that needs particular values in index buffers: how to exclude it if those

@@ -101,6 +101,8 @@ struct Plan<'a> {
 }
 
 struct BufferPlan<'a> {
+    /// The kernel parameter that points to it.
+    param: u32,
     name: String,
     contents: Contents<'a>,
 }
@@ -124,14 +126,14 @@ impl Plan<'_> {
             .collect()
     }
 
-    /// The replay: buffers filled with `fill`, then the loaded values witness `w` relies on
-    /// written into them (see [`apply_memory`]).
-    fn materialize(self, fill: Fill, bind: &Binding, w: &Witness) -> Replay {
+    /// The replay: buffers filled with `fill` (but buffer parameter `zeroed` with zeros), then
+    /// the loaded values witness `w` relies on written into them (see [`apply_memory`]).
+    fn materialize(self, fill: Fill, zeroed: Option<u32>, bind: &Binding, w: &Witness) -> Replay {
         let mut mem = Memory::new();
         for b in self.buffers {
             let bytes = match b.contents {
                 Contents::Fixed(bytes) => bytes.to_vec(),
-                Contents::Filled { len, dtype } => fill_bytes(len, dtype, fill),
+                Contents::Filled { len, dtype } => fill_bytes(len, dtype, if zeroed == Some(b.param) { Fill::Zero } else { fill }),
             };
             mem.add_buffer(b.name, bytes);
         }
@@ -180,7 +182,7 @@ fn plan<'a>(k: &Kernel, l: &Lifted, bind: &'a Binding, w: &Witness, min_bytes: &
                 None => Contents::Filled { len: size.min(MAX_BUFFER_BYTES), dtype },
             };
             args.push(Arg::Buffer(model::interp::BufferId(buffers.len() as u32)));
-            buffers.push(BufferPlan { name: bind.name(i).to_string(), contents });
+            buffers.push(BufferPlan { param: i, name: bind.name(i).to_string(), contents });
         } else if p.bytes * 8 != p.bits {
             args.push(Arg::Bytes(aggregate_bytes(l, bind, w, i, p.bytes)));
         } else {
@@ -255,29 +257,58 @@ pub struct ReplayInputs<'a> {
 }
 
 impl ReplayInputs<'_> {
+    /// The run of this witness under `fill` (made now, or found among the check's runs), with
+    /// `dynamic_shared` bytes for the `extern __shared__` arrays when given; whether it was
+    /// found.
+    fn run_planned(&self, fill: Fill, zeroed: Option<u32>, unset: u64, dynamic_shared: Option<u64>) -> (Rc<Run>, bool) {
+        let mut plan = plan(self.k, self.l, self.bind, self.w, self.min_bytes, unset);
+        plan.launch.budget = self.budget.clone();
+        plan.launch.recording = self.recording.clone();
+        if let Some(bytes) = dynamic_shared {
+            plan.launch.dynamic_shared_bytes = bytes;
+        }
+        let key = RunKey::new(&plan.launch, plan.sizes(), &self.w.memory, fill).zeroing(zeroed);
+        if let Some(run) = self.runs.find(&key) {
+            return (run, true);
+        }
+        let mut r = plan.materialize(fill, zeroed, self.bind, self.w);
+        let (trace, result) = run(self.k, &mut r);
+        let run = Rc::new(Run { launch: r.launch, trace, result });
+        self.runs.keep(key, run.clone());
+        (run, false)
+    }
+
     /// One replay under `fill`, with `unset` for the scalars nothing fixes: `judge`'s verdict on
     /// it, `None` if it does not recognise the bug, `Err` if the run ran out of budget or steps
     /// first.
     fn once<T>(&self, fill: Fill, unset: u64, judge: &impl Fn(&Launch, &Trace, &Result<(), InterpError>) -> Option<T>) -> Result<Option<T>, Exhausted> {
+        self.once_zeroing(fill, None, unset, judge)
+    }
+
+    /// Like [`ReplayInputs::once`], with buffer parameter `zeroed` (if any) left at zeros.
+    fn once_zeroing<T>(
+        &self,
+        fill: Fill,
+        zeroed: Option<u32>,
+        unset: u64,
+        judge: &impl Fn(&Launch, &Trace, &Result<(), InterpError>) -> Option<T>,
+    ) -> Result<Option<T>, Exhausted> {
         self.budget.check()?;
-        let mut plan = plan(self.k, self.l, self.bind, self.w, self.min_bytes, unset);
-        plan.launch.budget = self.budget.clone();
-        plan.launch.recording = self.recording.clone();
-        let key = RunKey::new(&plan.launch, plan.sizes(), &self.w.memory, fill);
         let started = std::time::Instant::now();
-        let (run, reused) = match self.runs.find(&key) {
-            Some(run) => (run, true),
-            None => {
-                let mut r = plan.materialize(fill, self.bind, self.w);
-                let (trace, result) = run(self.k, &mut r);
-                let run = Rc::new(Run { launch: r.launch, trace, result });
-                self.runs.keep(key, run.clone());
-                (run, false)
-            }
-        };
+        let (mut run, mut reused) = self.run_planned(fill, zeroed, unset, None);
+        // An undeclared dynamic shared size is the replay's guess (see `plan`), which the
+        // check does not hold the kernel to. A run whose accesses went past it dropped them, and
+        // what follows shows the guess, not the kernel: vLLM's MoE alignment at 256 threads
+        // keeps 99 KiB of counters, the rows past 48 KiB read zeros, and two tokens got one
+        // rank (a race no launch with room for the counters has). Such a run is made again
+        // with all the room the interpreter has.
+        if self.bind.dynamic_shared_bytes.is_none() && run.launch.dynamic_shared_bytes < interp::SLOT && went_past_dynamic_shared(self.k, &run.trace) {
+            (run, reused) = self.run_planned(fill, zeroed, unset, Some(interp::SLOT));
+        }
         crate::trace::line(|| {
             format!(
-                "replay {fill:?} unset={unset} params={:?} threads={:?} grid={:?} block={:?} blocks_run={} steps={} {:.1} ms {}{}",
+                "replay {fill:?}{} unset={unset} params={:?} threads={:?} grid={:?} block={:?} blocks_run={} steps={} {:.1} ms {}{}",
+                zeroed.map(|p| format!(" (param {p} zeros)")).unwrap_or_default(),
                 self.w.params,
                 self.w.threads.iter().map(|t| (t.id.block, t.id.thread, &t.iterations)).collect::<Vec<_>>(),
                 run.launch.grid,
@@ -332,6 +363,28 @@ pub fn first_reproduction<T>(inputs: &ReplayInputs, judge: impl Fn(&Launch, &Tra
         }
     }
     Ok(None)
+}
+
+/// Of the buffer parameters `buffers`, those whose contents under `fill` the bug needs: with
+/// that one buffer left at zeros (the others filled as before), `judge` no longer recognises
+/// it. For a bug that a replay under `fill` shows and one with zeros does not, they say which
+/// inputs steer it (vLLM's MoE alignment: expert ids out of range make two tokens' ranks
+/// equal, through counters in shared memory that the race's addresses read).
+pub fn contents_needed<T>(
+    inputs: &ReplayInputs,
+    fill: Fill,
+    buffers: &[u32],
+    judge: impl Fn(&Launch, &Trace, &Result<(), InterpError>) -> Option<T>,
+) -> Result<Vec<u32>, model::budget::Stop> {
+    let mut needed = Vec::new();
+    for &p in buffers {
+        match inputs.once_zeroing(fill, Some(p), 0, &judge) {
+            Ok(None) => needed.push(p),
+            Ok(Some(_)) | Err(Exhausted::StepLimit) => {}
+            Err(Exhausted::Stopped(stop)) => return Err(stop),
+        }
+    }
+    Ok(needed)
 }
 
 /// How [`first_reproduction_or`] recognised the bug in a run.
@@ -471,6 +524,12 @@ pub fn confirm_race<'t>(trace: &'t Trace, a1: &Access, t1: ThreadId, a2: &Access
         }
     }
     None
+}
+
+/// Whether a run dropped an access past the end of the kernel's `extern __shared__` arrays.
+fn went_past_dynamic_shared(k: &Kernel, trace: &Trace) -> bool {
+    let dynamic: Vec<u64> = trace.shared_vars.iter().filter(|v| k.vars.get(v.var as usize).is_some_and(|var| var.size.is_none())).map(|v| v.offset).collect();
+    trace.out_of_bounds.iter().any(|e| e.space == model::ops::Space::Shared && dynamic.iter().any(|&at| e.addr >= at && e.addr - at < interp::SLOT))
 }
 
 /// Widest access the scan of [`any_race`] looks back over (a 4 x 64-bit vector access).

@@ -161,6 +161,11 @@ pub struct Finding {
     /// and does not name the verdict, as in GPUVerify; `strict_races` reports it as a race.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub benign: Option<String>,
+    /// For a finding the replay showed with filled buffers and not with zeros: the input
+    /// buffers whose filled contents it needs (each left at zeros alone, it is gone), so the
+    /// message can say which inputs steer it when the accesses' own addresses do not read them.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub contents_needed: Vec<String>,
 }
 
 impl Finding {

@@ -52,10 +52,88 @@ pub struct Split {
 /// At most this many monomials per offset (products of sums multiply out).
 const MAX_MONOMIALS: usize = 32;
 
-/// The row-major readings of a 64-bit byte offset, one per candidate stride.
-pub fn splits(x: &Exprs, offset: ExprId) -> Vec<Split> {
-    let Some(monomials) = expand(x, offset, Widen::None) else { return Vec::new() };
-    splits_of(x, &monomials)
+/// A way through the selects of an offset: each select's condition with the value it takes.
+pub type Path = Vec<(ExprId, bool)>;
+
+/// The row-major readings of an offset on one [`Path`] through its selects.
+#[derive(Clone, Debug)]
+pub struct Reading {
+    pub path: Path,
+    /// The common factor of the offset's monomials on this path; 0 when it does not expand.
+    pub scale: u64,
+    /// One per candidate stride.
+    pub splits: Vec<Split>,
+}
+
+/// An offset's selects are read apart up to this many conditions (2^n paths).
+const MAX_SELECTS: usize = 2;
+
+/// The row-major readings of a 64-bit byte offset, on each path through its selects. A store
+/// after a join has a select for its address: clang merges the last stores of two branches,
+/// so ggml's rope writes `dst[i + 1]` (pass-through) and `dst[idst + n_dims / 2]` (rotated)
+/// with one instruction at `c ? (row * ne0 + i0 + 1) : (row * ne0 + i0 / 2 + n_dims / 2)`.
+/// Read as a whole it is no sum of products, and the race between two threads' stores timed
+/// out; each branch is row-major. Selects are read apart only for an offset that has no
+/// reading with them as atoms: where it has one, the paths' lemmas only add to the query
+/// (llm.c's fused classifier: a select of the loop's first pack inside the column, and a race
+/// question that was satisfiable in 0.4 s timed out with twice the lemmas). A select whose
+/// condition is not read apart (past [`MAX_SELECTS`]) stays an atom.
+pub fn readings(x: &Exprs, offset: ExprId) -> Vec<Reading> {
+    let whole = reading(x, offset, Vec::new());
+    if !whole.splits.is_empty() {
+        return vec![whole];
+    }
+    let mut conditions = Vec::new();
+    selects(x, offset, &mut conditions);
+    if conditions.is_empty() || conditions.len() > MAX_SELECTS {
+        return vec![whole];
+    }
+    let mut paths: Vec<Path> = vec![Vec::new()];
+    for c in conditions {
+        paths = paths.into_iter().flat_map(|p| [true, false].map(|taken| p.iter().copied().chain([(c, taken)]).collect())).collect();
+    }
+    paths.into_iter().map(|path| reading(x, offset, path)).collect()
+}
+
+/// The readings of `offset` on `path`.
+fn reading(x: &Exprs, offset: ExprId, path: Path) -> Reading {
+    match expand(x, offset, Widen::None, &path) {
+        Some(monomials) => {
+            let scale = monomials.iter().fold(0u128, |g, m| gcd(g, m.coeff.unsigned_abs()));
+            Reading { scale: u64::try_from(scale).unwrap_or(0), splits: splits_of(x, &monomials), path }
+        }
+        None => Reading { path, scale: 0, splits: Vec::new() },
+    }
+}
+
+/// What every path of an offset is a multiple of (the common factor of their common factors);
+/// 1 when a path does not expand.
+pub fn scale_of(readings: &[Reading]) -> u64 {
+    if readings.iter().any(|r| r.scale == 0) {
+        return 1;
+    }
+    readings.iter().fold(0u128, |g, r| gcd(g, r.scale.into())).max(1) as u64
+}
+
+/// The conditions of the selects `expand` meets in `e` (through sums, products, shifts and
+/// widenings, where a select's branches would be expanded), each once.
+fn selects(x: &Exprs, e: ExprId, out: &mut Vec<ExprId>) {
+    match *x.node(e) {
+        Node::Bin { op: BinOp::Add | BinOp::Sub | BinOp::Mul, a, b, .. } => {
+            selects(x, a, out);
+            selects(x, b, out);
+        }
+        Node::Bin { op: BinOp::Shl, a, b, .. } if x.as_const(b).is_some() => selects(x, a, out),
+        Node::Ext { a, to: 64, .. } => selects(x, a, out),
+        Node::Ite { c, a, b } => {
+            if !out.contains(&c) {
+                out.push(c);
+            }
+            selects(x, a, out);
+            selects(x, b, out);
+        }
+        _ => {}
+    }
 }
 
 /// The row-major readings of a sum of monomials (an offset, or the row of another reading:
@@ -166,8 +244,10 @@ fn is_counter(x: &Exprs, e: ExprId) -> bool {
     matches!(x.node(e), Node::Var { sym: Sym::Counter(_), .. })
 }
 
-/// `e` (widened by `widen` to 64 bits) as a sum of monomials; `None` past [`MAX_MONOMIALS`].
-fn expand(x: &Exprs, e: ExprId, widen: Widen) -> Option<Vec<Monomial>> {
+/// `e` (widened by `widen` to 64 bits) as a sum of monomials, with each select whose
+/// condition `path` names taken the way it says (others are atoms); `None` past
+/// [`MAX_MONOMIALS`].
+fn expand(x: &Exprs, e: ExprId, widen: Widen, path: &[(ExprId, bool)]) -> Option<Vec<Monomial>> {
     let bits = x.bits(e);
     // A loop counter is an iteration number, never negative: under the no-wrap assumption
     // `sext(k * step)` is `zext(k) * sext(step)`, the form the loop's own no-wrap fact and
@@ -184,17 +264,17 @@ fn expand(x: &Exprs, e: ExprId, widen: Widen) -> Option<Vec<Monomial>> {
     }
     let out = match *x.node(e) {
         Node::Bin { op: BinOp::Add, a, b, .. } => {
-            let mut sum = expand(x, a, widen)?;
-            sum.extend(expand(x, b, widen)?);
+            let mut sum = expand(x, a, widen, path)?;
+            sum.extend(expand(x, b, widen, path)?);
             sum
         }
         Node::Bin { op: BinOp::Sub, a, b, .. } => {
-            let mut sum = expand(x, a, widen)?;
-            sum.extend(expand(x, b, widen)?.into_iter().map(|m| Monomial { coeff: -m.coeff, ..m }));
+            let mut sum = expand(x, a, widen, path)?;
+            sum.extend(expand(x, b, widen, path)?.into_iter().map(|m| Monomial { coeff: -m.coeff, ..m }));
             sum
         }
         Node::Bin { op: BinOp::Mul, a, b, .. } => {
-            let (l, r) = (expand(x, a, widen)?, expand(x, b, widen)?);
+            let (l, r) = (expand(x, a, widen, path)?, expand(x, b, widen, path)?);
             if l.len() * r.len() > MAX_MONOMIALS {
                 return None;
             }
@@ -209,10 +289,14 @@ fn expand(x: &Exprs, e: ExprId, widen: Widen) -> Option<Vec<Monomial>> {
             product
         }
         Node::Bin { op: BinOp::Shl, a, b, .. } => match x.as_const(b).filter(|&n| n < 62) {
-            Some(n) => expand(x, a, widen)?.into_iter().map(|m| Monomial { coeff: m.coeff << n, ..m }).collect(),
+            Some(n) => expand(x, a, widen, path)?.into_iter().map(|m| Monomial { coeff: m.coeff << n, ..m }).collect(),
             None => return atom(),
         },
-        Node::Ext { a, from, to: 64, signed } if widen == Widen::None && from < 64 => expand(x, a, if signed { Widen::Signed } else { Widen::Unsigned })?,
+        Node::Ext { a, from, to: 64, signed } if widen == Widen::None && from < 64 => expand(x, a, if signed { Widen::Signed } else { Widen::Unsigned }, path)?,
+        Node::Ite { c, a, b } => match path.iter().find(|(k, _)| *k == c) {
+            Some(&(_, taken)) => expand(x, if taken { a } else { b }, widen, path)?,
+            None => return atom(),
+        },
         _ => return atom(),
     };
     let out = combine(out)?;
@@ -250,6 +334,11 @@ fn gcd(a: u128, b: u128) -> u128 {
 mod tests {
     use super::*;
     use model::ops::Special;
+
+    /// Every reading of an offset without selects.
+    fn splits(x: &Exprs, offset: ExprId) -> Vec<Split> {
+        readings(x, offset).into_iter().flat_map(|r| r.splits).collect()
+    }
 
     /// `4 * sext(index)`: the byte offset of a 32-bit `int` index into a `float` array.
     fn float_offset(x: &mut Exprs, index: ExprId) -> ExprId {
@@ -406,5 +495,35 @@ mod tests {
         assert_eq!(by_ne0.len(), 1);
         assert_eq!(by_ne0[0].scale, 4);
         assert_eq!(by_ne0[0].rest.len(), 2);
+    }
+
+    #[test]
+    fn a_select_between_two_row_major_offsets_is_read_on_each_path() {
+        // 4 * sext(c ? row * ne0 + i0 + 1 : row * ne0 + i0 + h): the address of a store
+        // clang merged from two branches (ggml's rope).
+        let mut x = Exprs::new();
+        let row = x.var(Sym::Special(Special::Ctaid(0)), 32);
+        let ne0 = x.var(Sym::Param { index: 2, offset: 0 }, 32);
+        let i0 = x.var(Sym::Special(Special::Tid(0)), 32);
+        let h = x.var(Sym::Param { index: 6, offset: 0 }, 32);
+        let one = x.konst(1, 32);
+        let prod = x.bin(BinOp::Mul, row, ne0);
+        let base = x.bin(BinOp::Add, prod, i0);
+        let (pass, rotated) = (x.bin(BinOp::Add, base, one), x.bin(BinOp::Add, base, h));
+        let c = x.cmp(model::ops::CmpOp::LtS, i0, h);
+        let index = x.ite(c, pass, rotated);
+        let offset = float_offset(&mut x, index);
+        let r = readings(&x, offset);
+        assert_eq!(r.iter().map(|r| r.path.clone()).collect::<Vec<_>>(), vec![vec![(c, true)], vec![(c, false)]]);
+        for reading in &r {
+            assert_eq!(reading.scale, 4);
+            let by_ne0: Vec<&Split> = reading.splits.iter().filter(|s| s.stride.e == ne0).collect();
+            assert_eq!(by_ne0.len(), 1, "{:?}", reading.path);
+            let column: Vec<ExprId> = by_ne0[0].rest.iter().flat_map(|m| m.factors.iter().map(|f| f.e)).collect();
+            assert!(column.contains(&i0));
+            // The branch's own term, not the select, is in the column.
+            assert_eq!(column.contains(&h), !reading.path[0].1, "{:?}", reading.path);
+            assert!(!column.contains(&index));
+        }
     }
 }

@@ -38,6 +38,8 @@ pub struct RunKey {
     sizes: Vec<u64>,
     memory: Vec<MemoryCell>,
     fill: Fill,
+    /// A buffer left at zeros whatever the fill (see `replay::contents_needed`).
+    zeroed: Option<u32>,
 }
 
 impl RunKey {
@@ -46,7 +48,12 @@ impl RunKey {
     /// `replay::Plan`). The launch's budget is not part of it: it says when to stop, not what
     /// the run does.
     pub fn new(launch: &Launch, sizes: Vec<u64>, memory: &[MemoryCell], fill: Fill) -> RunKey {
-        RunKey { launch: Launch { budget: model::budget::Budget::unlimited(), ..launch.clone() }, sizes, memory: memory.to_vec(), fill }
+        RunKey { launch: Launch { budget: model::budget::Budget::unlimited(), ..launch.clone() }, sizes, memory: memory.to_vec(), fill, zeroed: None }
+    }
+
+    /// The key of the same run with buffer parameter `zeroed` (if any) left at zeros.
+    pub fn zeroing(self, zeroed: Option<u32>) -> RunKey {
+        RunKey { zeroed, ..self }
     }
 }
 

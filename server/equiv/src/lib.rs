@@ -799,6 +799,7 @@ impl ShapeCheck<'_, '_> {
             assumed_launch: None,
             assumed_scalars: None,
             benign: None,
+            contents_needed: Vec::new(),
         }
     }
 }
