@@ -707,7 +707,12 @@ mod tests {
     #[test]
     fn focus_depth_by_lines_and_kind() {
         let focus = Focus {
-            findings: vec![(FindingKind::Race, vec![9]), (FindingKind::Race, vec![50, 60]), (FindingKind::OutOfBounds, vec![70]), (FindingKind::Race, vec![70])],
+            findings: vec![
+                (FindingKind::Race, vec![9]),
+                (FindingKind::Race, vec![50, 60]),
+                (FindingKind::OutOfBounds, vec![70]),
+                (FindingKind::Race, vec![70]),
+            ],
             replay_all: false,
         };
         assert_eq!(focus.depth(FindingKind::Race, &[9, 9]), Some(Depth::Decide));
