@@ -11,8 +11,8 @@ use crate::encode::bv;
 use crate::ledger::FirstWitness;
 use crate::query::{distinct_tids, same_block, Query};
 use crate::witness::{Seed, Term, ThreadSpec, Witness};
-use model::expr::ExprId;
 use model::expr::Sym;
+use model::expr::{ExprId, Exprs};
 use model::ops::Space;
 use model::phases::IterRel;
 use model::symbolic::{Access, AccessKind, Base, Lifted};
@@ -228,6 +228,45 @@ fn iter_parts(q: &mut Query, l: &model::symbolic::Lifted, rels: &[IterRel]) -> V
     parts
 }
 
+/// Whether path conditions `pc1` and `pc2` both hold only for one and the same thread of a
+/// block of at most `block` threads along each dimension: a dimension has one thread, or both
+/// conditions require the same index along it (`tid.x == 0` among their conjuncts).
+fn only_one_thread(x: &Exprs, block: [u64; 3], pc1: ExprId, pc2: ExprId) -> bool {
+    let (p1, p2) = (pinned_thread_index(x, pc1), pinned_thread_index(x, pc2));
+    (0..3).all(|d| block[d] == 1 || (p1[d].is_some() && p1[d] == p2[d]))
+}
+
+/// The thread index along each dimension that condition `pc` requires, from its conjuncts
+/// `tid.d == c` (or `!(tid.d != c)`).
+fn pinned_thread_index(x: &Exprs, pc: ExprId) -> [Option<u64>; 3] {
+    use model::expr::Node;
+    use model::ops::CmpOp;
+    let mut pinned = [None; 3];
+    let mut stack = vec![(pc, true)];
+    while let Some((e, positive)) = stack.pop() {
+        match (x.node(e).clone(), positive) {
+            (Node::And(l, r), true) => stack.extend([(l, true), (r, true)]),
+            (Node::Not(inner), _) => stack.push((inner, !positive)),
+            (Node::Cmp { op, a, b }, _) if (op == CmpOp::Eq) == positive && matches!(op, CmpOp::Eq | CmpOp::Ne) => {
+                let tid = |v: ExprId| match x.node(v) {
+                    Node::Var { sym: Sym::Special(model::ops::Special::Tid(d)), .. } => Some(*d as usize),
+                    _ => None,
+                };
+                let pin = match (tid(a), tid(b)) {
+                    (Some(d), None) => x.as_const(b).map(|c| (d, c)),
+                    (None, Some(d)) => x.as_const(a).map(|c| (d, c)),
+                    _ => None,
+                };
+                if let Some((d, c)) = pin.filter(|(d, _)| *d < 3) {
+                    pinned[d] = Some(c);
+                }
+            }
+            _ => {}
+        }
+    }
+    pinned
+}
+
 /// Decides whether accesses `i` and `j` race: `None` when they cannot.
 pub fn check_pair(ctx: &mut Ctx, i: usize, j: usize) -> Option<RaceOutcome> {
     let (a, b) = (&ctx.l.accesses[i], &ctx.l.accesses[j]);
@@ -246,6 +285,13 @@ pub fn check_pair(ctx: &mut Ctx, i: usize, j: usize) -> Option<RaceOutcome> {
         }
     }
     let x = &ctx.l.exprs;
+    // The two threads of a race in shared memory are distinct threads of one block: accesses
+    // that only one thread of each block makes (`if (threadIdx.x == 0)`, a block's serial
+    // prefix sum) cannot race with each other, and each question would cost the solver its
+    // query (vLLM's MoE alignment: 170 questions about thread 0's loop over experts).
+    if a.space == Space::Shared && only_one_thread(x, ctx.bind.block.map(|d| d.hi), a.pc, b.pc) {
+        return None;
+    }
     let mut q = Query::new(x, ctx.bind, 2);
     if a.space == Space::Shared {
         q.enc.assume_same_block();
@@ -347,4 +393,39 @@ pub fn check_pair(ctx: &mut Ctx, i: usize, j: usize) -> Option<RaceOutcome> {
 pub fn parse_const(term: &str) -> Option<u64> {
     let rest = term.strip_prefix("(_ bv")?;
     rest.split_whitespace().next()?.parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::only_one_thread;
+    use model::expr::{Exprs, Sym};
+    use model::ops::{CmpOp, Special};
+
+    /// Accesses under `threadIdx.x == 0` in a one-dimensional block are one thread's; under
+    /// different indices, or with a dimension left open, they are two threads'.
+    #[test]
+    fn accesses_that_one_thread_makes_are_told_from_conditions_on_its_index() {
+        let mut x = Exprs::new();
+        let tid = |x: &mut Exprs, d: u8| x.var(Sym::Special(Special::Tid(d)), 32);
+        let (tx, ty) = (tid(&mut x, 0), tid(&mut x, 1));
+        let (zero, one) = (x.konst(0, 32), x.konst(1, 32));
+        let n = x.var(Sym::Param { index: 0, offset: 0 }, 32);
+        let first = x.cmp(CmpOp::Eq, tx, zero);
+        let in_range = x.cmp(CmpOp::LtS, one, n);
+        let guarded = x.and(first, in_range);
+        let not_other = {
+            let ne = x.cmp(CmpOp::Ne, zero, tx);
+            x.not(ne)
+        };
+        let second = x.cmp(CmpOp::Eq, tx, one);
+        let row_zero = x.cmp(CmpOp::Eq, ty, zero);
+        let both = x.and(first, row_zero);
+        assert!(only_one_thread(&x, [256, 1, 1], guarded, not_other));
+        assert!(!only_one_thread(&x, [256, 1, 1], guarded, second), "threads 0 and 1");
+        assert!(!only_one_thread(&x, [256, 1, 1], guarded, in_range), "any thread");
+        assert!(!only_one_thread(&x, [32, 8, 1], guarded, guarded), "one thread per row of a 2-D block");
+        assert!(only_one_thread(&x, [32, 8, 1], both, both));
+        let either = x.or(first, in_range);
+        assert!(!only_one_thread(&x, [256, 1, 1], either, either), "a disjunction pins nothing");
+    }
 }
