@@ -487,8 +487,9 @@ impl Explain<'_> {
         w.fill = Some(fill);
         // The threads and offsets the replay showed (the solver's, or two others of the run).
         let (t1, t2) = (w.thread(0), w.thread(1));
-        // A race that zeros do not show depends on what the buffers hold.
-        let contents_needed = if fill == Fill::Zero { Vec::new() } else { self.contents_needed(a1, a2, &w, &min_bytes, fill) };
+        // A race that zeros do not show depends on what the buffers hold; when the witness
+        // sets input values, the message names those instead.
+        let contents_needed = if fill == Fill::Zero || !w.memory.is_empty() { Vec::new() } else { self.contents_needed(a1, a2, &w, &min_bytes, fill) };
         let (off1, off2) = (w.offset(0), w.offset(1));
         let elem = self.elem_bytes(a1).min(self.elem_bytes(a2));
         // The byte both touch, as an offset into the target.

@@ -225,14 +225,14 @@ impl<'a> Query<'a> {
         // An offset with selects is read on each path through them: a lemma holds where both
         // offsets take the paths it was read on, which its premise says.
         let mut added = 0;
-        for p in &r1 {
+        'pairs: for p in &r1 {
             for q in &r2 {
+                if added >= MAX_ROW_MAJOR_LEMMAS {
+                    break 'pairs;
+                }
                 let mut on_paths = self.path_terms(&p.path, 1);
                 on_paths.extend(self.path_terms(&q.path, 2));
                 added += self.row_major_lemmas(x, (&e1, &e2), (&p.splits, &q.splits), ROW_MAJOR_DEPTH, &on_paths, MAX_ROW_MAJOR_LEMMAS - added);
-                if added >= MAX_ROW_MAJOR_LEMMAS {
-                    break;
-                }
             }
         }
         if added > 0 {

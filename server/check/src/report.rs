@@ -163,7 +163,8 @@ pub struct Finding {
     pub benign: Option<String>,
     /// For a finding the replay showed with filled buffers and not with zeros: the input
     /// buffers whose filled contents it needs (each left at zeros alone, it is gone), so the
-    /// message can say which inputs steer it when the accesses' own addresses do not read them.
+    /// message can say which inputs steer it when the accesses' own addresses do not read them
+    /// (not looked for when the witness sets input values: `inputs` names those).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub contents_needed: Vec<String>,
 }

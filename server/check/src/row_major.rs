@@ -79,12 +79,19 @@ const MAX_SELECTS: usize = 2;
 /// question that was satisfiable in 0.4 s timed out with twice the lemmas). A select whose
 /// condition is not read apart (past [`MAX_SELECTS`]) stays an atom.
 pub fn readings(x: &Exprs, offset: ExprId) -> Vec<Reading> {
-    let whole = reading(x, offset, Vec::new());
+    let (whole, monomials) = reading(x, offset, Vec::new());
     if !whole.splits.is_empty() {
         return vec![whole];
     }
-    let mut conditions = Vec::new();
-    selects(x, offset, &mut conditions);
+    // The selects the expansion met, which it kept as atoms.
+    let mut conditions: Vec<ExprId> = Vec::new();
+    for f in monomials.iter().flatten().flat_map(|m| &m.factors) {
+        if let Node::Ite { c, .. } = *x.node(f.e) {
+            if !conditions.contains(&c) {
+                conditions.push(c);
+            }
+        }
+    }
     if conditions.is_empty() || conditions.len() > MAX_SELECTS {
         return vec![whole];
     }
@@ -92,17 +99,18 @@ pub fn readings(x: &Exprs, offset: ExprId) -> Vec<Reading> {
     for c in conditions {
         paths = paths.into_iter().flat_map(|p| [true, false].map(|taken| p.iter().copied().chain([(c, taken)]).collect())).collect();
     }
-    paths.into_iter().map(|path| reading(x, offset, path)).collect()
+    paths.into_iter().map(|path| reading(x, offset, path).0).collect()
 }
 
-/// The readings of `offset` on `path`.
-fn reading(x: &Exprs, offset: ExprId, path: Path) -> Reading {
+/// The readings of `offset` on `path`, and its monomials there (`None` when it does not
+/// expand).
+fn reading(x: &Exprs, offset: ExprId, path: Path) -> (Reading, Option<Vec<Monomial>>) {
     match expand(x, offset, Widen::None, &path) {
         Some(monomials) => {
             let scale = monomials.iter().fold(0u128, |g, m| gcd(g, m.coeff.unsigned_abs()));
-            Reading { scale: u64::try_from(scale).unwrap_or(0), splits: splits_of(x, &monomials), path }
+            (Reading { scale: u64::try_from(scale).unwrap_or(0), splits: splits_of(x, &monomials), path }, Some(monomials))
         }
-        None => Reading { path, scale: 0, splits: Vec::new() },
+        None => (Reading { path, scale: 0, splits: Vec::new() }, None),
     }
 }
 
@@ -113,27 +121,6 @@ pub fn scale_of(readings: &[Reading]) -> u64 {
         return 1;
     }
     readings.iter().fold(0u128, |g, r| gcd(g, r.scale.into())).max(1) as u64
-}
-
-/// The conditions of the selects `expand` meets in `e` (through sums, products, shifts and
-/// widenings, where a select's branches would be expanded), each once.
-fn selects(x: &Exprs, e: ExprId, out: &mut Vec<ExprId>) {
-    match *x.node(e) {
-        Node::Bin { op: BinOp::Add | BinOp::Sub | BinOp::Mul, a, b, .. } => {
-            selects(x, a, out);
-            selects(x, b, out);
-        }
-        Node::Bin { op: BinOp::Shl, a, b, .. } if x.as_const(b).is_some() => selects(x, a, out),
-        Node::Ext { a, to: 64, .. } => selects(x, a, out),
-        Node::Ite { c, a, b } => {
-            if !out.contains(&c) {
-                out.push(c);
-            }
-            selects(x, a, out);
-            selects(x, b, out);
-        }
-        _ => {}
-    }
 }
 
 /// The row-major readings of a sum of monomials (an offset, or the row of another reading:
