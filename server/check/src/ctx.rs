@@ -53,8 +53,11 @@ pub struct Ctx<'a> {
     pub points: &'a PointsCache,
     /// The answers of the queries asked so far, shared by the workers.
     answers: &'a AnswerCache,
-    /// Questions whose witness probe ran out of time, shared by the workers.
-    slow_probes: &'a Mutex<std::collections::HashSet<Alike>>,
+    /// Probes that will not be asked again for questions alike (see [`Ctx::run_witness`]),
+    /// shared by the workers.
+    spent_probes: &'a Mutex<std::collections::HashSet<(Alike, Probe)>>,
+    /// Every open scalar's ordinary value (see [`Ctx::ordinary_tier`]), computed when first asked.
+    ordinary: OnceLock<std::collections::BTreeMap<crate::row_strides::ParamSlot, i128>>,
     /// Where a question is posted for an idle worker to start while its restrictions are
     /// asked (see [`crate::prefetch`]); `None` with a single worker.
     pub prefetch: Option<&'a crate::prefetch::Prefetch>,
@@ -92,6 +95,12 @@ impl Tier {
         self.narrow_only(name, max);
     }
 
+    /// `name` (a `bits`-wide constant) is `value`.
+    fn equals(&mut self, name: &str, value: u64, bits: u32) {
+        self.asserts.push_str(&format!("(assert (= {name} {}))\n", crate::encode::bv(value, bits)));
+        self.narrow_only(name, value);
+    }
+
     /// `name` is declared with the bits of `max`, which the query's or this tier's assertions
     /// already imply.
     fn narrow_only(&mut self, name: &str, max: u64) {
@@ -115,6 +124,29 @@ impl Tier {
         }
         both
     }
+}
+
+/// Whether an address or a path condition of `q` reads a value from memory (an index, whose
+/// values a witness names: see `races::seeds_for`), wider than a flag.
+fn reads_indices(q: &Query) -> bool {
+    q.enc.declared_loaded_values().iter().any(|&(name, bits)| bits > 10 && q.wanted.iter().any(|w| w == name))
+}
+
+/// A one-dimensional block of a common size: 64, 128 or 256 threads (what kernels are
+/// launched with, and what the launch confirmation compares with).
+fn simple_block(threads: u8) -> Tier {
+    let mut simple = Tier::default();
+    simple.asserts.push_str("(assert (or (= ntid_x (_ bv64 32)) (= ntid_x (_ bv128 32)) (= ntid_x (_ bv256 32))))\n");
+    simple.at_most("ntid_x", 256, 32);
+    for d in ["y", "z"] {
+        simple.at_most(&format!("ntid_{d}"), 1, 32);
+    }
+    for t in 1..=threads {
+        simple.narrow_only(&format!("tid_x_{t}"), 255);
+        simple.narrow_only(&format!("tid_y_{t}"), 0);
+        simple.narrow_only(&format!("tid_z_{t}"), 0);
+    }
+    simple
 }
 
 /// The outcome of one query.
@@ -223,7 +255,8 @@ impl<'a> Ctx<'a> {
             decide_only: false,
             points: &caches.points,
             answers: &caches.answers,
-            slow_probes: &caches.slow_probes,
+            spent_probes: &caches.spent_probes,
+            ordinary: OnceLock::new(),
             prefetch: None,
             written,
             after_loop,
@@ -303,12 +336,17 @@ impl<'a> Ctx<'a> {
         // timeouts, 2.5 s each; vLLM's MoE alignment: `unsat` after 1.4 to 1.7 s), and the
         // looser tiers still look for one.
         let skip_first_tier = self.bind.block.iter().any(|d| d.lo != d.hi);
-        let probe = skip_first_tier && !lock(self.slow_probes).contains(&alike);
+        let spent = |p: Probe| lock(self.spent_probes).contains(&(alike.clone(), p));
+        let small = skip_first_tier && !spent(Probe::Small);
+        let ordinary = (self.has_open_values() || reads_indices(q)) && !spent(Probe::Ordinary);
         // With a restriction to ask first, the question itself is posted for a worker out of
         // checks to start meanwhile (see `crate::prefetch`); a restriction that decides it withdraws
         // it (dropping `early`), and the question below waits for the answer being given.
-        let early = if probe || q.has_index_lemmas() { self.post_question(q) } else { None };
-        if probe {
+        let early = if small || ordinary || q.has_index_lemmas() { self.post_question(q) } else { None };
+        // Whether the small probe left the question open for want of time (now, or for a
+        // question alike).
+        let mut small_ran_out = !small;
+        if small {
             let built = self.witness_tiers(q, threads, prefer);
             let asked = std::time::Instant::now();
             let answer = self.ask_tier(q, &built[0].1, (self.timeout_ms / 4).max(1));
@@ -316,11 +354,37 @@ impl<'a> Ctx<'a> {
             match answer {
                 Answer::Sat(m) => return Answer::Sat(m).reported(q),
                 Answer::Unknown(Undecided::Timeout { .. }) => {
-                    lock(self.slow_probes).insert(alike);
+                    lock(self.spent_probes).insert((alike.clone(), Probe::Small));
+                    small_ran_out = true;
                 }
                 Answer::Unknown(_) | Answer::Unsat => {}
             }
             tiers = Some(built);
+        }
+        // Where the small probe ran out of time (or was not asked: the block is declared), the
+        // same question at the scalar confirmation's ordinary values, fixed, with small loaded
+        // values, when the interface leaves scalars or the grid open or an address or a path
+        // condition of the question reads memory: with every size free the solver must search products and divisions of
+        // unknowns (a KV-cache write's 64-bit `slot / block_size` times four sizes: the probe
+        // ran out of time, then the question, 2.6 s), with the sizes fixed it folds them, and a
+        // race through a repeated index value (two tokens with one slot) is found in a tenth of
+        // a second. Even with every size fixed, a free 64-bit slot divided by 96 kept each of
+        // the scalar confirmation's re-checks at the common blocks from an answer (2.5 s
+        // each); a slot below 128 is found at once. A witness there is also one the scalar
+        // confirmation finds at ordinary values. It is asked once for questions alike unless
+        // it finds one (those it could not answer, or ruled out at these values, are alike in
+        // that too).
+        if ordinary && small_ran_out {
+            let tier = self.ordinary_tier(q, threads);
+            let asked = std::time::Instant::now();
+            let answer = self.ask_tier(q, &tier, (self.timeout_ms / 4).max(1));
+            crate::trace::line(|| format!("ordinary probe: {} ({:.0} ms)", answer.describe(), asked.elapsed().as_secs_f64() * 1e3));
+            match answer {
+                Answer::Sat(m) => return Answer::Sat(m).reported(q),
+                _ => {
+                    lock(self.spent_probes).insert((alike, Probe::Ordinary));
+                }
+            }
         }
         // With index lemmas, the query without the products of its row-major offsets (see
         // `Query::index_abstraction`), before the question itself: its `unsat` is the
@@ -419,17 +483,7 @@ impl<'a> Ctx<'a> {
         // A one-dimensional block of a common size (64, 128 or 256 threads: what kernels are
         // launched with, and what the launch confirmation compares with, so a finding found
         // there needs no launch of its own), in a grid of at most 4 blocks a side.
-        let mut simple = small_grid.clone();
-        simple.asserts.push_str("(assert (or (= ntid_x (_ bv64 32)) (= ntid_x (_ bv128 32)) (= ntid_x (_ bv256 32))))\n");
-        simple.at_most("ntid_x", 256, 32);
-        for d in ["y", "z"] {
-            simple.at_most(&format!("ntid_{d}"), 1, 32);
-        }
-        for t in 1..=threads {
-            simple.narrow_only(&format!("tid_x_{t}"), 255);
-            simple.narrow_only(&format!("tid_y_{t}"), 0);
-            simple.narrow_only(&format!("tid_z_{t}"), 0);
-        }
+        let simple = small_grid.and(&simple_block(threads));
         // Rows of whole warps (`ntid_x` a multiple of 32), in any second dimension: how a kernel
         // with a warp per row, or a lane group per row, is launched (vLLM's top-k gating takes
         // (32, 4)). When only a two-dimensional block shows a finding, a block such as (2, 64)
@@ -473,6 +527,54 @@ impl<'a> Ctx<'a> {
             tiers.insert(1, (TierKind::Preference, tiny.and(&warp_rows)));
         }
         tiers
+    }
+
+    /// Every open scalar's ordinary value (see `scalar_confirm::ordinary_setting`).
+    fn ordinary_setting(&self) -> &std::collections::BTreeMap<crate::row_strides::ParamSlot, i128> {
+        self.ordinary.get_or_init(|| crate::scalar_confirm::ordinary_setting(self.k, self.l, self.bind))
+    }
+
+    /// Whether the interface leaves a scalar or the grid open (what [`Ctx::ordinary_tier`] fixes).
+    fn has_open_values(&self) -> bool {
+        self.bind.grid.iter().any(|d| d.lo != d.hi) || !self.ordinary_setting().is_empty()
+    }
+
+    /// The scalar confirmation's ordinary setting as a witness tier: every open scalar and
+    /// field at its ordinary value (see `scalar_confirm::ordinary_setting`), a simple block (when
+    /// it is open), a grid of `ORDINARY_GRID` blocks along each open dimension, and small loaded values and
+    /// offsets (as in the tightest tier).
+    fn ordinary_tier(&self, q: &Query, threads: u8) -> Tier {
+        let values = self.ordinary_setting();
+        let mut tier = if self.bind.block.iter().any(|d| d.lo != d.hi) { simple_block(threads) } else { Tier::default() };
+        for name in q.enc.declared_params() {
+            let Some((index, offset)) = name.strip_prefix('p').and_then(|r| r.split_once('_')) else { continue };
+            let (Ok(index), Ok(offset)) = (index.parse(), offset.parse()) else { continue };
+            let (Some(&value), Some((_, bits))) = (values.get(&(index, offset)), self.l.exprs.find_var(Sym::Param { index, offset })) else { continue };
+            // A flag or a byte-wide field is left to the solver (96 would not fit).
+            if bits >= 8 && bits <= 64 && value < 1i128 << (bits - 1) {
+                tier.equals(name, value as u64, bits);
+            }
+        }
+        let grid = crate::scalar_confirm::ORDINARY_GRID;
+        for (d, name) in ["x", "y", "z"].iter().enumerate() {
+            if self.bind.grid[d].lo != self.bind.grid[d].hi {
+                tier.equals(&format!("nctaid_{name}"), grid, 32);
+                for t in 1..=threads {
+                    tier.narrow_only(&format!("ctaid_{name}_{t}"), grid - 1);
+                }
+            }
+        }
+        for (name, bits) in q.enc.declared_loaded_values() {
+            if bits > 10 {
+                tier.at_most(name, (1 << 7) - 1, bits);
+            }
+        }
+        for name in ["off_1", "off_2"] {
+            if q.enc.is_declared(name) {
+                tier.at_most(name, crate::replay::MAX_BUFFER_BYTES - 1, 64);
+            }
+        }
+        tier
     }
 
     /// Assertions for a small witness: block indices up to 3, scalar parameters and (with
@@ -681,7 +783,16 @@ fn fixed_value_facts(f: &crate::fixed::FixedLoad, v: &str, o: &str) -> Vec<Strin
 pub struct Caches {
     pub points: PointsCache,
     pub answers: AnswerCache,
-    slow_probes: Mutex<std::collections::HashSet<Alike>>,
+    spent_probes: Mutex<std::collections::HashSet<(Alike, Probe)>>,
+}
+
+/// The restrictions [`Ctx::run_witness`] asks before a question whose launch is open.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum Probe {
+    /// The tightest witness tier: small values, chosen by the solver.
+    Small,
+    /// The scalar confirmation's ordinary values, fixed (see [`Ctx::ordinary_tier`]).
+    Ordinary,
 }
 
 /// Which questions are alike for [`Ctx::run_witness`]'s probe: the same kind of question

@@ -38,7 +38,8 @@ const MAX_EXP: u32 = 22;
 /// not in the map keeps the re-check's ordinary size.
 pub fn ordinary_strides(lifted: &Lifted, open: &BTreeSet<ParamSlot>) -> BTreeMap<ParamSlot, i128> {
     let x = &lifted.exprs;
-    let compared = compared_params(lifted);
+    let mut compared = compared_params(lifted);
+    compared.extend(divisor_params(lifted));
     let written: BTreeSet<_> = lifted.accesses.iter().filter(|a| a.kind != AccessKind::Read).filter_map(|a| a.base).collect();
     let mut outer: BTreeMap<ParamSlot, bool> = BTreeMap::new();
     let mut seen = BTreeSet::new();
@@ -87,6 +88,31 @@ pub fn ordinary_strides(lifted: &Lifted, open: &BTreeSet<ParamSlot>) -> BTreeMap
     values
 }
 
+/// Parameters something is divided by (or taken modulo) in an address or a condition: a size
+/// (vLLM's KV-cache write splits a head into `head_size / x` packs of `x` elements and also
+/// multiplies by `x`), not a stride; as a stride (2^10) it made `head_size / x` zero and put
+/// every head on one address, a race of that setting alone.
+fn divisor_params(lifted: &Lifted) -> BTreeSet<ParamSlot> {
+    let x = &lifted.exprs;
+    let mut params = BTreeSet::new();
+    let mut seen = BTreeSet::new();
+    let mut todo: Vec<ExprId> = lifted.accesses.iter().flat_map(|a| a.offset.into_iter().chain([a.addr, a.pc])).collect();
+    while let Some(e) = todo.pop() {
+        if !seen.insert(e) {
+            continue;
+        }
+        if let Node::Bin { op: BinOp::DivU | BinOp::DivS | BinOp::RemU | BinOp::RemS, b, .. } = *x.node(e) {
+            for s in x.symbols(b) {
+                if let Sym::Param { index, offset } = s {
+                    params.insert((index, offset));
+                }
+            }
+        }
+        todo.extend(x.children(e));
+    }
+    params
+}
+
 /// Parameters some condition mentions: a path condition, a barrier's or warp collective's
 /// condition, a loop's exit fact. A row length is compared with the index it bounds.
 fn compared_params(lifted: &Lifted) -> BTreeSet<ParamSlot> {
@@ -108,4 +134,27 @@ fn compared_params(lifted: &Lifted) -> BTreeSet<ParamSlot> {
         }
     }
     params
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// vLLM's KV-cache write (`tests/real`): `x` multiplies the pack index and the slot offset,
+    /// but also divides the head size (`head_size / x` packs per head); a size, not a stride.
+    #[test]
+    fn a_parameter_something_is_divided_by_is_no_row_stride() {
+        let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/real/vllm_reshape_and_cache.ptx")).unwrap();
+        let parsed = ptx::parse(&text);
+        let (_, kernel) = model::lower_module(&parsed.module).into_iter().next().unwrap();
+        let lifted = model::symbolic::lift(&kernel.unwrap());
+        let pointers = lifted.pointer_params();
+        // key, value, key_cache, value_cache, slot_mapping, then key_stride, value_stride,
+        // num_heads, head_size, block_size, x.
+        let open: BTreeSet<ParamSlot> = (0..11).filter(|i| !pointers.contains(i)).map(|i| (i, 0)).collect();
+        assert_eq!(open.len(), 6);
+        let strides = ordinary_strides(&lifted, &open);
+        assert!(!strides.contains_key(&(10, 0)), "x divides the head size: {strides:?}");
+        assert!(divisor_params(&lifted).contains(&(10, 0)));
+    }
 }

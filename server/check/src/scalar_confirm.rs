@@ -80,7 +80,7 @@ pub fn confirm(
     pass: Pass,
 ) -> Judged {
     let lifted = model::symbolic::lift(k);
-    let open = open_scalars(k, &lifted, spec, src);
+    let open = open_scalars(k, &lifted, &crate::bind::Binding::new(k, spec, src.param_names.as_deref()));
     let needs = |f: &Finding| open_values(k, &open, f);
     let candidates: Vec<usize> = (0..report.findings.len())
         .filter(|&n| {
@@ -97,7 +97,27 @@ pub fn confirm(
     // reason of its own.
     let pinned: BTreeSet<OpenValue> = open.iter().map(|&i| OpenValue::Scalar(i)).chain(open_fields(k, &lifted)).collect();
     // Only a kernel with candidates is re-checked or marked.
-    let strides = if candidates.is_empty() { BTreeMap::new() } else { ordinary_strides(&lifted, &pinned.iter().map(|v| v.slot()).collect()) };
+    let strides = if candidates.is_empty() { BTreeMap::new() } else { ordinary_strides(&lifted, &slots(&pinned)) };
+    let reads = crate::launch_confirm::BlockReads::of(k, &lifted);
+    let sizes = crate::launch_confirm::common_sizes(k, reads);
+    let ordinary_grid = |d: u8| if k.reads(Special::Ctaid(d)) || k.reads(Special::Nctaid(d)) { ORDINARY_GRID } else { 1 };
+    // A finding whose (replayed) counterexample already has every open value at its ordinary
+    // value, on the ordinary grid, at a common one-dimensional block, occurs at ordinary values:
+    // it stays an error, and needs no re-check (the solver's ordinary probe finds such
+    // counterexamples first where the general question is hard, see `Ctx::run_witness`; the
+    // re-checks of those questions ran out of time or only decided them without a replay, and
+    // the finding was shown as "not decided" at the very values it was found with). A tile
+    // (a kernel that reads the y index) keeps the re-checks: one clean tile lets it go.
+    let at_ordinary_values = |f: &Finding| {
+        let [x, y, z] = f.launch.block.map(u64::from);
+        let grid_ordinary = !grid_pinned || (0..3).all(|d| u64::from(f.launch.grid[d as usize]) == ordinary_grid(d));
+        !reads.y
+            && z == 1
+            && sizes.contains(&[x, y])
+            && grid_ordinary
+            && needs(f).iter().all(|&(v, value)| i128::from(value) == strides.get(&v.slot()).copied().unwrap_or(ORDINARY))
+    };
+    let candidates: Vec<usize> = candidates.into_iter().filter(|&n| !at_ordinary_values(&report.findings[n])).collect();
     let mark = |f: &mut Finding, seen: Seen| mark_assumed_scalars(f, &needs(f), &strides, &bind, grid_pinned, seen);
     // After the launch confirmation, what the first pass saw vanish is marked as it found.
     let (defer_launches, candidates) = match pass {
@@ -123,8 +143,6 @@ pub fn confirm(
     // one that a re-check here does not clear may still be cleared at the common blocks with the
     // scalars open. Unless it is let go here, it is the launch confirmation's question; what is
     // still an error after it comes back here.
-    let reads = crate::launch_confirm::BlockReads::of(k, &lifted);
-    let sizes = crate::launch_confirm::common_sizes(k, reads);
     let uncommon: BTreeSet<FindingKey> = candidates
         .iter()
         .copied()
@@ -149,7 +167,7 @@ pub fn confirm(
     // that takes one row per block (`t = blockIdx.x` over `T` rows) has rows overlap on a grid
     // larger than `T`, a relation between launch and scalars that only the caller keeps.
     if grid_pinned {
-        s.grid = Some([0u8, 1, 2].map(|d| Dim::exact(if k.reads(Special::Ctaid(d)) || k.reads(Special::Nctaid(d)) { ORDINARY_GRID } else { 1 })));
+        s.grid = Some([0u8, 1, 2].map(|d| Dim::exact(ordinary_grid(d))));
     }
     let opts = Options { pinned_fields, ..opts.clone() };
     let focus = Focus { findings: candidates.iter().map(|&n| (report.findings[n].kind, report.findings[n].lines())).collect(), replay_all: true };
@@ -358,10 +376,23 @@ fn scalar_value(k: &Kernel, i: u32, raw: u64) -> i64 {
     model::ops::sext(raw, bits)
 }
 
+/// The slots of open values.
+fn slots(open: &BTreeSet<OpenValue>) -> BTreeSet<ParamSlot> {
+    open.iter().map(|v| v.slot()).collect()
+}
+
+/// The ordinary value of every slot the binding leaves open (see the module comment): what the
+/// re-check gives each, and what the solver's ordinary probe (see `Ctx::run_witness`) asks for,
+/// so that a witness found there is one the re-check would find.
+pub(crate) fn ordinary_setting(k: &Kernel, lifted: &Lifted, bind: &crate::bind::Binding) -> BTreeMap<ParamSlot, i128> {
+    let open: BTreeSet<OpenValue> = open_scalars(k, lifted, bind).into_iter().map(OpenValue::Scalar).chain(open_fields(k, lifted)).collect();
+    let strides = ordinary_strides(lifted, &slots(&open));
+    open.iter().map(|v| (v.slot(), strides.get(&v.slot()).copied().unwrap_or(ORDINARY))).collect()
+}
+
 /// The integer parameters the interface gives neither a value nor a range, that are not buffers.
-fn open_scalars(k: &Kernel, lifted: &Lifted, spec: Option<&KernelSpec>, src: &Sources) -> BTreeSet<u32> {
+fn open_scalars(k: &Kernel, lifted: &Lifted, bind: &crate::bind::Binding) -> BTreeSet<u32> {
     let buffers = lifted.pointer_params();
-    let bind = crate::bind::Binding::new(k, spec, src.param_names.as_deref());
     (0..k.params.len() as u32)
         .filter(|&i| {
             let p = &k.params[i as usize];

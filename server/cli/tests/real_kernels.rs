@@ -337,3 +337,24 @@ fn a_store_whose_address_selects_between_two_rows_is_decided_on_each_path() {
         assert!(f["replayed"] == true && f["assumed_scalars"].is_string(), "{f:#}");
     }
 }
+
+/// vLLM's KV-cache write opened with no setup: two tokens with one slot write the same cache
+/// element, a race the kernel leaves to its caller (distinct slots). With every size free the
+/// solver found no answer for either store (64-bit `slot / block_size` times four unknown sizes:
+/// both questions ran out of time, the kernel was `uncertified` for a solver timeout); at the
+/// scalar confirmation's ordinary values, fixed, the witness (two tokens with one small slot)
+/// is found at once. It occurs at ordinary values, so it is an error (no re-check needed), and
+/// its message names the slots it needs and the assumption that excludes it. `x` (the elements
+/// of a 16-byte pack) divides the head size: it is a size, not a row stride, so the ordinary
+/// values keep `head_size / x` nonzero (as a stride of 1024 it put every head on one address).
+#[test]
+fn a_race_through_repeated_slots_is_found_at_ordinary_values_with_no_setup() {
+    let out = check_alone("vllm_reshape_and_cache", &[]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(!text.contains("not decided"), "both stores are decided:\n{text}");
+    for line in [32, 33] {
+        let finding = text.lines().find(|l| l.contains(&format!(".cu:{line}: error[race]"))).unwrap_or_else(|| panic!("a race at line {line}:\n{text}"));
+        assert!(finding.contains("in another block") && finding.contains("slot_mapping") && finding.contains("\"injective\""), "{finding}");
+    }
+    assert!(!text.contains("x=1024"), "x is a size, not a stride:\n{text}");
+}
