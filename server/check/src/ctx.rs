@@ -551,7 +551,7 @@ impl<'a> Ctx<'a> {
             let (Ok(index), Ok(offset)) = (index.parse(), offset.parse()) else { continue };
             let (Some(&value), Some((_, bits))) = (values.get(&(index, offset)), self.l.exprs.find_var(Sym::Param { index, offset })) else { continue };
             // A flag or a byte-wide field is left to the solver (96 would not fit).
-            if bits >= 8 && bits <= 64 && value < 1i128 << (bits - 1) {
+            if (8..=64).contains(&bits) && value < 1i128 << (bits - 1) {
                 tier.equals(name, value as u64, bits);
             }
         }
