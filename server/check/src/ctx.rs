@@ -343,6 +343,16 @@ impl<'a> Ctx<'a> {
         // checks to start meanwhile (see `crate::prefetch`); a restriction that decides it withdraws
         // it (dropping `early`), and the question below waits for the answer being given.
         let early = if small || ordinary || q.has_index_lemmas() { self.post_question(q) } else { None };
+        // A question whose address reads an index from memory is asked at ordinary values
+        // first (see `ordinary_probe`): the small probe, whose sizes are free, ran out of time on
+        // each such store of the KV-cache writes (0.65 s apiece) before the ordinary probe found
+        // the race of two tokens with one slot.
+        let indices_first = ordinary && small && reads_indices(q);
+        if indices_first {
+            if let Some(found) = self.ordinary_probe(q, threads, &alike) {
+                return found;
+            }
+        }
         // Whether the small probe left the question open for want of time (now, or for a
         // question alike).
         let mut small_ran_out = !small;
@@ -361,29 +371,9 @@ impl<'a> Ctx<'a> {
             }
             tiers = Some(built);
         }
-        // Where the small probe ran out of time (or was not asked: the block is declared), the
-        // same question at the scalar confirmation's ordinary values, fixed, with small loaded
-        // values, when the interface leaves scalars or the grid open or an address or a path
-        // condition of the question reads memory: with every size free the solver must search products and divisions of
-        // unknowns (a KV-cache write's 64-bit `slot / block_size` times four sizes: the probe
-        // ran out of time, then the question, 2.6 s), with the sizes fixed it folds them, and a
-        // race through a repeated index value (two tokens with one slot) is found in a tenth of
-        // a second. Even with every size fixed, a free 64-bit slot divided by 96 kept each of
-        // the scalar confirmation's re-checks at the common blocks from an answer (2.5 s
-        // each); a slot below 128 is found at once. A witness there is also one the scalar
-        // confirmation finds at ordinary values. It is asked once for questions alike unless
-        // it finds one (those it could not answer, or ruled out at these values, are alike in
-        // that too).
-        if ordinary && small_ran_out {
-            let tier = self.ordinary_tier(q, threads);
-            let asked = std::time::Instant::now();
-            let answer = self.ask_tier(q, &tier, (self.timeout_ms / 4).max(1));
-            crate::trace::line(|| format!("ordinary probe: {} ({:.0} ms)", answer.describe(), asked.elapsed().as_secs_f64() * 1e3));
-            match answer {
-                Answer::Sat(m) => return Answer::Sat(m).reported(q),
-                _ => {
-                    lock(self.spent_probes).insert((alike, Probe::Ordinary));
-                }
+        if ordinary && !indices_first && small_ran_out {
+            if let Some(found) = self.ordinary_probe(q, threads, &alike) {
+                return found;
             }
         }
         // With index lemmas, the query without the products of its row-major offsets (see
@@ -464,6 +454,43 @@ impl<'a> Ctx<'a> {
         first.reported(q)
     }
 
+    /// Where the small probe ran out of time (or was not asked: the block is declared), the
+    /// question at the scalar confirmation's ordinary values, fixed, with small loaded values
+    /// (see [`Ctx::ordinary_tier`]), when the interface leaves scalars or the grid open or an
+    /// address or a path condition of the question reads memory. With every size free the
+    /// solver must search products and divisions of unknowns (a KV-cache write's 64-bit
+    /// `slot / block_size` times four sizes: the probe ran out of time, then the question,
+    /// 2.6 s); with the sizes fixed it folds them, and a race through a repeated index value
+    /// (two tokens with one slot) is found in a tenth of a second. Even with every size fixed,
+    /// a free 64-bit slot divided by 96 kept each of the scalar confirmation's re-checks at the
+    /// common blocks from an answer (2.5 s each); a slot below 128 is found at once. A witness
+    /// there is also one the scalar confirmation finds at ordinary values. It is asked once
+    /// for questions alike unless it finds one (those it could not answer, or ruled out at
+    /// these values, are alike in that too). `Some` is the witness found.
+    fn ordinary_probe(&mut self, q: &Query, threads: u8, alike: &Alike) -> Option<Answer> {
+        let tier = self.ordinary_tier(q, threads);
+        let asked = std::time::Instant::now();
+        let answer = self.ask_tier(q, &tier, (self.timeout_ms / 4).max(1));
+        crate::trace::line(|| format!("ordinary probe: {} ({:.0} ms)", answer.describe(), asked.elapsed().as_secs_f64() * 1e3));
+        match answer {
+            Answer::Sat(m) => {
+                let Answer::Sat(mut m) = Answer::Sat(m).reported(q) else { unreachable!("a model stays a model") };
+                // The open values the question does not mention are ordinary too: the replay
+                // runs the whole kernel, and passed as zeros (vLLM's MoE alignment with a
+                // `block_size` of 0: a loop bound of `n / 0`, 20 M steps, 3 s) they are not
+                // what the probe asked about.
+                for (name, value, _) in self.ordinary_params() {
+                    m.entry(name).or_insert(value);
+                }
+                Some(Answer::Sat(m))
+            }
+            _ => {
+                lock(self.spent_probes).insert((alike.clone(), Probe::Ordinary));
+                None
+            }
+        }
+    }
+
     /// Posts `q`'s question for a worker out of checks of its own (see [`crate::prefetch`]).
     fn post_question(&self, q: &Query) -> Option<(::smt::Query, crate::prefetch::Posted)> {
         let prefetch = self.prefetch?;
@@ -534,6 +561,21 @@ impl<'a> Ctx<'a> {
         self.ordinary.get_or_init(|| crate::scalar_confirm::ordinary_setting(self.k, self.l, self.bind))
     }
 
+    /// The open parameters and fields the kernel reads, by constant name (`p{index}_{offset}`),
+    /// with their ordinary values and widths. A flag or a byte-wide field is left out (96
+    /// would not fit).
+    fn ordinary_params(&self) -> Vec<(String, u64, u32)> {
+        let mut out = Vec::new();
+        for (&(index, offset), &value) in self.ordinary_setting() {
+            let sym = Sym::Param { index, offset };
+            let Some((_, bits)) = self.l.exprs.find_var(sym) else { continue };
+            if (8..=64).contains(&bits) && value < 1i128 << (bits - 1) {
+                out.push((crate::encode::sym_name(sym, 0), value as u64, bits));
+            }
+        }
+        out
+    }
+
     /// Whether the interface leaves a scalar or the grid open (what [`Ctx::ordinary_tier`] fixes).
     fn has_open_values(&self) -> bool {
         self.bind.grid.iter().any(|d| d.lo != d.hi) || !self.ordinary_setting().is_empty()
@@ -544,15 +586,11 @@ impl<'a> Ctx<'a> {
     /// it is open), a grid of `ORDINARY_GRID` blocks along each open dimension, and small loaded values and
     /// offsets (as in the tightest tier).
     fn ordinary_tier(&self, q: &Query, threads: u8) -> Tier {
-        let values = self.ordinary_setting();
         let mut tier = if self.bind.block.iter().any(|d| d.lo != d.hi) { simple_block(threads) } else { Tier::default() };
-        for name in q.enc.declared_params() {
-            let Some((index, offset)) = name.strip_prefix('p').and_then(|r| r.split_once('_')) else { continue };
-            let (Ok(index), Ok(offset)) = (index.parse(), offset.parse()) else { continue };
-            let (Some(&value), Some((_, bits))) = (values.get(&(index, offset)), self.l.exprs.find_var(Sym::Param { index, offset })) else { continue };
-            // A flag or a byte-wide field is left to the solver (96 would not fit).
-            if (8..=64).contains(&bits) && value < 1i128 << (bits - 1) {
-                tier.equals(name, value as u64, bits);
+        let declared = q.enc.declared_params();
+        for (name, value, bits) in self.ordinary_params() {
+            if declared.contains(&name.as_str()) {
+                tier.equals(&name, value, bits);
             }
         }
         let grid = crate::scalar_confirm::ORDINARY_GRID;
