@@ -172,13 +172,18 @@ impl Answer {
     fn reported(self, q: &Query) -> Answer {
         match self {
             Answer::Sat(mut model) => {
-                let keep: BTreeSet<&str> = q.reported().into_iter().collect();
-                model.retain(|name, _| keep.contains(name.as_str()));
+                retain_reported(&mut model, q);
                 Answer::Sat(model)
             }
             other => other,
         }
     }
+}
+
+/// Keeps of `model` only the values `q` reports.
+fn retain_reported(model: &mut HashMap<String, u64>, q: &Query) {
+    let keep: BTreeSet<&str> = q.reported().into_iter().collect();
+    model.retain(|name, _| keep.contains(name.as_str()));
 }
 
 /// Why a query has no answer.
@@ -473,8 +478,8 @@ impl<'a> Ctx<'a> {
         let answer = self.ask_tier(q, &tier, (self.timeout_ms / 4).max(1));
         crate::trace::line(|| format!("ordinary probe: {} ({:.0} ms)", answer.describe(), asked.elapsed().as_secs_f64() * 1e3));
         match answer {
-            Answer::Sat(m) => {
-                let Answer::Sat(mut m) = Answer::Sat(m).reported(q) else { unreachable!("a model stays a model") };
+            Answer::Sat(mut m) => {
+                retain_reported(&mut m, q);
                 // The open values the question does not mention are ordinary too: the replay
                 // runs the whole kernel, and passed as zeros (vLLM's MoE alignment with a
                 // `block_size` of 0: a loop bound of `n / 0`, 20 M steps, 3 s) they are not

@@ -108,14 +108,20 @@ pub fn confirm(
     // re-checks of those questions ran out of time or only decided them without a replay, and
     // the finding was shown as "not decided" at the very values it was found with). A tile
     // (a kernel that reads the y index) keeps the re-checks: one clean tile lets it go.
+    // Every open value the kernel reads must be set (one the counterexample leaves unset was
+    // replayed with a value of the replay's choosing).
+    let read: Vec<OpenValue> =
+        pinned.iter().copied().filter(|v| lifted.exprs.find_var(model::expr::Sym::Param { index: v.slot().0, offset: v.slot().1 }).is_some()).collect();
     let at_ordinary_values = |f: &Finding| {
         let [x, y, z] = f.launch.block.map(u64::from);
         let grid_ordinary = !grid_pinned || (0..3).all(|d| u64::from(f.launch.grid[d as usize]) == ordinary_grid(d));
+        let set = needs(f);
         !reads.y
             && z == 1
             && sizes.contains(&[x, y])
             && grid_ordinary
-            && needs(f).iter().all(|&(v, value)| i128::from(value) == strides.get(&v.slot()).copied().unwrap_or(ORDINARY))
+            && read.iter().all(|v| set.iter().any(|(w, _)| w == v))
+            && set.iter().all(|&(v, value)| i128::from(value) == strides.get(&v.slot()).copied().unwrap_or(ORDINARY))
     };
     let candidates: Vec<usize> = candidates.into_iter().filter(|&n| !at_ordinary_values(&report.findings[n])).collect();
     let mark = |f: &mut Finding, seen: Seen| mark_assumed_scalars(f, &needs(f), &strides, &bind, grid_pinned, seen);
