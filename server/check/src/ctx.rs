@@ -56,8 +56,9 @@ pub struct Ctx<'a> {
     /// Probes that will not be asked again for questions alike (see [`Ctx::run_witness`]),
     /// shared by the workers.
     spent_probes: &'a Mutex<std::collections::HashSet<(Alike, Probe)>>,
-    /// Every open scalar's ordinary value (see [`Ctx::ordinary_tier`]), computed when first asked.
-    ordinary: OnceLock<std::collections::BTreeMap<crate::row_strides::ParamSlot, i128>>,
+    /// Every open scalar's ordinary value (see [`Ctx::ordinary_tier`]), computed when first
+    /// asked, shared by the workers.
+    ordinary: &'a OnceLock<OrdinarySetting>,
     /// Where a question is posted for an idle worker to start while its restrictions are
     /// asked (see [`crate::prefetch`]); `None` with a single worker.
     pub prefetch: Option<&'a crate::prefetch::Prefetch>,
@@ -261,7 +262,7 @@ impl<'a> Ctx<'a> {
             points: &caches.points,
             answers: &caches.answers,
             spent_probes: &caches.spent_probes,
-            ordinary: OnceLock::new(),
+            ordinary: &caches.ordinary,
             prefetch: None,
             written,
             after_loop,
@@ -328,7 +329,9 @@ impl<'a> Ctx<'a> {
     /// without one: their probes run out of time too (vLLM's MoE alignment, opened with no
     /// setup: sixteen probes of one counting statement, 0.65 s each, every one a timeout). The
     /// probe only saves time; skipping it changes no answer, since the tiers still look for
-    /// a small witness of a satisfiable question.
+    /// a small witness of a satisfiable question. Where the small probe runs out of time (or is
+    /// not asked), the question is also asked at ordinary values first (see
+    /// [`Ctx::ordinary_probe`]).
     pub fn run_witness(&mut self, q: &Query, threads: u8, prefer: &[String], alike: Alike) -> Answer {
         if let Err(stop) = self.budget.check() {
             return Answer::Unknown(Undecided::from(stop));
@@ -340,10 +343,11 @@ impl<'a> Ctx<'a> {
         // four times the time it did not find a witness either (ggml's rope: two more
         // timeouts, 2.5 s each; vLLM's MoE alignment: `unsat` after 1.4 to 1.7 s), and the
         // looser tiers still look for one.
-        let skip_first_tier = self.bind.block.iter().any(|d| d.lo != d.hi);
+        let skip_first_tier = self.bind.concrete_block().is_none();
         let spent = |p: Probe| lock(self.spent_probes).contains(&(alike.clone(), p));
         let small = skip_first_tier && !spent(Probe::Small);
-        let ordinary = (self.has_open_values() || reads_indices(q)) && !spent(Probe::Ordinary);
+        let indices = reads_indices(q);
+        let ordinary = (self.has_open_values() || indices) && !spent(Probe::Ordinary);
         // With a restriction to ask first, the question itself is posted for a worker out of
         // checks to start meanwhile (see `crate::prefetch`); a restriction that decides it withdraws
         // it (dropping `early`), and the question below waits for the answer being given.
@@ -352,7 +356,7 @@ impl<'a> Ctx<'a> {
         // first (see `ordinary_probe`): the small probe, whose sizes are free, ran out of time on
         // each such store of the KV-cache writes (0.65 s apiece) before the ordinary probe found
         // the race of two tokens with one slot.
-        let indices_first = ordinary && small && reads_indices(q);
+        let indices_first = ordinary && small && indices;
         if indices_first {
             if let Some(found) = self.ordinary_probe(q, threads, &alike) {
                 return found;
@@ -562,7 +566,7 @@ impl<'a> Ctx<'a> {
     }
 
     /// Every open scalar's ordinary value (see `scalar_confirm::ordinary_setting`).
-    fn ordinary_setting(&self) -> &std::collections::BTreeMap<crate::row_strides::ParamSlot, i128> {
+    fn ordinary_setting(&self) -> &OrdinarySetting {
         self.ordinary.get_or_init(|| crate::scalar_confirm::ordinary_setting(self.k, self.l, self.bind))
     }
 
@@ -583,7 +587,7 @@ impl<'a> Ctx<'a> {
 
     /// Whether the interface leaves a scalar or the grid open (what [`Ctx::ordinary_tier`] fixes).
     fn has_open_values(&self) -> bool {
-        self.bind.grid.iter().any(|d| d.lo != d.hi) || !self.ordinary_setting().is_empty()
+        self.bind.grid.iter().any(|d| d.value().is_none()) || !self.ordinary_setting().is_empty()
     }
 
     /// The scalar confirmation's ordinary setting as a witness tier: every open scalar and
@@ -591,7 +595,7 @@ impl<'a> Ctx<'a> {
     /// it is open), a grid of `ORDINARY_GRID` blocks along each open dimension, and small loaded values and
     /// offsets (as in the tightest tier).
     fn ordinary_tier(&self, q: &Query, threads: u8) -> Tier {
-        let mut tier = if self.bind.block.iter().any(|d| d.lo != d.hi) { simple_block(threads) } else { Tier::default() };
+        let mut tier = if self.bind.concrete_block().is_none() { simple_block(threads) } else { Tier::default() };
         let declared = q.enc.declared_params();
         for (name, value, bits) in self.ordinary_params() {
             if declared.contains(&name.as_str()) {
@@ -600,7 +604,7 @@ impl<'a> Ctx<'a> {
         }
         let grid = crate::scalar_confirm::ORDINARY_GRID;
         for (d, name) in ["x", "y", "z"].iter().enumerate() {
-            if self.bind.grid[d].lo != self.bind.grid[d].hi {
+            if self.bind.grid[d].value().is_none() {
                 tier.equals(&format!("nctaid_{name}"), grid, 32);
                 for t in 1..=threads {
                     tier.narrow_only(&format!("ctaid_{name}_{t}"), grid - 1);
@@ -827,9 +831,14 @@ pub struct Caches {
     pub points: PointsCache,
     pub answers: AnswerCache,
     spent_probes: Mutex<std::collections::HashSet<(Alike, Probe)>>,
+    ordinary: OnceLock<OrdinarySetting>,
 }
 
-/// The restrictions [`Ctx::run_witness`] asks before a question whose launch is open.
+/// Each open parameter slot's ordinary value (see `scalar_confirm::ordinary_setting`).
+type OrdinarySetting = std::collections::BTreeMap<crate::row_strides::ParamSlot, i128>;
+
+/// The restrictions [`Ctx::run_witness`] asks before a question: the small probe where the block
+/// is open, the ordinary probe where scalars or the grid are open or an address reads an index.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 enum Probe {
     /// The tightest witness tier: small values, chosen by the solver.
