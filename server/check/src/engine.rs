@@ -35,7 +35,8 @@ pub struct Options {
     /// Set by the caller when the result is no longer wanted; the check then stops within
     /// milliseconds (also in the middle of a solver query) and its report must be discarded.
     pub cancel: model::budget::CancelToken,
-    /// The SMT solver (default: `LARK_SOLVER`, else Z3; see [`crate::smt::solver_from_env`]).
+    /// The SMT solver (default: `LARK_SOLVER`, else Yices where installed, else Z3; see
+    /// [`crate::smt::solver_from_env`]).
     pub solver: SolverKind,
     /// Workers that check one kernel's pairs, barriers and accesses at once, each with a solver
     /// process of its own; 0: one per core.
@@ -56,7 +57,7 @@ impl Default for Options {
             enumerate: true,
             budget_ms: 20_000,
             cancel: model::budget::CancelToken::new(),
-            solver: crate::smt::solver_from_env().unwrap_or(SolverKind::Z3),
+            solver: crate::smt::solver_from_env().unwrap_or_else(|_| SolverKind::preferred_for_bit_vectors()),
             jobs: 0,
             strict_races: false,
             pinned_fields: Vec::new(),

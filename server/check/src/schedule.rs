@@ -131,7 +131,7 @@ pub fn run(shared: &Shared, solvers: Vec<::smt::Solver>) -> (Answers, Vec<::smt:
     };
     let (done, solvers) = if solvers.len() <= 1 {
         let mut solver = solvers.into_iter().next().unwrap_or_else(|| {
-            let mut solver = ::smt::Solver::new(::smt::SolverKind::Z3);
+            let mut solver = ::smt::Solver::new(::smt::SolverKind::preferred_for_bit_vectors());
             solver.limit_cpu_time(true);
             solver
         });

@@ -12,25 +12,28 @@ use std::time::{Duration, Instant};
 
 pub use ::smt::SolverKind;
 
-/// The environment variable that picks the solver when nothing else does (`z3` or `cvc5`).
+/// The environment variable that picks the solver when nothing else does (`z3`, `cvc5` or
+/// `yices`).
 pub const SOLVER_ENV: &str = "LARK_SOLVER";
 
-/// The solver named by `LARK_SOLVER`, else Z3. An unknown name is an error the caller shows
-/// (the CLI refuses it); it is never silently replaced by another solver.
+/// The solver named by `LARK_SOLVER`, else Yices where it is installed, else Z3 (see
+/// [`SolverKind::preferred_for_bit_vectors`]: the engine's questions are all bit-vector
+/// questions). An unknown name is an error the caller shows (the CLI refuses it); it is never
+/// silently replaced by another solver.
 pub fn solver_from_env() -> Result<SolverKind, UnknownSolver> {
     match std::env::var(SOLVER_ENV) {
         Ok(name) if !name.trim().is_empty() => parse_solver(name.trim()),
-        _ => Ok(SolverKind::Z3),
+        _ => Ok(SolverKind::preferred_for_bit_vectors()),
     }
 }
 
-/// `z3` or `cvc5` (any case).
+/// `z3`, `cvc5` or `yices` (any case).
 pub fn parse_solver(name: &str) -> Result<SolverKind, UnknownSolver> {
     SolverKind::ALL.into_iter().find(|k| k.name().eq_ignore_ascii_case(name)).ok_or_else(|| UnknownSolver { name: name.to_string() })
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("unknown SMT solver `{name}` (expected `z3` or `cvc5`)")]
+#[error("unknown SMT solver `{name}` (expected `z3`, `cvc5` or `yices`)")]
 pub struct UnknownSolver {
     pub name: String,
 }
@@ -153,10 +156,10 @@ mod tests {
         ask(&mut solver, &read_query(script).unwrap(), LIMIT, &Never).0
     }
 
-    /// Models come back as the witnesses read them, from both solvers: bit-vectors (also
+    /// Models come back as the witnesses read them, from every solver: bit-vectors (also
     /// defined terms asked for with `get-value`) as numbers, booleans as 0/1.
     #[test]
-    fn both_solvers_answer_with_numbered_models() {
+    fn every_solver_answers_with_numbered_models() {
         let script = "(declare-const x (_ BitVec 8))\n(declare-const p Bool)\n(define-fun d () (_ BitVec 8) (bvadd x (_ bv1 8)))\n\
                       (assert (= (bvmul x (_ bv4 8)) (_ bv12 8)))\n(assert (bvult x (_ bv64 8)))\n(assert p)\n(get-value (d))\n";
         for kind in SolverKind::ALL {
@@ -197,7 +200,8 @@ mod tests {
     fn solver_names() {
         assert_eq!(parse_solver("cvc5"), Ok(SolverKind::Cvc5));
         assert_eq!(parse_solver("Z3"), Ok(SolverKind::Z3));
-        assert_eq!(parse_solver("yices").unwrap_err().to_string(), "unknown SMT solver `yices` (expected `z3` or `cvc5`)");
+        assert_eq!(parse_solver("yices"), Ok(SolverKind::Yices));
+        assert_eq!(parse_solver("boolector").unwrap_err().to_string(), "unknown SMT solver `boolector` (expected `z3`, `cvc5` or `yices`)");
     }
 
     #[test]

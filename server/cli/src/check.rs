@@ -46,7 +46,8 @@ pub struct CheckArgs {
     /// Time limit per SMT query, in milliseconds.
     #[arg(long, value_name = "N", default_value_t = 2000, value_parser = clap::value_parser!(u64).range(1..))]
     timeout_ms: u64,
-    /// The SMT solver, z3 or cvc5 (default: $LARK_SOLVER, else z3).
+    /// The SMT solver, z3, cvc5 or yices (default: $LARK_SOLVER, else yices where installed,
+    /// else z3).
     #[arg(long, value_name = "NAME", value_parser = parse_solver)]
     solver: Option<SolverKind>,
     /// The CUDA compiler for .cu files (default: clang-19, clang or nvcc on PATH).

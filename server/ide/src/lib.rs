@@ -130,7 +130,7 @@ pub struct Settings {
     pub reference_binding: Option<(PathBuf, PathBuf)>,
     /// Check only this kernel (PTX or source name), as `lark check --kernel`.
     pub only_kernel: Option<String>,
-    /// The SMT solver (default: `LARK_SOLVER`, else Z3).
+    /// The SMT solver (default: `LARK_SOLVER`, else Yices where installed, else Z3).
     pub solver: check::SolverKind,
     /// Workers per kernel check (0: one per core), as `check::Options::jobs`.
     pub jobs: usize,

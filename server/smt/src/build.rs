@@ -421,8 +421,8 @@ mod tests {
         q.want("f_at_r", q.apply(&f, &[r, i]));
         assert_eq!(q.build_errors(), vec![]);
         expect![[r#"
-            (set-logic ALL)
             (set-option :produce-models true)
+            (set-logic ALL)
             (declare-const x (_ BitVec 32))
             (declare-const y (_ BitVec 32))
             (declare-const r Real)
@@ -489,7 +489,7 @@ mod tests {
         assert_eq!(q.build_errors(), vec![]);
         assert_eq!(
             q.to_smtlib(),
-            "(set-logic QF_BV)\n(set-option :produce-models true)\n(declare-const x (_ BitVec 8))\n(assert (bvult x (_ bv9 8)))\n(declare-const y Bool)\n(check-sat)\n(get-value (x y))\n"
+            "(set-option :produce-models true)\n(set-logic QF_BV)\n(declare-const x (_ BitVec 8))\n(assert (bvult x (_ bv9 8)))\n(declare-const y Bool)\n(check-sat)\n(get-value (x y))\n"
         );
     }
 

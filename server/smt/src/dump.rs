@@ -1,5 +1,5 @@
 //! `LARK_SMT_DUMP=dir`: every query written to `dir` as a standalone `.smt2` script, to re-run
-//! by hand (`z3 q123-00001.smt2`, `cvc5 q123-00001.smt2`) or to turn into a test fixture. A
+//! by hand (`z3 q123-00001.smt2`, `cvc5 …`, `yices-smt2 …`) or to turn into a test fixture. A
 //! query that timed out is renamed `q123-00001.timeout.smt2`, so the hard ones are easy to find.
 
 use crate::query::Query;

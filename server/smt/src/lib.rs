@@ -1,9 +1,11 @@
-//! SMT solvers for LARK: Z3 and cvc5 run as separate processes over SMT-LIB pipes, typed terms
-//! to ask them with, and typed models back.
+//! SMT solvers for LARK: Z3, cvc5 and Yices 2 run as separate processes over SMT-LIB pipes, typed
+//! terms to ask them with, and typed models back.
 //!
 //! LARK's engine asks bit-vector questions (`QF_BV`: can two threads touch the same byte in one
 //! phase?) and, for equivalence with a PyTorch reference, questions over reals and uninterpreted
 //! functions (`QF_UFLRA`, `QF_UFNRA`). This crate is the only place that talks to a solver.
+//! Yices is asked only the bit-vector questions, where it is the fastest of the three (see
+//! [`SolverKind::preferred_for_bit_vectors`]); z3 answers everything, cvc5 is the second opinion.
 //!
 //! ```no_run
 //! use smt::{CancelToken, Logic, Query, SatResult, Solver, SolverKind, Sort};
@@ -35,7 +37,8 @@
 //!
 //! Every query has a time limit. The solver's own limit is set (z3's `:timeout` per query;
 //! cvc5's `--tlimit-per` on its command line, as cvc5 1.0.3 ignores it afterwards, so a cvc5
-//! process is restarted when the limit changes) and usually answers `unknown` in time. A
+//! process is restarted when the limit changes; Yices has none, and its process is stopped by
+//! the watchdog, then started afresh for the next query) and usually answers `unknown` in time. A
 //! watchdog waits a grace period longer (100 ms plus half the limit, at most 2 s) and then kills
 //! the process. Either way the result is `SatResult::Unknown("timeout after N ms")`, which the
 //! engine reports as *uncertified*, never as verified.
@@ -84,8 +87,9 @@
 //!
 //! # Environment
 //!
-//! - `LARK_Z3`, `LARK_CVC5`: paths to the solver binaries (default: `z3`, `cvc5` on `PATH`).
-//!   A missing binary is [`SmtError::NotFound`], naming the package to install.
+//! - `LARK_Z3`, `LARK_CVC5`, `LARK_YICES`: paths to the solver binaries (default: `z3`, `cvc5`,
+//!   `yices-smt2` on `PATH`).
+//!   A missing binary is [`SmtError::NotFound`], naming how to install it.
 //! - `LARK_SMT_DUMP=dir`: every query is also written to `dir` as a standalone `.smt2` script.
 
 mod build;

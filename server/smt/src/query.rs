@@ -108,7 +108,7 @@ static NEXT_QUERY_ID: AtomicU32 = AtomicU32::new(1);
 /// let mut q = Query::new(Logic::QfBv);
 /// let x = q.declare_const("x", Sort::BitVec(8));
 /// q.assert(q.eq(q.bv_mul(x, q.bv(4, 8)), q.bv(12, 8)));
-/// assert_eq!(q.to_smtlib(), "(set-logic QF_BV)\n(set-option :produce-models true)\n(declare-const x (_ BitVec 8))\n(assert (= (bvmul x (_ bv4 8)) (_ bv12 8)))\n(check-sat)\n(get-value (x))\n");
+/// assert_eq!(q.to_smtlib(), "(set-option :produce-models true)\n(set-logic QF_BV)\n(declare-const x (_ BitVec 8))\n(assert (= (bvmul x (_ bv4 8)) (_ bv12 8)))\n(check-sat)\n(get-value (x))\n");
 /// ```
 pub struct Query {
     pub(crate) id: u32,
@@ -324,7 +324,8 @@ impl Query {
     /// The query as a standalone SMT-LIB script that any solver can run: logic, declarations,
     /// assertions, `check-sat` and a `get-value` for what the model reports.
     pub fn to_smtlib(&self) -> String {
-        let mut text = format!("(set-logic {})\n(set-option :produce-models true)\n", self.logic);
+        // Options before the logic: Yices refuses `:produce-models` after `set-logic`.
+        let mut text = format!("(set-option :produce-models true)\n(set-logic {})\n", self.logic);
         text.push_str(&self.body());
         text.push_str("(check-sat)\n");
         let requests = self.model_requests();

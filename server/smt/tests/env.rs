@@ -15,10 +15,15 @@ fn environment_chooses_binaries_and_dumps_queries() {
         let mut s = Solver::new(kind);
         assert_eq!(s.program(), std::path::Path::new("/opt/nowhere/solver"));
         assert_eq!(s.check(&easy_query(), EASY, &Never), Err(SmtError::NotFound { kind, program: "/opt/nowhere/solver".into() }));
+        assert!(!kind.is_installed(), "{kind}: the override names nothing");
         std::env::set_var(kind.env_var(), "");
-        assert_eq!(Solver::new(kind).program(), std::path::Path::new(kind.name()), "an empty override means the default");
+        assert_eq!(Solver::new(kind).program(), std::path::Path::new(kind.binary()), "an empty override means the default");
+        assert!(kind.is_installed(), "{kind}: found on PATH (the tests install every solver)");
+        std::env::set_var(kind.env_var(), "/bin/sh");
+        assert!(kind.is_installed(), "{kind}: an override that names an executable");
         std::env::remove_var(kind.env_var());
     }
+    assert_eq!(SolverKind::preferred_for_bit_vectors(), SolverKind::Yices, "installed, so preferred");
 
     let dir = std::env::temp_dir().join(format!("lark-smt-dump-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
@@ -34,14 +39,16 @@ fn environment_chooses_binaries_and_dumps_queries() {
     let text = std::fs::read_to_string(&dumped[0]).unwrap();
     assert_eq!(
         text,
-        "; LARK query for z3, timeout 20000 ms\n(set-logic QF_BV)\n(set-option :produce-models true)\n(declare-const x (_ BitVec 8))\n\
+        "; LARK query for z3, timeout 20000 ms\n(set-option :produce-models true)\n(set-logic QF_BV)\n(declare-const x (_ BitVec 8))\n\
          (assert (= (bvmul x (_ bv4 8)) (_ bv12 8)))\n(check-sat)\n(get-value (x))\n"
     );
     // The dump is a standalone script: the other solver answers it the same way.
     let again = Query::from_script(&text).unwrap();
     assert_easy_answer(Solver::new(SolverKind::Cvc5).check(&again, EASY, &Never));
-    let out = std::process::Command::new("z3").arg(&dumped[0]).output().unwrap();
-    assert!(String::from_utf8_lossy(&out.stdout).starts_with("sat\n"), "z3 runs the file as it is");
+    for kind in SolverKind::ALL {
+        let out = std::process::Command::new(kind.binary()).arg(&dumped[0]).output().unwrap();
+        assert!(String::from_utf8_lossy(&out.stdout).starts_with("sat\n"), "{kind} runs the file as it is: {out:?}");
+    }
     assert!(matches!(Solver::new(SolverKind::Z3).check(&again, EASY, &Never), Ok(SatResult::Sat(_))));
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -151,7 +151,7 @@ fn a_missing_binary_names_the_package() {
         assert_eq!(e, SmtError::NotFound { kind, program: format!("/nonexistent/{kind}") });
         assert_eq!(
             e.to_string(),
-            format!("the SMT solver `/nonexistent/{kind}` was not found: install it with `apt-get install {kind}`, or set {} to its path", kind.env_var())
+            format!("the SMT solver `/nonexistent/{kind}` was not found: install it with `{}`, or set {} to its path", kind.install_hint(), kind.env_var())
         );
         assert_eq!(s.version().unwrap_err(), e);
     }
@@ -231,6 +231,22 @@ fn a_logic_change_restarts_cvc5_while_z3_resets_between_queries() {
     assert_eq!(z3.stats().queries, 4);
 }
 
+/// Yices is asked only LARK's bit-vector questions: another logic is refused before a process
+/// sees it, with a message that says so, and the solver answers the next query.
+#[test]
+fn yices_refuses_other_logics_and_answers_the_next_query() {
+    let mut s = solver(SolverKind::Yices);
+    let mut q = Query::new(Logic::QfLra);
+    let r = q.declare_const("r", Sort::Real);
+    q.assert(q.gt(r, q.rational(0, 1)));
+    let refused = s.check(&q, EASY, &Never).unwrap_err();
+    assert_eq!(refused.to_string(), "yices rejected the query: LARK asks yices only bit-vector (QF_BV) queries, not QF_LRA");
+    assert_eq!(s.stats().starts, 0, "refused before a process started");
+    assert_easy_answer(s.check(&easy_query(), EASY, &Never));
+    assert_easy_answer(s.check(&easy_query(), EASY, &Never));
+    assert_eq!(s.stats().starts, 1, "`(reset)` and the options again between queries, one process");
+}
+
 /// With a CPU-time limit, a solver that takes long by the clock without computing (as one on
 /// a busy machine does) still answers; one that computes is stopped once its CPU time is spent;
 /// one that never answers is stopped by the clock's backstop.
@@ -264,11 +280,11 @@ fn a_cpu_time_limit_counts_what_the_solver_computes() {
     assert!(took >= Duration::from_millis(700) && took < Duration::from_millis(2500), "took {took:?}");
 }
 
-/// A z3 process answers each query as a fresh one would: which model a satisfiable query gets
-/// must not depend on what the process answered before (the checker spreads its questions over
-/// several processes, in an order that varies between runs).
+/// A z3 or Yices process answers each query as a fresh one would: which model a satisfiable
+/// query gets must not depend on what the process answered before (the checker spreads its
+/// questions over several processes, in an order that varies between runs).
 #[test]
-fn a_z3_model_does_not_depend_on_the_queries_before_it() {
+fn a_model_does_not_depend_on_the_queries_before_it() {
     let product = |name: &str, value: u128, floor: u128| {
         let mut q = Query::new(Logic::QfBv);
         let x = q.declare_const(&format!("{name}1"), Sort::BitVec(16));
@@ -284,11 +300,13 @@ fn a_z3_model_does_not_depend_on_the_queries_before_it() {
         Ok(SatResult::Sat(m)) => (m.bv("x1").unwrap(), m.bv("x2").unwrap()),
         other => panic!("expected sat, got {other:?}"),
     };
-    let fresh = model(solver(SolverKind::Z3).check(&asked, EASY, &Never));
-    let mut used = solver(SolverKind::Z3);
-    for (value, floor) in [(0x1234, 3), (0x4321, 2), (0x0f0f, 4)] {
-        assert!(matches!(used.check(&product("a", value, floor), EASY, &Never), Ok(SatResult::Sat(_))));
+    for kind in [SolverKind::Z3, SolverKind::Yices] {
+        let fresh = model(solver(kind).check(&asked, EASY, &Never));
+        let mut used = solver(kind);
+        for (value, floor) in [(0x1234, 3), (0x4321, 2), (0x0f0f, 4)] {
+            assert!(matches!(used.check(&product("a", value, floor), EASY, &Never), Ok(SatResult::Sat(_))));
+        }
+        assert_eq!(model(used.check(&asked, EASY, &Never)), fresh, "{kind}");
+        assert_eq!(used.stats().starts, 1, "{kind}");
     }
-    assert_eq!(model(used.check(&asked, EASY, &Never)), fresh);
-    assert_eq!(used.stats().starts, 1);
 }
