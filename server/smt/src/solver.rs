@@ -270,7 +270,10 @@ impl Solver {
             return Err(SmtError::IllFormed { errors });
         }
         if !self.kind.supports(query.logic()) {
-            return Err(SmtError::Rejected { kind: self.kind, message: format!("LARK asks {} only bit-vector (QF_BV) queries, not {}", self.kind, query.logic()) });
+            return Err(SmtError::Rejected {
+                kind: self.kind,
+                message: format!("LARK asks {} only bit-vector (QF_BV) queries, not {}", self.kind, query.logic()),
+            });
         }
         if cancel.is_cancelled() {
             self.stats.cancelled += 1;

@@ -14,13 +14,18 @@ pub fn check(dir: &Path, name: &str, toml: Option<&str>) -> KernelReport {
 
 /// [`check`] with options of its own.
 pub fn check_with(dir: &Path, name: &str, toml: Option<&str>, opts: &Options) -> KernelReport {
-    let text = std::fs::read_to_string(dir.join(format!("{name}.ptx"))).unwrap();
-    let cu = std::fs::read_to_string(dir.join(format!("{name}.cu"))).unwrap();
+    check_kernel_in(dir, name, name, toml, opts)
+}
+
+/// [`check_with`] for a kernel whose name is not its file's (a mangled C++ name).
+pub fn check_kernel_in(dir: &Path, stem: &str, name: &str, toml: Option<&str>, opts: &Options) -> KernelReport {
+    let text = std::fs::read_to_string(dir.join(format!("{stem}.ptx"))).unwrap();
+    let cu = std::fs::read_to_string(dir.join(format!("{stem}.cu"))).unwrap();
     let parsed = ptx::parse(&text);
     let index = ptx::LineIndex::new(&text);
-    let (_, lowered) = model::lower_module(&parsed.module).into_iter().find(|(n, _)| *n == name).unwrap();
+    let (_, lowered) = model::lower_module(&parsed.module).into_iter().find(|(n, _)| *n == name).unwrap_or_else(|| panic!("no kernel {name} in {stem}.ptx"));
     let k = lowered.unwrap();
-    let src = Sources { ptx: &text, index: &index, cu_file: Some(format!("{name}.cu")), param_names: spec::cu_param_names(&cu, name) };
+    let src = Sources { ptx: &text, index: &index, cu_file: Some(format!("{stem}.cu")), param_names: spec::cu_param_names(&cu, name) };
     let iface = toml.map(|t| spec::parse_lark_toml("lark.toml", t).unwrap());
     let spec = iface.as_ref().and_then(|i| i.kernel(name));
     check_kernel_scoped(&k, spec, &src, opts, &mut Solver::new())
