@@ -82,10 +82,15 @@ pub fn confirm(
     let lifted = model::symbolic::lift(k);
     let open = open_scalars(k, &lifted, &crate::bind::Binding::new(k, spec, src.param_names.as_deref()));
     let needs = |f: &Finding| open_values(k, &open, f);
+    // A write-write race tolerated as benign (both stores wrote one value in every replay) is
+    // a candidate too: its replays ran at its counterexample's values, and at undeclared ones
+    // the sameness can be the degenerate shape's (ggml's get_rows with every row stride 0:
+    // source rows coincide as well as destination rows), while other undeclared values make
+    // the stores differ. It is tolerated only where it is benign at ordinary values.
     let candidates: Vec<usize> = (0..report.findings.len())
         .filter(|&n| {
             let f = &report.findings[n];
-            f.kind != FindingKind::Mismatch && !f.is_warning() && !skip.contains(&finding_key(f)) && !needs(f).is_empty()
+            f.kind != FindingKind::Mismatch && (!f.is_warning() || !f.needs_undeclared_facts()) && !skip.contains(&finding_key(f)) && !needs(f).is_empty()
         })
         .collect();
     let mut judged = Judged { settled: candidates.iter().map(|&n| finding_key(&report.findings[n])).collect(), vanished: BTreeMap::new() };
@@ -221,6 +226,13 @@ pub fn confirm(
             if uncommon.contains(&key) {
                 judged.settled.remove(&key);
             }
+            // Tolerated at undeclared values but a race of two different stores at ordinary
+            // ones: the re-check's race is the finding.
+            if report.findings[n].benign.is_some() {
+                if let Some(&m) = matching.iter().find(|&&m| r.findings[m].benign.is_none() && !r.findings[m].is_warning()) {
+                    report.findings[n] = r.findings[m].clone();
+                }
+            }
             continue;
         }
         if r.leaves_undecided(lines) && !gone_at_common_blocks.contains(&key) {
@@ -284,6 +296,9 @@ fn mark_assumed_scalars(
     grid_pinned: bool,
     seen: Seen,
 ) {
+    // Benign at the undeclared values, but not shown benign at ordinary ones: the sameness
+    // of the stores is that shape's, not the kernel's, so it is not claimed.
+    f.benign = None;
     let name = |v: OpenValue| match v {
         OpenValue::Scalar(i) => bind.name(i).to_string(),
         OpenValue::Field(i, offset) => format!("{}+{offset}", bind.name(i)),

@@ -10,7 +10,7 @@ use ::smt::{Cancellation, Model, Query as SmtQuery, SatResult, SmtError, Value};
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
-pub use ::smt::SolverKind;
+pub use ::smt::{stop_all_solvers, SolverKind};
 
 /// The environment variable that picks the solver when nothing else does (`z3`, `cvc5` or
 /// `yices`).

@@ -24,8 +24,12 @@ pub fn run(_args: ServeArgs) -> ExitCode {
     };
     let clean = rt.block_on(lsp::serve_stdio());
     // The stdin reader may still be blocked on a client that keeps the pipe open; do not wait
-    // for it (nor for analyses still running).
+    // for it (nor for analyses still running). Their solvers are stopped: one in the middle of
+    // a query would not notice the exit until the query ends. (Again after the runtime is
+    // down, for any an analysis started meanwhile.)
+    check::smt::stop_all_solvers();
     rt.shutdown_timeout(Duration::from_millis(100));
+    check::smt::stop_all_solvers();
     if clean {
         ExitCode::SUCCESS
     } else {

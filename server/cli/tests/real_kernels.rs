@@ -211,15 +211,23 @@ fn a_race_that_needs_an_undeclared_scalar_value_is_a_warning_naming_it() {
 /// at ordinary values set every stride to 96, where rows still overlapped: the race stayed an
 /// error. Strides (parameters that only multiply indices into written buffers, and that no
 /// condition compares) now get distinct powers of two far apart there, so the race is a
-/// warning that names the strides that trigger it.
+/// warning that names the strides that trigger it. The solver may find get_rows' race with every
+/// stride 0, where source rows coincide too and both stores write one value: tolerated as
+/// benign there, the kernel was `verified`, though other strides make the stores differ. A race
+/// benign only at undeclared values is re-checked like any other: here it is a warning naming
+/// the strides, and the kernel is `uncertified`.
 #[test]
 fn rows_that_overlap_only_for_undeclared_strides_are_warnings() {
     for (stem, line) in [("vllm_rotary_embedding", ":49: warning[race]"), ("ggml_get_rows", ":23: warning[race]")] {
         let out = check_alone(stem, &[]);
         let text = String::from_utf8_lossy(&out.stdout);
         assert!(!text.contains("error["), "{stem}: {text}");
-        if let Some(warning) = text.lines().find(|l| l.contains(line)) {
-            assert!(warning.contains("the row strides"), "{stem}: {warning}");
+        match text.lines().find(|l| l.contains(line)) {
+            Some(warning) => assert!(warning.contains("the row strides") && !warning.contains("tolerated"), "{stem}: {warning}"),
+            None => assert!(stem != "ggml_get_rows", "get_rows' rows overlap for some strides: {text}"),
+        }
+        if stem == "ggml_get_rows" {
+            assert!(text.contains(": uncertified ("), "{stem}: {text}");
         }
     }
 }

@@ -516,6 +516,9 @@ impl ShapeCheck<'_, '_> {
             // 6. What order decides (max, min, abs, sqrt): the solver, for a few small forms.
             if let Some(kind) = self.req.solver {
                 let stop = || self.req.budget.check().is_err();
+                // The check's solver may be one asked only bit-vector questions (Yices); these
+                // are over the reals, and z3 answers them.
+                let kind = if kind.supports(solve::LOGIC) { kind } else { smt::SolverKind::Z3 };
                 let mut solver = smt::Solver::new(kind);
                 let mut asked = 0;
                 let mut by_solver = 0;

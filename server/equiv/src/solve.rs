@@ -78,11 +78,14 @@ struct Encoder<'a> {
     failure: Option<String>,
 }
 
+/// The logic every question here is asked in.
+pub(crate) const LOGIC: Logic = Logic::QfUfNra;
+
 impl<'a> Encoder<'a> {
     fn new(nf: &'a Nf) -> Encoder<'a> {
         Encoder {
             nf,
-            q: Query::new(Logic::QfUfNra),
+            q: Query::new(LOGIC),
             atoms: HashMap::new(),
             polys: HashMap::new(),
             conds: HashMap::new(),

@@ -107,6 +107,7 @@ mod value;
 pub use cancel::{CancelToken, Cancellation, Never};
 pub use dump::DUMP_ENV;
 pub use model::{Model, ModelError};
+pub use process::stop_all as stop_all_solvers;
 pub use query::{BuildError, Func, Mark, Query, Term};
 pub use script::ScriptError;
 pub use sexp::{Span, SyntaxError};

@@ -8,6 +8,7 @@
 
 use crate::cancel::Cancellation;
 use crate::sexp::{complete_prefix, parse_all, Sexp};
+use std::collections::BTreeSet;
 use std::io::{self, BufRead, BufReader, Read, Write};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
@@ -37,6 +38,29 @@ pub(crate) enum Wait {
     Closed,
     TimedOut,
     Cancelled,
+}
+
+/// The solver processes alive in this program, by process id, so that a program about to exit
+/// can stop them ([`stop_all`]). A solver in the middle of a query does not read its stdin, so
+/// it notices its parent's exit only when the query ends (Yices has no limit of its own but a
+/// generous backstop, see `SolverKind::args`).
+static LIVE: Mutex<BTreeSet<u32>> = Mutex::new(BTreeSet::new());
+
+fn live() -> std::sync::MutexGuard<'static, BTreeSet<u32>> {
+    LIVE.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// Kills every solver process this program started that is still alive; for a program that is
+/// about to exit (the language server after `exit`) while checks may still be asking queries.
+/// Those queries then fail as if their solver had crashed.
+pub fn stop_all() {
+    for &pid in live().iter() {
+        // SAFETY: `kill` has no memory effects; a pid in `LIVE` is a child not yet reaped (it
+        // leaves the set before `wait`), so it names no other process.
+        unsafe {
+            libc::kill(pid as libc::pid_t, libc::SIGKILL);
+        }
+    }
 }
 
 pub(crate) struct Process {
@@ -100,6 +124,7 @@ impl Process {
             }
         })?;
 
+        live().insert(child.id());
         Ok(Process { child, input, replies, stderr: tail, stderr_reader })
     }
 
@@ -177,6 +202,7 @@ impl Process {
 
 impl Drop for Process {
     fn drop(&mut self) {
+        live().remove(&self.child.id());
         let _ = self.child.kill();
         let _ = self.child.wait();
     }

@@ -104,11 +104,18 @@ impl SolverKind {
         match self {
             SolverKind::Z3 => vec!["-in".into(), "-smt2".into()],
             SolverKind::Cvc5 => vec!["--lang=smt2".into(), "--incremental".into(), "--produce-models".into(), format!("--tlimit-per={timeout_ms}")],
-            // Yices has no per-query limit of its own; the watchdog stops it (a restart of
-            // its static binary costs about a millisecond).
-            SolverKind::Yices => vec!["--incremental".into()],
+            // Yices takes a limit per `check-sat` only on its command line, in whole seconds.
+            // The watchdog stops a query at its limit (a restart of the static binary costs
+            // about a millisecond); Yices' own limit, twice that and more, is only a backstop
+            // for a process whose parent died without stopping it (see `stop_all_solvers`).
+            SolverKind::Yices => vec!["--incremental".into(), format!("--timeout={}", yices_backstop_secs(timeout_ms))],
         }
     }
+}
+
+/// Yices' own per-query limit for a process asked queries of `clock_ms` (see `SolverKind::args`).
+fn yices_backstop_secs(clock_ms: u64) -> u64 {
+    clock_ms.div_ceil(1000) * 2 + 1
 }
 
 impl fmt::Display for SolverKind {
@@ -189,7 +196,7 @@ struct Running {
     /// The logic set so far (a process takes one `set-logic`; another logic means a restart of
     /// cvc5; z3 forgets it at the `(reset)` after each query).
     logic: Option<Logic>,
-    /// The time limit the process was started with (cvc5 only).
+    /// The time limit the process was started with (cvc5's limit, Yices' backstop).
     started_for_ms: u64,
 }
 
@@ -348,12 +355,18 @@ impl Solver {
     }
 
     /// Starts a process when none runs, or when the running one cannot take this query (it has
-    /// died, has another logic, or is a cvc5 started for another time limit).
+    /// died, has another logic, or is a cvc5 started for another time limit, or a Yices started
+    /// with a shorter backstop).
     fn ready(&mut self, logic: Option<Logic>, timeout_ms: u64) -> Result<&mut Running, SmtError> {
         let fits = |r: &mut Running| {
             !r.process.has_exited()
                 && logic.is_none_or(|l| r.logic.is_none_or(|have| have == l))
-                && (self.kind != SolverKind::Cvc5 || r.started_for_ms == timeout_ms)
+                && match self.kind {
+                    SolverKind::Z3 => true,
+                    SolverKind::Cvc5 => r.started_for_ms == timeout_ms,
+                    // A backstop longer than needed is harmless.
+                    SolverKind::Yices => yices_backstop_secs(r.started_for_ms) >= yices_backstop_secs(timeout_ms),
+                }
         };
         if !self.running.as_mut().is_some_and(fits) {
             self.running = None;
