@@ -162,7 +162,7 @@ mod tests {
     fn every_solver_answers_with_numbered_models() {
         let script = "(declare-const x (_ BitVec 8))\n(declare-const p Bool)\n(define-fun d () (_ BitVec 8) (bvadd x (_ bv1 8)))\n\
                       (assert (= (bvmul x (_ bv4 8)) (_ bv12 8)))\n(assert (bvult x (_ bv64 8)))\n(assert p)\n(get-value (d))\n";
-        for kind in SolverKind::ALL {
+        for kind in SolverKind::ALL.into_iter().filter(|k| k.is_installed()) {
             let expected: HashMap<String, u64> = [("x".to_string(), 3), ("p".to_string(), 1), ("d".to_string(), 4)].into();
             assert_eq!(outcome(kind, script), Outcome::Sat(expected), "{kind}");
             assert_eq!(outcome(kind, "(declare-const x (_ BitVec 8))\n(assert (distinct x x))\n"), Outcome::Unsat, "{kind}");
@@ -185,7 +185,7 @@ mod tests {
         let mut hard: String = (0..13).map(|i| format!("(declare-const h{i} (_ BitVec 4))\n(assert (bvult h{i} (_ bv12 4)))\n")).collect();
         hard.push_str(&format!("(assert (distinct {}))\n", (0..13).map(|i| format!("h{i}")).collect::<Vec<_>>().join(" ")));
         let q = read_query(&hard).unwrap();
-        for kind in SolverKind::ALL {
+        for kind in SolverKind::ALL.into_iter().filter(|k| k.is_installed()) {
             let mut solver = ::smt::Solver::new(kind);
             assert_eq!(ask(&mut solver, &q, LIMIT, &|| true).0, Outcome::Stopped);
             let started = Instant::now();
