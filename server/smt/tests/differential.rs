@@ -7,7 +7,7 @@
 mod common;
 
 use common::{installed, solver, EASY};
-use smt::{Logic, Model, Never, Query, SatResult, Solver, SolverKind, Sort, Term};
+use smt::{Logic, Model, Never, Query, SatResult, Solver, Sort, Term};
 use std::time::Instant;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
