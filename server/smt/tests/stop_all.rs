@@ -5,7 +5,7 @@
 mod common;
 
 use common::{assert_easy_answer, easy_query, hard_query, installed, process_exists, solver, EASY};
-use smt::{Never, SmtError, SolverKind};
+use smt::{Never, SmtError};
 use std::time::{Duration, Instant};
 
 #[test]
