@@ -294,6 +294,14 @@ impl ReplayInputs<'_> {
         judge: &impl Fn(&Launch, &Trace, &Result<(), InterpError>) -> Option<T>,
     ) -> Result<Option<T>, Exhausted> {
         self.budget.check()?;
+        // Each back edge a thread takes is a step, so a witness that asks for more iterations
+        // of a loop than the step limit allows steps is reached by no run: it would only run to
+        // the limit (vLLM's MoE alignment with no setup: iteration 2^31 of a strided loop, a
+        // 20 M-step replay of 1.2 s for nothing).
+        if let Some(n) = self.w.threads.iter().flat_map(|t| t.iterations.values()).copied().find(|&n| n >= STEP_LIMIT) {
+            crate::trace::line(|| format!("replay skipped: the witness asks for iteration {n}, past the step limit of {STEP_LIMIT}"));
+            return Err(Exhausted::StepLimit);
+        }
         let started = std::time::Instant::now();
         let (mut run, mut reused) = self.run_planned(fill, zeroed, unset, None);
         // An undeclared dynamic shared size is the replay's guess (see `plan`), which the
