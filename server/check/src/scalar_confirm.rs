@@ -187,8 +187,12 @@ pub fn confirm(
     // budget proving them apart (vLLM's rotary embedding: 19 s, then a second at each common
     // block); a finding there is found quickly, and what it leaves undecided is asked again at
     // the common blocks below, where everything is concrete. So it gets an eighth (a quarter
-    // still ran out on the rotary embedding, 4.7 s for nothing it kept).
-    let open_launch = Options { budget_ms: (opts.budget_ms / 8).max(1), ..opts.clone() };
+    // still ran out on the rotary embedding, 4.7 s for nothing it kept), and half the time per
+    // query: a witness it finds comes quickly, and a question that needs more is decided at
+    // the common blocks in milliseconds (ggml's rope: an `unsat` of 1.7 s with the launch
+    // open, 2.0 s -> 1.2 s in all). A sixteenth of the budget cost llm.c's tiled matmul its
+    // diagnosis (a finding at a 256-thread block read as one of its scalars).
+    let open_launch = Options { budget_ms: (opts.budget_ms / 8).max(1), timeout_ms: (opts.timeout_ms / 2).max(1), ..opts.clone() };
     let r = check_kernel_guarded_in(k, Some(&s), src, &open_launch, solver, Some(&focus));
     crate::trace::recheck("scalar re-check at ordinary values", &r);
     // An ordinary setting has an ordinary block too: what the re-check finds only at blocks
