@@ -443,7 +443,12 @@ pub fn every_reproduction<T>(
 ) -> Result<Vec<(T, Fill)>, model::budget::Stop> {
     let w = inputs.w;
     let threads = w.grid.iter().chain(&w.block).fold(1u64, |acc, &d| acc.saturating_mul(d as u64)).min(MAX_UNSET_SCALAR);
-    let runs = FILLS.iter().map(|&f| (f, 0)).chain(std::iter::once((Fill::Random(3), threads)));
+    // Random contents right after zeros: zeros make most stores agree (every thread stores a
+    // function of zeros), and the first random fill is the run most likely to settle the
+    // question; ones come after it (llm.c's tiled matmul: two runs per race of one store
+    // rather than three, each of 3-8 M steps). The judgements come back in `FILLS` order.
+    const ORDER: [Fill; 4] = [Fill::Zero, Fill::Random(1), Fill::One, Fill::Random(2)];
+    let runs = ORDER.iter().map(|&f| (f, 0)).chain(std::iter::once((Fill::Random(3), threads)));
     let mut out = Vec::new();
     for (fill, unset) in runs {
         match inputs.once(fill, unset, &judge) {
@@ -459,6 +464,7 @@ pub fn every_reproduction<T>(
             Err(Exhausted::Stopped(stop)) => return Err(stop),
         }
     }
+    out.sort_by_key(|(_, fill)| FILLS.iter().position(|f| f == fill).unwrap_or(FILLS.len()));
     Ok(out)
 }
 
