@@ -55,8 +55,9 @@ fn live() -> std::sync::MutexGuard<'static, BTreeSet<u32>> {
 /// Those queries then fail as if their solver had crashed.
 pub fn stop_all() {
     for &pid in live().iter() {
-        // SAFETY: `kill` has no memory effects; a pid in `LIVE` is a child not yet reaped (it
-        // leaves the set before `wait`), so it names no other process.
+        // SAFETY: `kill` has no memory effects. A pid in `LIVE` is a child not yet reaped: it
+        // leaves the set before `wait` and whenever `try_wait` reaps it, so it names no other
+        // process.
         unsafe {
             libc::kill(pid as libc::pid_t, libc::SIGKILL);
         }
@@ -171,7 +172,19 @@ impl Process {
 
     /// Whether the process has ended (killed from outside, crashed, or exited).
     pub fn has_exited(&mut self) -> bool {
-        !matches!(self.child.try_wait(), Ok(None))
+        !matches!(self.try_reap(), Ok(None))
+    }
+
+    /// `try_wait`, and the id out of [`LIVE`] once the process is reaped (or beyond reach):
+    /// from then on it may name another process. Under the lock, so that [`stop_all`] never
+    /// sees it in between.
+    fn try_reap(&mut self) -> io::Result<Option<std::process::ExitStatus>> {
+        let mut live = live();
+        let reaped = self.child.try_wait();
+        if !matches!(reaped, Ok(None)) {
+            live.remove(&self.child.id());
+        }
+        reaped
     }
 
     /// How the process ended and what it last wrote to stderr, for an error message. Waits a
@@ -182,7 +195,7 @@ impl Process {
             std::thread::sleep(Duration::from_millis(2));
         }
         let status = loop {
-            match self.child.try_wait() {
+            match self.try_reap() {
                 Ok(Some(status)) => break Some(status),
                 Ok(None) if Instant::now() < until => std::thread::sleep(Duration::from_millis(2)),
                 _ => break None,
