@@ -634,6 +634,50 @@ mod tests {
         }
     }
 
+    /// A witness that asks for more iterations of a loop than the step limit has steps is not
+    /// run (no run could reach it; vLLM's MoE alignment asked for iteration 2^31); one a run
+    /// can reach is run and judged.
+    #[test]
+    fn a_witness_past_the_step_limit_is_not_run() {
+        use crate::witness::WitnessThread;
+        use std::collections::BTreeMap;
+        let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/real/vllm_moe_align_small.ptx")).unwrap();
+        let parsed = ptx::parse(&text);
+        let (_, kernel) = model::lower_module(&parsed.module).into_iter().next().unwrap();
+        let k = kernel.unwrap();
+        let l = model::symbolic::lift(&k);
+        let bind = Binding::new(&k, None, None);
+        let thread = |x: u32, iterations: BTreeMap<u32, u64>| WitnessThread {
+            id: crate::query::ThreadId { block: [0; 3], thread: [x, 0, 0] },
+            iterations,
+            offset: None,
+        };
+        let witness = |iteration: u64| Witness {
+            grid: [1, 1, 1],
+            block: [256, 1, 1],
+            params: BTreeMap::new(),
+            fields: Vec::new(),
+            threads: vec![thread(0, BTreeMap::new()), thread(64, [(0, iteration)].into())],
+            memory: Vec::new(),
+            missing_lane: None,
+            fill: None,
+        };
+        let (runs, budget, min_bytes) = (crate::runs::Runs::default(), model::budget::Budget::unlimited(), HashMap::new());
+        let judged = std::cell::Cell::new(0);
+        for (iteration, runs_made) in [(STEP_LIMIT, 0), (3, 1)] {
+            let w = witness(iteration);
+            let inputs =
+                ReplayInputs { k: &k, l: &l, bind: &bind, w: &w, min_bytes: &min_bytes, budget: &budget, recording: interp::Recording::Off, runs: &runs };
+            judged.set(0);
+            let reproduced = first_reproduction(&inputs, |_, _, _| {
+                judged.set(judged.get() + 1);
+                Some(())
+            });
+            assert_eq!(judged.get(), runs_made, "iteration {iteration}");
+            assert_eq!(reproduced.unwrap().is_some(), runs_made > 0, "iteration {iteration}");
+        }
+    }
+
     fn access(inst: usize, kind: AccessKind) -> Access {
         Access {
             kind,
