@@ -90,7 +90,7 @@ pub fn confirm(
     let candidates: Vec<usize> = (0..report.findings.len())
         .filter(|&n| {
             let f = &report.findings[n];
-            f.kind != FindingKind::Mismatch && (!f.is_warning() || !f.needs_undeclared_facts()) && !skip.contains(&finding_key(f)) && !needs(f).is_empty()
+            f.kind != FindingKind::Mismatch && !f.needs_undeclared_facts() && !skip.contains(&finding_key(f)) && !needs(f).is_empty()
         })
         .collect();
     let mut judged = Judged { settled: candidates.iter().map(|&n| finding_key(&report.findings[n])).collect(), vanished: BTreeMap::new() };
@@ -231,9 +231,10 @@ pub fn confirm(
                 judged.settled.remove(&key);
             }
             // Tolerated at undeclared values but a race of two different stores at ordinary
-            // ones: the re-check's race is the finding.
+            // ones (one the common blocks do not let go): the re-check's race is the finding.
             if report.findings[n].benign.is_some() {
-                if let Some(&m) = matching.iter().find(|&&m| r.findings[m].benign.is_none() && !r.findings[m].is_warning()) {
+                let real = |m: usize| r.findings[m].benign.is_none() && !common.as_ref().is_some_and(|c| c.lets_go(m, tiles));
+                if let Some(&m) = matching.iter().find(|&&m| real(m)) {
                     report.findings[n] = r.findings[m].clone();
                 }
             }
@@ -246,8 +247,10 @@ pub fn confirm(
                 judged.settled.remove(&key);
                 continue;
             }
-            // Shown at ordinary values at a common block: an error.
+            // Shown at ordinary values at a common block: an error. (Whether it is benign there
+            // is not known here, so a race tolerated at undeclared values is no longer.)
             if found_at_common_blocks.contains(&key) {
+                report.findings[n].benign = None;
                 continue;
             }
             // Neither re-check decided its lines at ordinary values (their time ran out): its

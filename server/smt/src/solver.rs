@@ -88,6 +88,18 @@ impl SolverKind {
         std::env::var_os("PATH").is_some_and(|paths| std::env::split_paths(&paths).any(|dir| executable(&dir.join(&program))))
     }
 
+    /// The solvers that are installed, in [`SolverKind::ALL`]'s order; a test that runs real
+    /// queries on every solver runs them on these, and says which it skipped (see
+    /// [`SolverKind::skipped_note`]).
+    pub fn installed() -> Vec<SolverKind> {
+        SolverKind::ALL.into_iter().filter(|k| k.is_installed()).collect()
+    }
+
+    /// What a test that skips this (missing) solver prints.
+    pub fn skipped_note(self) -> String {
+        format!("skipped for {self}: `{}` is not installed ({})", self.binary(), self.install_hint())
+    }
+
     /// The solver for bit-vector questions when nobody chose one: Yices where it is installed
     /// (measured on 238 queries dumped from the slowest kernels of `tests/real`: it answers in
     /// a tenth of z3's time, and decides many queries z3 runs out of time on), else Z3. Looked

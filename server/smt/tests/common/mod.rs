@@ -12,16 +12,10 @@ pub const EASY: Duration = Duration::from_secs(20);
 /// installed (it comes from PyPI, see `scripts/install-deps.sh`; CI installs it), which is said
 /// on stderr rather than failed, as z3 and cvc5 still cover the behaviour.
 pub fn installed() -> Vec<SolverKind> {
-    SolverKind::ALL
-        .into_iter()
-        .filter(|k| {
-            let there = k.is_installed();
-            if !there {
-                eprintln!("skipped for {k}: `{}` is not installed ({})", k.binary(), k.install_hint());
-            }
-            there
-        })
-        .collect()
+    for k in SolverKind::ALL.into_iter().filter(|k| !k.is_installed()) {
+        eprintln!("{}", k.skipped_note());
+    }
+    SolverKind::installed()
 }
 
 pub fn solver(kind: SolverKind) -> Solver {
