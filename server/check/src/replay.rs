@@ -10,7 +10,7 @@ use crate::bind::{Binding, ByteSize};
 use crate::query::ThreadId;
 use crate::runs::{Run, RunKey};
 use crate::witness::{Fill, Witness};
-use model::interp::{self, AccessEvent, Arg, InterpError, Launch, Memory, Trace};
+use model::interp::{self, AccessEvent, Arg, InterpError, Launch, Memory, Pattern, PatternValues, Trace};
 use model::symbolic::{Access, AccessKind, Base, Lifted};
 use model::Kernel;
 use spec::{ParamSpec, Scalar};
@@ -29,17 +29,12 @@ pub const FILLS: [Fill; 4] = [Fill::Zero, Fill::One, Fill::Random(1), Fill::Rand
 /// the unset scalars at the thread count.
 pub const RUNS_PER_WITNESS: usize = FILLS.len() + 1;
 
-fn fill_bytes(len: u64, dtype: Option<spec::DType>, fill: Fill) -> Vec<u8> {
+/// What a buffer of `dtype` elements (f32 where unknown) holds under `fill`: each element a
+/// value 0 to 7 in the buffer's type, 1 for [`Fill::One`], pseudo-random for [`Fill::Random`]
+/// (computed where the run reads, see [`Pattern`]).
+fn fill_pattern(dtype: Option<spec::DType>, fill: Fill) -> Pattern {
     let dtype = dtype.unwrap_or(spec::DType::F32);
-    let elem = dtype.bytes() as usize;
-    let mut out = vec![0u8; len as usize];
-    if fill == Fill::Zero {
-        return out;
-    }
-    // The element of each value 0..8, encoded once, and stored at a fixed width: a buffer is up
-    // to 256 MiB (for a witness with large offsets), and encoding and copying each element
-    // anew took 0.4 s per replay.
-    let encoded: [[u8; 8]; 8] = std::array::from_fn(|v| {
+    let elements: [[u8; 8]; 8] = std::array::from_fn(|v| {
         let bits: u64 = match dtype {
             spec::DType::F32 => (v as f32).to_bits() as u64,
             spec::DType::F64 => (v as f64).to_bits(),
@@ -49,42 +44,12 @@ fn fill_bytes(len: u64, dtype: Option<spec::DType>, fill: Fill) -> Vec<u8> {
         };
         bits.to_le_bytes()
     });
-    match elem {
-        1 => fill_elements::<1>(&mut out, &encoded, fill),
-        2 => fill_elements::<2>(&mut out, &encoded, fill),
-        4 => fill_elements::<4>(&mut out, &encoded, fill),
-        _ => fill_elements::<8>(&mut out, &encoded, fill),
-    }
-    out
-}
-
-/// Fills `out` with `N`-byte elements: `encoded[1]` for [`Fill::One`], else `encoded[v]` for
-/// a xorshift sequence `v` (mod 8) seeded by the fill; a last partial element is cut.
-fn fill_elements<const N: usize>(out: &mut [u8], encoded: &[[u8; 8]; 8], fill: Fill) {
-    let element = |v: usize| -> [u8; N] { std::array::from_fn(|i| encoded[v][i]) };
-    let mut state = match fill {
-        Fill::Random(s) => s.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1,
-        _ => 0,
+    let values = match fill {
+        Fill::Zero => PatternValues::Constant(0),
+        Fill::One => PatternValues::Constant(1),
+        Fill::Random(seed) => PatternValues::Random(seed),
     };
-    let mut next = || match fill {
-        Fill::Random(_) => {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            (state % 8) as usize
-        }
-        _ => 1,
-    };
-    let table: [[u8; N]; 8] = std::array::from_fn(element);
-    let whole = out.len() / N * N;
-    let (whole, tail) = out.split_at_mut(whole);
-    for chunk in whole.chunks_exact_mut(N) {
-        chunk.copy_from_slice(&table[next()]);
-    }
-    if !tail.is_empty() {
-        let n = tail.len();
-        tail.copy_from_slice(&table[next()][..n]);
-    }
+    Pattern { elements, elem_bytes: dtype.bytes() as u8, values }
 }
 
 pub struct Replay {
@@ -131,11 +96,12 @@ impl Plan<'_> {
     fn materialize(self, fill: Fill, zeroed: Option<u32>, bind: &Binding, w: &Witness) -> Replay {
         let mut mem = Memory::new();
         for b in self.buffers {
-            let bytes = match b.contents {
-                Contents::Fixed(bytes) => bytes.to_vec(),
-                Contents::Filled { len, dtype } => fill_bytes(len, dtype, if zeroed == Some(b.param) { Fill::Zero } else { fill }),
+            match b.contents {
+                Contents::Fixed(bytes) => mem.add_buffer(b.name, bytes.to_vec()),
+                // Zeros are a zeroed allocation (pages the run never touches cost nothing).
+                Contents::Filled { len, .. } if fill == Fill::Zero || zeroed == Some(b.param) => mem.add_zeroed(b.name, len),
+                Contents::Filled { len, dtype } => mem.add_patterned(b.name, len, fill_pattern(dtype, fill)),
             };
-            mem.add_buffer(b.name, bytes);
         }
         let mut r = Replay { launch: self.launch, mem };
         apply_memory(&mut r, bind, w);
@@ -148,10 +114,9 @@ impl Plan<'_> {
 fn apply_memory(r: &mut Replay, bind: &Binding, w: &Witness) {
     for c in w.memory.iter().filter(|c| bind.fixed_bytes(c.param).is_none()) {
         let Some(Arg::Buffer(id)) = r.launch.args.get(c.param as usize) else { continue };
-        let bytes = r.mem.bytes_mut(*id);
         let end = c.byte_offset.saturating_add(c.bytes as u64);
-        if end <= bytes.len() as u64 {
-            bytes[c.byte_offset as usize..end as usize].copy_from_slice(&c.value.to_le_bytes()[..c.bytes as usize]);
+        if end <= r.mem.buffer_len(*id) {
+            r.mem.write_bytes(*id, c.byte_offset, &c.value.to_le_bytes()[..c.bytes as usize]);
         }
     }
 }
@@ -600,8 +565,9 @@ mod tests {
     use super::*;
     use model::ops::Space;
 
-    /// The fills' elements, value by value: 1 for `One`, a xorshift sequence mod 8 for
-    /// `Random`, each encoded in the buffer's type, the last element cut at the buffer's end.
+    /// The fills' elements, value by value: 1 for `One`, pseudo-random values below 8 for
+    /// `Random` (other values for another seed), each encoded in the buffer's type, the last
+    /// element cut at the buffer's end.
     #[test]
     fn fills_encode_each_element_in_the_buffer_type() {
         use spec::DType;
@@ -618,19 +584,14 @@ mod tests {
         for dtype in [DType::F16, DType::BF16, DType::F32, DType::F64, DType::I8, DType::I32, DType::U64] {
             let len = 64 * dtype.bytes() + 1;
             let ones: Vec<u8> = (0..65).flat_map(|_| element(dtype, 1)).take(len as usize).collect();
-            assert_eq!(fill_bytes(len, Some(dtype), Fill::One), ones, "{dtype:?}");
-            let mut state = 7u64.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
-            let random: Vec<u8> = (0..65)
-                .flat_map(|_| {
-                    state ^= state << 13;
-                    state ^= state >> 7;
-                    state ^= state << 17;
-                    element(dtype, state % 8)
-                })
-                .take(len as usize)
-                .collect();
-            assert_eq!(fill_bytes(len, Some(dtype), Fill::Random(7)), random, "{dtype:?}");
-            assert!(fill_bytes(len, Some(dtype), Fill::Zero).iter().all(|&b| b == 0));
+            assert_eq!(fill_pattern(Some(dtype), Fill::One).bytes(len), ones, "{dtype:?}");
+            let seven = fill_pattern(Some(dtype), Fill::Random(7));
+            let random: Vec<u8> = (0..65).flat_map(|i| element(dtype, seven.value(i) as u64)).take(len as usize).collect();
+            assert_eq!(seven.bytes(len), random, "{dtype:?}");
+            let values: std::collections::BTreeSet<usize> = (0..64).map(|i| seven.value(i)).collect();
+            assert_eq!(values.len(), 8, "{dtype:?}: 64 random elements take every value: {values:?}");
+            assert_ne!(seven.bytes(len), fill_pattern(Some(dtype), Fill::Random(8)).bytes(len), "{dtype:?}");
+            assert!(fill_pattern(Some(dtype), Fill::Zero).bytes(len).iter().all(|&b| b == 0));
         }
     }
 

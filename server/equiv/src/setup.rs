@@ -513,7 +513,7 @@ pub fn output_value(plan: &Plan, run: &Run, param: u32, elem: u64) -> Option<Flo
     match fmt {
         Some(f) => Some(run.mem.read_float(id, off, f)),
         None => {
-            let bytes = run.mem.bytes(id).get(off as usize..(off + w) as usize)?;
+            let bytes = run.mem.read_bytes(id, off, w)?;
             let raw = bytes.iter().rev().fold(0u64, |a, &x| (a << 8) | x as u64);
             let v = if matches!(b.dtype, DType::I8 | DType::I16 | DType::I32 | DType::I64) { model::sext(raw, w as u32 * 8) as i128 } else { raw as i128 };
             Some(FloatVal::from_int(v))

@@ -252,7 +252,7 @@ impl<'a> Machine<'a> {
         if mem.len() > MAX_BUFFERS {
             return bad(format!("{} buffers; at most {MAX_BUFFERS}", mem.len()));
         }
-        if let Some(id) = mem.ids().find(|&id| mem.bytes(id).len() as u64 > super::BUFFER_STRIDE) {
+        if let Some(id) = mem.ids().find(|&id| mem.buffer_len(id) > super::BUFFER_STRIDE) {
             return bad(format!("buffer `{}` is larger than {} bytes", mem.name(id), super::BUFFER_STRIDE));
         }
         let cfg = &k.cfg;

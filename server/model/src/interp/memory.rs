@@ -61,20 +61,135 @@ impl Value {
 }
 
 /// Bytes plus the exact values of floats stored in them: `exact[offset] = (width in bytes,
-/// value)`. Any write overlapping a recorded float drops it.
+/// value)`. Any write overlapping a recorded float drops it. A region made from a [`Pattern`]
+/// holds its bytes only on pages written to; elsewhere a read computes the pattern's bytes.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Region {
-    pub data: Vec<u8>,
+    /// The bytes; on a patterned region, meaningful only on the pages `written` marks (the
+    /// rest are zero pages the allocator has not touched).
+    data: Vec<u8>,
     exact: BTreeMap<u64, (u32, FloatVal)>,
+    pattern: Option<Pattern>,
+    /// Per page of `PAGE` bytes, one bit: whether `data` holds it (only with a pattern).
+    written: Vec<u64>,
+}
+
+/// A patterned region copies its pattern into `data` a page at a time, on the page's first write.
+const PAGE: u64 = 4096;
+
+/// What a buffer holds before the kernel writes it: element `i` is `elements[value(i)]`, with
+/// the values constant or pseudo-random (each a function of the seed and `i` alone, so a read
+/// anywhere costs the same and does not depend on what was read before). A replay's buffers
+/// are up to 256 MiB for a witness with large offsets; filling them before the run took
+/// 0.1–0.2 s of runs that read a few KiB.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Pattern {
+    /// Each value's element, little-endian (its first `elem_bytes` bytes).
+    pub elements: [[u8; 8]; 8],
+    /// 1 to 8.
+    pub elem_bytes: u8,
+    pub values: PatternValues,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PatternValues {
+    /// Every element is `elements[v]` (`v` < 8).
+    Constant(u8),
+    /// Element `i` is `elements[random_value(seed, i)]`.
+    Random(u64),
+}
+
+impl Pattern {
+    /// The value (0 to 7) of element `i`.
+    pub fn value(&self, i: u64) -> usize {
+        match self.values {
+            PatternValues::Constant(v) => v as usize % 8,
+            PatternValues::Random(seed) => random_value(seed, i),
+        }
+    }
+
+    /// The byte at `offset`.
+    pub fn byte(&self, offset: u64) -> u8 {
+        let n = self.elem_bytes.clamp(1, 8) as u64;
+        self.elements[self.value(offset / n)][(offset % n) as usize]
+    }
+
+    /// `len` bytes of the pattern (the last element cut at the end).
+    pub fn bytes(&self, len: u64) -> Vec<u8> {
+        (0..len).map(|o| self.byte(o)).collect()
+    }
+}
+
+/// A pseudo-random value below 8 for element `i` of a fill seeded by `seed` (SplitMix64's
+/// finalizer of the two: every bit of both reaches the result).
+fn random_value(seed: u64, i: u64) -> usize {
+    let mut z = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ i.wrapping_add(1).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^= z >> 31;
+    (z >> 61) as usize
 }
 
 impl Region {
     pub fn new(data: Vec<u8>) -> Region {
-        Region { data, exact: BTreeMap::new() }
+        Region { data, exact: BTreeMap::new(), pattern: None, written: Vec::new() }
     }
 
     pub fn zeroed(len: u64) -> Region {
         Region::new(vec![0; len as usize])
+    }
+
+    /// `len` bytes of `pattern`, none of them computed yet.
+    pub fn patterned(len: u64, pattern: Pattern) -> Region {
+        let pages = len.div_ceil(PAGE);
+        Region { data: vec![0; len as usize], exact: BTreeMap::new(), pattern: Some(pattern), written: vec![0; pages.div_ceil(64) as usize] }
+    }
+
+    /// Whether `data` holds the byte at `off`.
+    fn holds(&self, off: u64) -> bool {
+        let page = off / PAGE;
+        self.pattern.is_none() || self.written[(page / 64) as usize] & (1 << (page % 64)) != 0
+    }
+
+    /// The byte at `off` (in bounds).
+    fn byte(&self, off: u64) -> u8 {
+        match &self.pattern {
+            Some(p) if !self.holds(off) => p.byte(off),
+            _ => self.data[off as usize],
+        }
+    }
+
+    /// Makes `data` hold the pages of `off..end`.
+    fn hold(&mut self, off: u64, end: u64) {
+        let Some(pattern) = &self.pattern else { return };
+        for page in off / PAGE..end.div_ceil(PAGE) {
+            let (word, bit) = ((page / 64) as usize, 1u64 << (page % 64));
+            if self.written[word] & bit == 0 {
+                self.written[word] |= bit;
+                let from = page * PAGE;
+                let to = (from + PAGE).min(self.data.len() as u64);
+                for o in from..to {
+                    self.data[o as usize] = pattern.byte(o);
+                }
+            }
+        }
+    }
+
+    /// The bytes `off..off + len` (in bounds).
+    pub fn slice(&self, off: u64, len: u64) -> std::borrow::Cow<'_, [u8]> {
+        let range = off as usize..(off + len) as usize;
+        if self.pattern.is_none() {
+            return std::borrow::Cow::Borrowed(&self.data[range]);
+        }
+        std::borrow::Cow::Owned((off..off + len).map(|o| self.byte(o)).collect())
+    }
+
+    /// Writes raw bytes at `off` (in bounds), dropping the exact floats they overlap.
+    pub fn write_bytes(&mut self, off: u64, bytes: &[u8]) {
+        let end = off + bytes.len() as u64;
+        self.hold(off, end);
+        self.data[off as usize..end as usize].copy_from_slice(bytes);
+        self.invalidate(off, bytes.len() as u32);
     }
 
     pub fn len(&self) -> u64 {
@@ -93,8 +208,14 @@ impl Region {
             }
         }
         let mut v = 0u64;
-        for k in (0..bytes as usize).rev() {
-            v = (v << 8) | self.data[off as usize + k] as u64;
+        if self.pattern.is_none() {
+            for k in (0..bytes as usize).rev() {
+                v = (v << 8) | self.data[off as usize + k] as u64;
+            }
+        } else {
+            for k in (0..bytes as u64).rev() {
+                v = (v << 8) | self.byte(off + k) as u64;
+            }
         }
         Value::Bits(v)
     }
@@ -103,6 +224,7 @@ impl Region {
     /// Writes `v`; returns the bits written.
     pub fn write(&mut self, off: u64, bytes: u32, v: &Value) -> u64 {
         let bits = v.bits(bytes * 8);
+        self.hold(off, off + bytes as u64);
         for k in 0..bytes as usize {
             self.data[off as usize + k] = (bits >> (8 * k)) as u8;
         }
@@ -116,6 +238,9 @@ impl Region {
     }
 
     fn invalidate(&mut self, off: u64, bytes: u32) {
+        if self.exact.is_empty() {
+            return;
+        }
         let end = off + bytes as u64;
         let stale: Vec<u64> = self.exact.range(off.saturating_sub(7)..end).filter(|(&o, (w, _))| o + *w as u64 > off).map(|(&o, _)| o).collect();
         for o in stale {
@@ -184,6 +309,12 @@ impl Memory {
         BufferId(self.buffers.len() as u32 - 1)
     }
 
+    /// Adds a buffer of `len_bytes` bytes of `pattern` (computed where read, kept where written).
+    pub fn add_patterned(&mut self, name: impl Into<String>, len_bytes: u64, pattern: Pattern) -> BufferId {
+        self.buffers.push(Buffer { name: name.into(), region: Region::patterned(len_bytes, pattern) });
+        BufferId(self.buffers.len() as u32 - 1)
+    }
+
     pub fn add_zeroed(&mut self, name: impl Into<String>, len_bytes: u64) -> BufferId {
         self.add_buffer(name, vec![0; len_bytes as usize])
     }
@@ -235,15 +366,34 @@ impl Memory {
         GLOBAL_BASE + id.0 as u64 * BUFFER_STRIDE
     }
 
-    pub fn bytes(&self, id: BufferId) -> &[u8] {
-        &self.buffers[id.0 as usize].region.data
+    /// The buffer's bytes (a copy where a pattern's bytes are computed).
+    pub fn bytes(&self, id: BufferId) -> std::borrow::Cow<'_, [u8]> {
+        let r = &self.buffers[id.0 as usize].region;
+        r.slice(0, r.len())
+    }
+
+    /// The bytes `byte_offset..byte_offset + len` of the buffer, if they are in it.
+    pub fn read_bytes(&self, id: BufferId, byte_offset: u64, len: u64) -> Option<std::borrow::Cow<'_, [u8]>> {
+        let r = &self.buffers[id.0 as usize].region;
+        byte_offset.checked_add(len).is_some_and(|end| end <= r.len()).then(|| r.slice(byte_offset, len))
+    }
+
+    /// The buffer's length in bytes.
+    pub fn buffer_len(&self, id: BufferId) -> u64 {
+        self.buffers[id.0 as usize].region.len()
     }
 
     /// Mutable bytes (writing through them does not update exact floats: use for integer data).
     pub fn bytes_mut(&mut self, id: BufferId) -> &mut [u8] {
         let r = &mut self.buffers[id.0 as usize].region;
         r.exact.clear();
+        r.hold(0, r.len());
         &mut r.data
+    }
+
+    /// Writes raw bytes at `byte_offset` (in bounds), dropping the exact floats they overlap.
+    pub fn write_bytes(&mut self, id: BufferId, byte_offset: u64, bytes: &[u8]) {
+        self.buffers[id.0 as usize].region.write_bytes(byte_offset, bytes);
     }
 
     /// The exact value of the float last stored at `byte_offset` (4-byte f32 stores first, then
@@ -294,5 +444,41 @@ impl Memory {
             (near, self.buffers[near].region.len(), (rel - near as i128 * stride) as i64)
         });
         GlobalLoc::Outside { nearest }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pattern(seed: u64) -> Pattern {
+        let elements = std::array::from_fn(|v| {
+            (v as u32 + 100).to_le_bytes().map(u64::from).map(|b| b as u8).iter().copied().chain([0; 4]).collect::<Vec<u8>>().try_into().unwrap()
+        });
+        Pattern { elements, elem_bytes: 4, values: PatternValues::Random(seed) }
+    }
+
+    /// A patterned buffer reads as the pattern where nothing was written and as the writes
+    /// where something was (one across a page boundary, one raw), with every page read alike
+    /// before and after its first write, and its bytes are the two together.
+    #[test]
+    fn a_patterned_buffer_reads_its_pattern_under_its_writes() {
+        let len = 3 * PAGE + 10;
+        let p = pattern(5);
+        let mut mem = Memory::new();
+        let id = mem.add_patterned("b", len, p.clone());
+        let mut expected = p.bytes(len);
+        let region = mem.region(0);
+        assert_eq!(region.read(PAGE + 8, 4), Value::Bits(u32::from_le_bytes(expected[(PAGE + 8) as usize..][..4].try_into().unwrap()) as u64));
+        region.write(PAGE - 2, 4, &Value::Bits(0xdead_beef));
+        expected[(PAGE - 2) as usize..][..4].copy_from_slice(&0xdead_beefu32.to_le_bytes());
+        mem.write_bytes(id, len - 3, &[1, 2, 3]);
+        expected[(len - 3) as usize..].copy_from_slice(&[1, 2, 3]);
+        assert_eq!(mem.bytes(id).as_ref(), expected.as_slice());
+        for off in [0, PAGE - 4, PAGE - 2, PAGE + 8, 2 * PAGE + 1, len - 4] {
+            let want = u32::from_le_bytes(expected[off as usize..][..4].try_into().unwrap()) as u64;
+            assert_eq!(mem.region(0).read(off, 4), Value::Bits(want), "at {off}");
+        }
+        assert_eq!(mem.bytes_mut(id), expected.as_mut_slice());
     }
 }

@@ -57,7 +57,7 @@ mod race;
 
 pub use float::{wide_roundings, FloatFormat, FloatVal, Rounding, MAX_EXACT_BITS, WIDE_MANTISSA_BITS};
 pub use hardware::FloatArithmetic;
-pub use memory::{BufferId, Memory, Value, BUFFER_STRIDE, GLOBAL_BASE, LOCAL_BASE, SHARED_BASE, SLOT, WINDOW};
+pub use memory::{BufferId, Memory, Pattern, PatternValues, Value, BUFFER_STRIDE, GLOBAL_BASE, LOCAL_BASE, SHARED_BASE, SLOT, WINDOW};
 pub use race::Race;
 
 use crate::cfg::{BlockId, LoopId};
