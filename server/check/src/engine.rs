@@ -272,66 +272,73 @@ fn check_kernel_in(k: &Kernel, spec: Option<&KernelSpec>, src: &Sources, opts: &
             .map(|i| (lifted.accesses[i].block, lifted.accesses[i].inst))
             .collect(),
     );
-    let runs = crate::runs::Runs::default();
+    let replayers = schedule::workers(opts.jobs);
+    let runs = crate::runs::Runs::new(replayers);
     let fx = Explain { k, l: &lifted, bind: &bind, src, budget: &budget, strict_races: opts.strict_races, warp_synced, race_recording, runs: &runs };
     // A witness of a question the focus only decides is not replayed (see [`Focus`]).
-    let decided = |c: Check, question: Question, lines: Vec<Location>, report: &mut KernelReport| -> bool {
+    let decided = |c: Check, question: Question, lines: Vec<Location>, out: &mut Explanation| -> bool {
         if depth(c) != Some(Depth::Decide) {
             return false;
         }
         let mut lines = lines.into_iter();
-        report.uncertified.push(Uncertified { reason: Reason::Unreproduced { question }, location: lines.next(), related: lines.collect() });
+        out.uncertified.push(Uncertified { reason: Reason::Unreproduced { question }, location: lines.next(), related: lines.collect() });
         true
     };
-    for o in race_outcomes {
+    let outcomes: Vec<Outcome> = race_outcomes
+        .into_iter()
+        .map(Outcome::Race)
+        .chain(sync_outcomes.into_iter().map(Outcome::Sync))
+        .chain(bounds_outcomes.into_iter().map(Outcome::Bounds))
+        .collect();
+    // Each outcome's replays on a thread of their own (see `in_order`), the report in the
+    // outcomes' order.
+    let explained = crate::in_order::map(outcomes, replayers, |o| {
+        let mut out = Explanation::default();
         match o {
-            RaceOutcome::Witness(w) => {
+            Outcome::Race(RaceOutcome::Witness(w)) => {
                 let (x, y) = (&lifted.accesses[w.a1], &lifted.accesses[w.a2]);
                 let at = vec![src.location(x.span, x.line), src.location(y.span, y.line)];
-                if !decided(Check::Race(w.a1, w.a2), Question::Race, at, &mut report) {
-                    fx.race(w, &mut report);
+                if !decided(Check::Race(w.a1, w.a2), Question::Race, at, &mut out) {
+                    fx.race(w, &mut out);
                 }
             }
-            RaceOutcome::Unknown { a1, a2, why } => {
+            Outcome::Race(RaceOutcome::Unknown { a1, a2, why }) => {
                 let (x, y) = (&lifted.accesses[a1], &lifted.accesses[a2]);
-                report.uncertified.push(Uncertified {
+                out.uncertified.push(Uncertified {
                     reason: why.reason(Question::Race),
                     location: Some(src.location(x.span, x.line)),
                     related: vec![src.location(y.span, y.line)],
                 });
             }
-        }
-    }
-    for o in sync_outcomes {
-        match o {
-            SyncOutcome::Witness(w) => {
+            Outcome::Sync(SyncOutcome::Witness(w)) => {
                 let (block, inst) = w.site;
                 let i = &k.cfg.blocks[block as usize].insts[inst];
                 let question = if w.warp { Question::WarpCollective } else { Question::Barrier };
-                if !decided(Check::Sync(block, inst), question, vec![src.location(i.span, i.line)], &mut report) {
-                    fx.divergence(w, &mut report);
+                if !decided(Check::Sync(block, inst), question, vec![src.location(i.span, i.line)], &mut out) {
+                    fx.divergence(w, &mut out);
                 }
             }
-            SyncOutcome::Unknown { site, warp, why } => {
+            Outcome::Sync(SyncOutcome::Unknown { site, warp, why }) => {
                 let inst = &k.cfg.blocks[site.0 as usize].insts[site.1];
                 let question = if warp { Question::WarpCollective } else { Question::Barrier };
-                report.uncertified.push(Uncertified::at(why.reason(question), src.location(inst.span, inst.line)));
+                out.uncertified.push(Uncertified::at(why.reason(question), src.location(inst.span, inst.line)));
             }
-        }
-    }
-    for o in bounds_outcomes {
-        match o {
-            BoundsOutcome::Witness(w) => {
+            Outcome::Bounds(BoundsOutcome::Witness(w)) => {
                 let a = &lifted.accesses[w.access];
-                if !decided(Check::Bounds(w.access), Question::Bounds, vec![src.location(a.span, a.line)], &mut report) {
-                    fx.out_of_bounds(w, &mut report);
+                if !decided(Check::Bounds(w.access), Question::Bounds, vec![src.location(a.span, a.line)], &mut out) {
+                    fx.out_of_bounds(w, &mut out);
                 }
             }
-            BoundsOutcome::Unknown { access, why } => {
+            Outcome::Bounds(BoundsOutcome::Unknown { access, why }) => {
                 let a = &lifted.accesses[access];
-                report.uncertified.push(Uncertified::at(why.reason(Question::Bounds), src.location(a.span, a.line)));
+                out.uncertified.push(Uncertified::at(why.reason(Question::Bounds), src.location(a.span, a.line)));
             }
         }
+        out
+    });
+    for out in explained {
+        report.findings.extend(out.findings);
+        report.uncertified.extend(out.uncertified);
     }
     report.stats.replay_millis = replay_started.elapsed().as_secs_f64() * 1e3;
     // One finding per kind and set of lines: the same bug seen through several accesses or
@@ -350,6 +357,20 @@ fn check_kernel_in(k: &Kernel, spec: Option<&KernelSpec>, src: &Sources, opts: &
     report.settle_verdict();
     report.stats.millis = started.elapsed().as_secs_f64() * 1e3;
     report
+}
+
+/// A question's outcome, to be explained (see [`Explain`]).
+enum Outcome {
+    Race(RaceOutcome),
+    Sync(SyncOutcome),
+    Bounds(BoundsOutcome),
+}
+
+/// What explaining one outcome adds to the report.
+#[derive(Default)]
+struct Explanation {
+    findings: Vec<Finding>,
+    uncertified: Vec<Uncertified>,
 }
 
 /// Turns witnesses into findings (after replay) or uncertified regions.
@@ -415,7 +436,7 @@ impl Explain<'_> {
             .collect()
     }
 
-    fn race(&self, rw: races::RaceWitness, report: &mut KernelReport) {
+    fn race(&self, rw: races::RaceWitness, report: &mut Explanation) {
         let (a1, a2) = (&self.l.accesses[rw.a1], &self.l.accesses[rw.a2]);
         let mut w = rw.witness;
         let (t1, t2) = (w.thread(0), w.thread(1));
@@ -567,7 +588,7 @@ impl Explain<'_> {
         }
     }
 
-    fn divergence(&self, dw: sync::DivergenceWitness, report: &mut KernelReport) {
+    fn divergence(&self, dw: sync::DivergenceWitness, report: &mut Explanation) {
         let inst = &self.k.cfg.blocks[dw.site.0 as usize].insts[dw.site.1];
         let loc = self.src.location(inst.span, inst.line);
         let mut w = dw.witness;
@@ -628,7 +649,7 @@ impl Explain<'_> {
         });
     }
 
-    fn out_of_bounds(&self, ow: bounds::OobWitness, report: &mut KernelReport) {
+    fn out_of_bounds(&self, ow: bounds::OobWitness, report: &mut Explanation) {
         let a = &self.l.accesses[ow.access];
         let mut w = ow.witness;
         let t = w.thread(0);

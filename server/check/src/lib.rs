@@ -16,6 +16,7 @@ pub mod encode;
 mod engine;
 mod enumerate;
 mod fixed;
+mod in_order;
 mod incomplete;
 mod invariants;
 mod launch_confirm;

@@ -15,7 +15,7 @@ use model::symbolic::{Access, AccessKind, Base, Lifted};
 use model::Kernel;
 use spec::{ParamSpec, Scalar};
 use std::collections::HashMap;
-use std::rc::Rc;
+use std::sync::Arc;
 
 /// Buffers of unknown size get this many bytes (enough for the small witnesses we ask for).
 const DEFAULT_BUFFER_BYTES: u64 = 1 << 20;
@@ -225,7 +225,7 @@ impl ReplayInputs<'_> {
     /// The run of this witness under `fill` (made now, or found among the check's runs), with
     /// `dynamic_shared` bytes for the `extern __shared__` arrays when given; whether it was
     /// found.
-    fn run_planned(&self, fill: Fill, zeroed: Option<u32>, unset: u64, dynamic_shared: Option<u64>) -> (Rc<Run>, bool) {
+    fn run_planned(&self, fill: Fill, zeroed: Option<u32>, unset: u64, dynamic_shared: Option<u64>) -> (Arc<Run>, bool) {
         let mut plan = plan(self.k, self.l, self.bind, self.w, self.min_bytes, unset);
         plan.launch.budget = self.budget.clone();
         plan.launch.recording = self.recording.clone();
@@ -233,14 +233,11 @@ impl ReplayInputs<'_> {
             plan.launch.dynamic_shared_bytes = bytes;
         }
         let key = RunKey::new(&plan.launch, plan.sizes(), &self.w.memory, fill).zeroing(zeroed);
-        if let Some(run) = self.runs.find(&key) {
-            return (run, true);
-        }
-        let mut r = plan.materialize(fill, zeroed, self.bind, self.w);
-        let (trace, result) = run(self.k, &mut r);
-        let run = Rc::new(Run { launch: r.launch, trace, result });
-        self.runs.keep(key, run.clone());
-        (run, false)
+        self.runs.find_or_make(key, || {
+            let mut r = plan.materialize(fill, zeroed, self.bind, self.w);
+            let (trace, result) = run(self.k, &mut r);
+            Run { launch: r.launch, trace, result }
+        })
     }
 
     /// One replay under `fill`, with `unset` for the scalars nothing fixes: `judge`'s verdict on
