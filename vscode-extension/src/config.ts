@@ -19,7 +19,8 @@ export interface LarkSettings {
     includePaths: string[];
     defines: string[];
   };
-  smt: { timeoutMs: number };
+  /** `null`: the server's default for its solver (1000 ms with Yices, 2000 with z3). */
+  smt: { timeoutMs: number | null };
   strictRaces: boolean;
   firstLook: boolean;
   interfaceFile: string;
@@ -46,7 +47,7 @@ export interface AgentSettings {
 export const DEFAULT_SETTINGS: LarkSettings = {
   server: { path: '' },
   compiler: { path: '', arch: 'sm_80', includePaths: [], defines: [] },
-  smt: { timeoutMs: 2000 },
+  smt: { timeoutMs: null },
   strictRaces: false,
   firstLook: true,
   interfaceFile: '',
@@ -74,7 +75,7 @@ function bool(cfg: ConfigSource, key: string, fallback: boolean): boolean {
   return typeof v === 'boolean' ? v : fallback;
 }
 
-function positiveInt(cfg: ConfigSource, key: string, fallback: number): number {
+function positiveInt<F extends number | null>(cfg: ConfigSource, key: string, fallback: F): number | F {
   const v = cfg.get<unknown>(key);
   if (typeof v !== 'number' || !Number.isFinite(v) || v < 1) return fallback;
   return Math.round(v);
@@ -144,7 +145,8 @@ export function readSettings(cfg: ConfigSource): LarkSettings {
 export interface ServerSettings {
   server: { path: string };
   compiler: { path: string; arch: string; includePaths: string[]; defines: string[] };
-  smt: { timeoutMs: number };
+  /** `null`: the server's default for its solver (1000 ms with Yices, 2000 with z3). */
+  smt: { timeoutMs: number | null };
   strictRaces: boolean;
   firstLook: boolean;
   interfaceFile: string;

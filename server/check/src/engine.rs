@@ -24,7 +24,9 @@ use std::time::Instant;
 #[derive(Clone, Debug)]
 pub struct Options {
     /// Per SMT query: the solver's CPU time (on Linux; the clock elsewhere), with the clock
-    /// stopping a query at four times as long.
+    /// stopping a query at four times as long (default: the default solver's
+    /// [`SolverKind::default_timeout_ms`]; set it again when choosing another solver, see
+    /// [`Options::for_solver`]).
     pub timeout_ms: u64,
     /// Decide checks by enumerating concrete launches when the interface fixes them (on by
     /// default; off to exercise the SMT encoding alone).
@@ -52,12 +54,19 @@ pub struct Options {
 
 impl Default for Options {
     fn default() -> Self {
+        Options::for_solver(crate::smt::solver_from_env().unwrap_or_else(|_| SolverKind::preferred_for_bit_vectors()))
+    }
+}
+
+impl Options {
+    /// The default options with `solver` and its default time per query.
+    pub fn for_solver(solver: SolverKind) -> Options {
         Options {
-            timeout_ms: 2000,
+            timeout_ms: solver.default_timeout_ms(),
             enumerate: true,
             budget_ms: 20_000,
             cancel: model::budget::CancelToken::new(),
-            solver: crate::smt::solver_from_env().unwrap_or_else(|_| SolverKind::preferred_for_bit_vectors()),
+            solver,
             jobs: 0,
             strict_races: false,
             pinned_fields: Vec::new(),

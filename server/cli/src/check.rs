@@ -43,9 +43,10 @@ pub struct CheckArgs {
     /// are warnings that leave the verdict alone, as in GPUVerify).
     #[arg(long)]
     strict_races: bool,
-    /// Time limit per SMT query, in milliseconds.
-    #[arg(long, value_name = "N", default_value_t = 2000, value_parser = clap::value_parser!(u64).range(1..))]
-    timeout_ms: u64,
+    /// Time limit per SMT query, in milliseconds (default: 1000 with Yices, 2000 with z3 or
+    /// cvc5).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    timeout_ms: Option<u64>,
     /// The SMT solver, z3, cvc5 or yices (default: $LARK_SOLVER, else yices where installed,
     /// else z3).
     #[arg(long, value_name = "NAME", value_parser = parse_solver)]

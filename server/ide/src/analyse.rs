@@ -760,7 +760,7 @@ pub(crate) fn merge_note_message(n: &spec::MergeNote) -> String {
 /// `LARK_NO_ENUMERATE=1` forces the SMT path (to compare it with enumeration when debugging).
 fn engine_options(settings: &crate::Settings, cancel: &CancelToken) -> check::Options {
     check::Options {
-        timeout_ms: settings.timeout_ms,
+        timeout_ms: settings.timeout_ms.unwrap_or(settings.solver.default_timeout_ms()),
         enumerate: std::env::var_os("LARK_NO_ENUMERATE").is_none(),
         cancel: cancel.clone(),
         solver: settings.solver,

@@ -111,8 +111,8 @@ pub struct CompilerSettings {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Settings {
     pub compiler: CompilerSettings,
-    /// Per SMT query.
-    pub timeout_ms: u64,
+    /// Per SMT query (default: the solver's, [`check::SolverKind::default_timeout_ms`]).
+    pub timeout_ms: Option<u64>,
     /// An interface file for every kernel (absolute, or relative to the workspace root), merged
     /// with the nearest `lark.toml` next to the file or above it.
     pub interface_file: Option<PathBuf>,
@@ -145,7 +145,7 @@ impl Default for Settings {
     fn default() -> Self {
         Settings {
             compiler: CompilerSettings::default(),
-            timeout_ms: 2000,
+            timeout_ms: None,
             interface_file: None,
             interface_file_kind: SourceKind::Editor,
             reference_binding: None,

@@ -288,7 +288,7 @@ fn every_corpus_kernel_gets_a_module_naming_only_declared_things() {
             .collect();
         files.sort();
         // The verdicts do not matter here, only the modules: short solver queries keep it quick.
-        let mut host = AnalysisHost::new(Settings { timeout_ms: 50, ..Settings::default() });
+        let mut host = AnalysisHost::new(Settings { timeout_ms: Some(50), ..Settings::default() });
         let keys: Vec<(PathBuf, String)> = files
             .iter()
             .map(|p| {

@@ -17,7 +17,8 @@ pub struct ClientSettings {
     pub compiler_arch: String,
     pub include_paths: Vec<String>,
     pub defines: Vec<String>,
-    pub timeout_ms: u64,
+    /// Per SMT query (`None`, the setting absent or `null`: the solver's default).
+    pub timeout_ms: Option<u64>,
     /// Write-write races of equal values are races, not tolerated warnings.
     pub strict_races: bool,
     /// Publish a first look at kernels without a declared launch before their general check.
@@ -42,7 +43,7 @@ impl Default for ClientSettings {
             compiler_arch: "sm_80".into(),
             include_paths: vec![],
             defines: vec![],
-            timeout_ms: 2000,
+            timeout_ms: None,
             strict_races: false,
             first_look: true,
             interface_file: String::new(),
@@ -89,7 +90,7 @@ impl ClientSettings {
             compiler_arch: string(v, &["compiler", "arch"]).filter(|s| !s.is_empty()).unwrap_or(d.compiler_arch),
             include_paths: strings(v, &["compiler", "includePaths"]).unwrap_or(d.include_paths),
             defines: strings(v, &["compiler", "defines"]).unwrap_or(d.defines),
-            timeout_ms: at(v, &["smt", "timeoutMs"]).and_then(Value::as_f64).filter(|t| t.is_finite() && *t >= 1.0).map_or(d.timeout_ms, |t| t.round() as u64),
+            timeout_ms: at(v, &["smt", "timeoutMs"]).and_then(Value::as_f64).filter(|t| t.is_finite() && *t >= 1.0).map(|t| t.round() as u64).or(d.timeout_ms),
             strict_races: at(v, &["strictRaces"]).and_then(Value::as_bool).unwrap_or(d.strict_races),
             first_look: at(v, &["firstLook"]).and_then(Value::as_bool).unwrap_or(d.first_look),
             interface_file: string(v, &["interfaceFile"]).unwrap_or(d.interface_file),
@@ -149,7 +150,8 @@ mod tests {
         assert_eq!(s.compiler_path, "/x/clang");
         assert_eq!(s.compiler_arch, "sm_90");
         assert_eq!(s.include_paths, vec!["inc"]);
-        assert_eq!(s.timeout_ms, 500);
+        assert_eq!(s.timeout_ms, Some(500));
+        assert_eq!(ClientSettings::from_json(&json!({"smt": {"timeoutMs": null}})).timeout_ms, None, "the solver's default");
         assert!(!s.strict_races, "tolerant by default");
         assert!(ClientSettings::from_json(&json!({"strictRaces": true})).to_ide(None).strict_races);
         assert!(s.first_look, "a first look by default");

@@ -62,15 +62,16 @@ test('values of the wrong type fall back to defaults instead of reaching the ser
   assert.equal(s.compiler.arch, 'sm_80');
   assert.deepEqual(s.compiler.includePaths, []);
   assert.deepEqual(s.compiler.defines, ['A', 'B=1']);
-  assert.equal(s.smt.timeoutMs, 2000);
+  assert.equal(s.smt.timeoutMs, null, "the server's default");
   assert.equal(s.logLevel, 'info');
   assert.equal(s.trace.server, 'off');
 });
 
 test('timeout is rounded to whole milliseconds and must be positive', () => {
   assert.equal(smtTimeoutMs(objectConfigSource({ smt: { timeoutMs: 1500.6 } })), 1501);
-  assert.equal(smtTimeoutMs(objectConfigSource({ smt: { timeoutMs: 0 } })), 2000);
-  assert.equal(smtTimeoutMs(objectConfigSource({ smt: { timeoutMs: Number.NaN } })), 2000);
+  assert.equal(smtTimeoutMs(objectConfigSource({ smt: { timeoutMs: 0 } })), null);
+  assert.equal(smtTimeoutMs(objectConfigSource({ smt: { timeoutMs: Number.NaN } })), null);
+  assert.equal(smtTimeoutMs(objectConfigSource({ smt: { timeoutMs: null } })), null);
 });
 
 test('server settings do not alias the settings arrays', () => {
