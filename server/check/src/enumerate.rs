@@ -457,15 +457,44 @@ fn enumerate_site_with(
     extra: &[ExprId],
 ) -> Option<Vec<Point>> {
     let started = std::time::Instant::now();
-    let points = enumerate_points(ctx, launch, blocks, (block, enclosing), pc, value, extra);
+    let points = enumerate_points(ctx, launch, blocks, (block, enclosing), pc, value, extra, Keep::All);
     crate::trace::line(|| {
-        let what = points.as_ref().map_or("not enumerable".to_string(), |p| format!("{} points", p.len()));
+        let what = points.as_ref().map_or("not enumerable".to_string(), |(p, _)| format!("{} points", p.len()));
         format!("enumerated {} blocks: {what} ({:.0} ms)", blocks.len(), started.elapsed().as_secs_f64() * 1e3)
     });
-    points
+    points.map(|(p, _)| p)
+}
+
+/// Which points an enumeration keeps.
+#[derive(Clone, Copy)]
+enum Keep {
+    All,
+    /// Only the first (in enumeration order) whose value is at least `limit`, or whose value
+    /// plus `bytes` wraps around: an out-of-bounds instance. A bounds question needs no other,
+    /// and keeping hundreds of thousands of points it does not need (128 bytes each) cost
+    /// more than evaluating them (llm.c's tiled matmul: 0.4 M points per epilogue store).
+    FirstOutside {
+        limit: u64,
+        bytes: u64,
+    },
+}
+
+impl Keep {
+    fn keeps(self, value: u64) -> bool {
+        match self {
+            Keep::All => true,
+            Keep::FirstOutside { limit, bytes } => value.checked_add(bytes).is_none_or(|end| end > limit),
+        }
+    }
+
+    fn done(self, kept: usize) -> bool {
+        matches!(self, Keep::FirstOutside { .. }) && kept > 0
+    }
 }
 
 /// [`enumerate_site_with`]'s work; `site` is the access's basic block and its enclosing loops.
+/// The points `keep` keeps, and how many points there were.
+#[allow(clippy::too_many_arguments)]
 fn enumerate_points(
     ctx: &Ctx,
     launch: &Launch,
@@ -474,7 +503,8 @@ fn enumerate_points(
     pc: ExprId,
     value: ExprId,
     extra: &[ExprId],
-) -> Option<Vec<Point>> {
+    keep: Keep,
+) -> Option<(Vec<Point>, usize)> {
     let mut roots = vec![pc, value];
     roots.extend(extra);
     // Counters the offsets of fixed loads mention matter too.
@@ -493,6 +523,7 @@ fn enumerate_points(
     let mut filter_vals = Eval::default();
     let nloops = ctx.k.cfg.loops.len();
     let mut out = Vec::new();
+    let mut seen = 0usize;
     let mut vals = Eval::default();
     // The earliest stage of `main` whose symbols changed since it last ran: it runs only for
     // threads that reach an iteration, so a block's change is remembered until it does.
@@ -512,24 +543,27 @@ fn enumerate_points(
                 continue;
             }
             let fresh = main_fresh.min(Stage::Thread);
-            let mut walk = Walk { main: &main, pc: main.slot_of(pc), value: main.slot_of(value), vals: &mut vals, fresh, out: &mut out };
+            let mut walk = Walk { main: &main, pc: main.slot_of(pc), value: main.slot_of(value), vals: &mut vals, fresh, out: &mut out, keep, seen: &mut seen };
             let walked = walk.level(&levels, 0, &mut env);
             main_fresh = walk.fresh;
             if !walked {
                 return None;
             }
-            if out.len() > MAX_POINTS {
+            if keep.done(out.len()) {
+                return Some((out, seen));
+            }
+            if seen > MAX_POINTS {
                 return None;
             }
         }
         // Blocks of a grid mostly do the same work: once the blocks so far, four times over,
         // say the grid will pass the limit, the solver is asked now rather than after half of
         // the grid (llm.c's classifier: 256 blocks of 1024 threads, 0.2 s per access).
-        if (out.len() as u128) * (blocks.len() as u128) > 4 * (MAX_POINTS as u128) * done {
+        if (seen as u128) * (blocks.len() as u128) > 4 * (MAX_POINTS as u128) * done {
             return None;
         }
     }
-    Some(out)
+    Some((out, seen))
 }
 
 /// The conjuncts of a path condition that no loop counter reaches (through the offsets of
@@ -591,6 +625,9 @@ struct Walk<'a> {
     /// [`Program::run_from`]).
     fresh: Stage,
     out: &'a mut Vec<Point>,
+    keep: Keep,
+    /// Points found, kept or not.
+    seen: &'a mut usize,
 }
 
 impl Walk<'_> {
@@ -607,7 +644,11 @@ impl Walk<'_> {
                 if self.vals.poisoned(self.value) {
                     return false;
                 }
-                self.out.push(Point { ctaid: env.ctaid, tid: env.tid, k: Counters::from_slice(&env.k), offset: self.vals.vals[self.value] });
+                let offset = self.vals.vals[self.value];
+                *self.seen += 1;
+                if self.keep.keeps(offset) {
+                    self.out.push(Point { ctaid: env.ctaid, tid: env.tid, k: Counters::from_slice(&env.k), offset });
+                }
             }
             return true;
         };
@@ -805,14 +846,17 @@ pub fn bounds(ctx: &Ctx, launch: &Launch, i: usize, size: u64) -> Option<Decided
     let a: &Access = &ctx.l.accesses[i];
     let off = a.offset?;
     let blocks = launch.blocks_to_enumerate(mentions_ctaid(ctx, &[a.pc, off]))?;
-    let points = enumerate_site(ctx, launch, &blocks, a.block, &a.loops, a.pc, off)?;
-    for p in &points {
-        let end = p.offset.wrapping_add(a.bytes as u64);
-        if end > size || end < p.offset {
-            return Some(Decided::Witness(witness_of(launch, &[p])));
-        }
+    let started = std::time::Instant::now();
+    let keep = Keep::FirstOutside { limit: size, bytes: a.bytes as u64 };
+    let found = enumerate_points(ctx, launch, &blocks, (a.block, &a.loops), a.pc, off, &[], keep);
+    crate::trace::line(|| {
+        let what = found.as_ref().map_or("not enumerable".to_string(), |(out, seen)| format!("{seen} points, {} out of bounds", out.len()));
+        format!("enumerated {} blocks: {what} ({:.0} ms)", blocks.len(), started.elapsed().as_secs_f64() * 1e3)
+    });
+    match found?.0.first() {
+        Some(p) => Some(Decided::Witness(witness_of(launch, &[p]))),
+        None => Some(Decided::Holds),
     }
-    Some(Decided::Holds)
 }
 
 /// Barrier divergence at a barrier with path condition `pc` inside `loops`.
@@ -905,6 +949,18 @@ fn synchronising_threads(ctx: &Ctx, launch: &Launch, b: [u64; 3]) -> Option<Hash
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A bounds enumeration keeps an instance whose end passes the size, or whose end wraps
+    /// around, and stops at the first one; a plain enumeration keeps every point.
+    #[test]
+    fn a_bounds_enumeration_keeps_only_instances_out_of_bounds() {
+        let keep = Keep::FirstOutside { limit: 16, bytes: 4 };
+        assert!(!keep.keeps(12), "bytes 12..16 are in bounds");
+        assert!(keep.keeps(13));
+        assert!(keep.keeps(u64::MAX - 1), "an end that wraps around is out of bounds");
+        assert!(!keep.done(0) && keep.done(1));
+        assert!(Keep::All.keeps(u64::MAX) && !Keep::All.done(5));
+    }
 
     /// A program run from a later stage, after only that stage's symbols changed, computes
     /// what a full run computes, in the order an enumeration walks (blocks, threads, iterations,

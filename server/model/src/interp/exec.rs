@@ -710,7 +710,7 @@ impl<'a> Machine<'a> {
                 for (k, d) in dsts.iter().enumerate() {
                     let at = base.wrapping_add(k as u64 * *elem_bytes as u64);
                     let target = self.access(blk, t, inst, *space, at, *elem_bytes, AccessKind::Read)?;
-                    let v = self.region(blk, t, target).read(target_offset(target), *elem_bytes);
+                    let v = self.region(blk, t, target).load(target_offset(target), *elem_bytes);
                     set!(*d, v);
                 }
             }
@@ -757,7 +757,7 @@ impl<'a> Machine<'a> {
                 }
                 let at = self.address(blk, t, inst, addr)?;
                 let target = self.access(blk, t, inst, *space, at, *bytes, AccessKind::Atomic)?;
-                let old = self.region(blk, t, target).read(target_offset(target), *bytes);
+                let old = self.region(blk, t, target).load(target_offset(target), *bytes);
                 // The float atomics that compute, as the hardware rounds them when the launch asks.
                 let native = match op {
                     AtomOp::Add => Some(FloatOp::Add),

@@ -116,7 +116,23 @@ impl Pattern {
 
     /// `len` bytes of the pattern (the last element cut at the end).
     pub fn bytes(&self, len: u64) -> Vec<u8> {
-        (0..len).map(|o| self.byte(o)).collect()
+        let mut out = vec![0; len as usize];
+        self.copy_into(0, &mut out);
+        out
+    }
+
+    /// Writes the pattern's bytes from `offset` on into `out`, an element at a time.
+    fn copy_into(&self, offset: u64, out: &mut [u8]) {
+        let n = self.elem_bytes.clamp(1, 8) as u64;
+        let mut at = 0usize;
+        while at < out.len() {
+            let o = offset + at as u64;
+            let (i, within) = (o / n, (o % n) as usize);
+            let element = &self.elements[self.value(i)][within..n as usize];
+            let take = element.len().min(out.len() - at);
+            out[at..at + take].copy_from_slice(&element[..take]);
+            at += take;
+        }
     }
 }
 
@@ -168,9 +184,7 @@ impl Region {
                 self.written[word] |= bit;
                 let from = page * PAGE;
                 let to = (from + PAGE).min(self.data.len() as u64);
-                for o in from..to {
-                    self.data[o as usize] = pattern.byte(o);
-                }
+                pattern.copy_into(from, &mut self.data[from as usize..to as usize]);
             }
         }
     }
@@ -200,6 +214,14 @@ impl Region {
         off.checked_add(bytes as u64).is_some_and(|end| end <= self.len())
     }
 
+    /// [`Region::read`] for the interpreter: a patterned region first copies the pages read
+    /// into `data` (a loop reads its inputs again and again; computing each read's bytes from
+    /// the pattern made a GEMM's random-filled replays a tenth slower).
+    pub fn load(&mut self, off: u64, bytes: u32) -> Value {
+        self.hold(off, off + bytes as u64);
+        self.read(off, bytes)
+    }
+
     /// Reads `bytes` (≤ 8) little-endian bytes at `off` (in bounds).
     pub fn read(&self, off: u64, bytes: u32) -> Value {
         if let Some((w, f)) = self.exact.get(&off) {
@@ -208,7 +230,7 @@ impl Region {
             }
         }
         let mut v = 0u64;
-        if self.pattern.is_none() {
+        if self.pattern.is_none() || (self.holds(off) && self.holds(off + (bytes as u64).max(1) - 1)) {
             for k in (0..bytes as usize).rev() {
                 v = (v << 8) | self.data[off as usize + k] as u64;
             }
@@ -469,7 +491,11 @@ mod tests {
         let id = mem.add_patterned("b", len, p.clone());
         let mut expected = p.bytes(len);
         let region = mem.region(0);
-        assert_eq!(region.read(PAGE + 8, 4), Value::Bits(u32::from_le_bytes(expected[(PAGE + 8) as usize..][..4].try_into().unwrap()) as u64));
+        let at = |expected: &[u8], off: u64| Value::Bits(u32::from_le_bytes(expected[off as usize..][..4].try_into().unwrap()) as u64);
+        assert_eq!(region.read(PAGE + 8, 4), at(&expected, PAGE + 8));
+        // A load copies its page (the third) in; what it reads, and the page, are the pattern's.
+        assert_eq!(region.load(2 * PAGE + 6, 4), at(&expected, 2 * PAGE + 6));
+        assert_eq!(region.read(2 * PAGE + 100, 4), at(&expected, 2 * PAGE + 100));
         region.write(PAGE - 2, 4, &Value::Bits(0xdead_beef));
         expected[(PAGE - 2) as usize..][..4].copy_from_slice(&0xdead_beefu32.to_le_bytes());
         mem.write_bytes(id, len - 3, &[1, 2, 3]);
