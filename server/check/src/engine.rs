@@ -301,7 +301,8 @@ fn check_kernel_in(k: &Kernel, spec: Option<&KernelSpec>, src: &Sources, opts: &
         .collect();
     // Each outcome's replays on a thread of their own (see `in_order`), the report in the
     // outcomes' order.
-    let explained = crate::in_order::map(outcomes, replayers, |o| {
+    let schedule = distinct_launches_first(&outcomes);
+    let explained = crate::in_order::map(outcomes, &schedule, replayers, |o| {
         let mut out = Explanation::default();
         match o {
             Outcome::Race(RaceOutcome::Witness(w)) => {
@@ -373,6 +374,29 @@ enum Outcome {
     Race(RaceOutcome),
     Sync(SyncOutcome),
     Bounds(BoundsOutcome),
+}
+
+impl Outcome {
+    /// The counterexample to replay, if any.
+    fn witness(&self) -> Option<&Witness> {
+        match self {
+            Outcome::Race(RaceOutcome::Witness(w)) => Some(&w.witness),
+            Outcome::Sync(SyncOutcome::Witness(w)) => Some(&w.witness),
+            Outcome::Bounds(BoundsOutcome::Witness(w)) => Some(&w.witness),
+            _ => None,
+        }
+    }
+}
+
+/// The order in which outcomes are explained: the first outcome of each counterexample launch
+/// (geometry, scalars and loaded values, which decide a run), then the second of each, and so
+/// on. Candidates sharing a launch share its runs (see `runs`): taken side by side, the second
+/// waited for the first's run while another launch's runs waited for a thread (ggml's ssm_scan
+/// with no setup: two candidates of one witness, then a 20 M-step run alone).
+fn distinct_launches_first(outcomes: &[Outcome]) -> Vec<usize> {
+    let same_launch = |a: &&Witness, b: &&Witness| (a.grid, a.block, &a.params, &a.fields, &a.memory) == (b.grid, b.block, &b.params, &b.fields, &b.memory);
+    let launches: Vec<Option<&Witness>> = outcomes.iter().map(Outcome::witness).collect();
+    crate::in_order::round_robin(&launches, same_launch)
 }
 
 /// What explaining one outcome adds to the report.

@@ -663,7 +663,7 @@ mod tests {
             bytes: 4,
             kind,
             phase: 0,
-            iterations: vec![],
+            iterations: Default::default(),
             line: None,
             written: None,
         }
