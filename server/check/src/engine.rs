@@ -143,6 +143,9 @@ pub fn check_kernel(k: &Kernel, spec: Option<&KernelSpec>, src: &Sources, opts: 
 pub(crate) struct Focus {
     pub findings: Vec<(FindingKind, Vec<u32>)>,
     pub replay_all: bool,
+    /// A race question left undecided settles its pair of lines as a witness does (see
+    /// [`Shared::undecided_settles_a_line`]).
+    pub undecided_settles_a_line: bool,
 }
 
 impl Focus {
@@ -253,6 +256,7 @@ fn check_kernel_in(k: &Kernel, spec: Option<&KernelSpec>, src: &Sources, opts: &
         budget: budget.clone(),
         enumerate: opts.enumerate,
         focus: focus.map(|_| &depth as &(dyn Fn(Check) -> Option<Depth> + Sync)),
+        undecided_settles_a_line: focus.is_some_and(|f| f.undecided_settles_a_line),
     };
     let lent = (0..schedule::workers(opts.jobs)).map(|_| solver.lend(opts.solver)).collect();
     let (answers, lent) = schedule::run(&shared, lent);
@@ -770,6 +774,7 @@ mod tests {
                 (FindingKind::Race, vec![70]),
             ],
             replay_all: false,
+            undecided_settles_a_line: false,
         };
         assert_eq!(focus.depth(FindingKind::Race, &[9, 9]), Some(Depth::Decide));
         assert_eq!(focus.depth(FindingKind::Race, &[60, 50]), Some(Depth::Decide));

@@ -126,7 +126,8 @@ pub(crate) fn clean_at_common_blocks(
             break;
         }
         let share = Options { budget_ms: share_ms.min(left_ms), ..opts.clone() };
-        let focus = Focus { findings: open.iter().map(|&n| (findings[n].kind, findings[n].lines())).collect(), replay_all: false };
+        let focus =
+            Focus { findings: open.iter().map(|&n| (findings[n].kind, findings[n].lines())).collect(), replay_all: false, undecided_settles_a_line: false };
         let mut s = spec.cloned().unwrap_or_default();
         s.block = Some([Dim::exact(x), Dim::exact(y), Dim::exact(1)]);
         let r = check_kernel_guarded_in(k, Some(&s), src, &share, solver, Some(&focus));

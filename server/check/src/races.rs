@@ -88,9 +88,9 @@ pub fn pairs(l: &Lifted) -> Vec<(usize, usize)> {
 }
 
 /// Pairs of one key show the same bug: two source lines on one array or buffer.
-type LinesKey = (Option<u32>, Option<u32>, Option<Base>);
+pub type LinesKey = (Option<u32>, Option<u32>, Option<Base>);
 
-fn lines_key(l: &Lifted, (i, j): (usize, usize)) -> LinesKey {
+pub fn lines_key(l: &Lifted, (i, j): (usize, usize)) -> LinesKey {
     let (a, b) = (&l.accesses[i], &l.accesses[j]);
     (a.line, b.line, a.base)
 }
@@ -100,40 +100,68 @@ fn lines_key(l: &Lifted, (i, j): (usize, usize)) -> LinesKey {
 /// Pairs are reported as if checked one after another: one witness per pair of source lines
 /// (the rest is noise), and no pair after the [`MAX_RACES`]th witness. A worker asks
 /// [`RaceLedger::worth_checking`] before it checks pair number `p` (see [`crate::ledger`]), and
-/// [`select`] applies the sequential rule, with its cap, to the outcomes exactly.
-#[derive(Default)]
-pub struct RaceLedger(FirstWitness<LinesKey>);
+/// [`select`] applies the sequential rule, with its cap, to the outcomes exactly. Where an
+/// undecided pair settles its lines too (`schedule::Shared::undecided_settles_a_line`), the
+/// first undecided pair of a pair of lines is the last one checked, as the first witness is.
+pub struct RaceLedger {
+    witnessed: FirstWitness<LinesKey>,
+    undecided: Option<FirstWitness<LinesKey>>,
+}
 
 impl RaceLedger {
+    pub fn new(undecided_settles_a_line: bool) -> RaceLedger {
+        RaceLedger { witnessed: FirstWitness::default(), undecided: undecided_settles_a_line.then(FirstWitness::default) }
+    }
+
     pub fn worth_checking(&self, l: &Lifted, pairs: &[(usize, usize)], p: usize) -> bool {
-        self.0.worth_checking(Some(&lines_key(l, pairs[p])), p) && self.0.keys_witnessed_before(p) < MAX_RACES
+        let key = lines_key(l, pairs[p]);
+        self.witnessed.worth_checking(Some(&key), p)
+            && self.undecided.as_ref().is_none_or(|u| u.worth_checking(Some(&key), p))
+            && self.witnessed.keys_witnessed_before(p) < MAX_RACES
     }
 
     /// Records the outcome of pair number `p`.
     pub fn record(&self, l: &Lifted, pairs: &[(usize, usize)], p: usize, outcome: &Option<RaceOutcome>) {
-        if let Some(RaceOutcome::Witness(_)) = outcome {
-            self.0.record_witness(Some(lines_key(l, pairs[p])), p);
+        match (outcome, &self.undecided) {
+            (Some(RaceOutcome::Witness(_)), _) => self.witnessed.record_witness(Some(lines_key(l, pairs[p])), p),
+            (Some(RaceOutcome::Unknown { .. }), Some(undecided)) => undecided.record_witness(Some(lines_key(l, pairs[p])), p),
+            _ => {}
         }
     }
 }
 
 /// The outcomes to report, from the outcomes of `pairs` (`None` where a pair was not checked):
-/// what checking the pairs one after another would report.
-pub fn select(l: &Lifted, pairs: &[(usize, usize)], outcomes: Vec<Option<Option<RaceOutcome>>>) -> Vec<RaceOutcome> {
+/// what checking the pairs one after another would report (with an undecided pair settling its
+/// lines when `undecided_settles_a_line`, see [`RaceLedger`]).
+pub fn select(l: &Lifted, pairs: &[(usize, usize)], outcomes: Vec<Option<Option<RaceOutcome>>>, undecided_settles_a_line: bool) -> Vec<RaceOutcome> {
+    let witness = |o: &RaceOutcome| matches!(o, RaceOutcome::Witness(_));
+    select_by(outcomes, |p| lines_key(l, pairs[p]), witness, undecided_settles_a_line)
+}
+
+/// [`select`] over any keys: `witness` tells a witness from an undecided outcome.
+fn select_by<K: std::hash::Hash + Eq, O>(
+    outcomes: Vec<Option<Option<O>>>,
+    key: impl Fn(usize) -> K,
+    witness: impl Fn(&O) -> bool,
+    undecided_settles: bool,
+) -> Vec<O> {
     let mut out = Vec::new();
     let mut lines_done = std::collections::HashSet::new();
+    let mut lines_undecided = std::collections::HashSet::new();
     for (p, outcome) in outcomes.into_iter().enumerate() {
         if lines_done.len() >= MAX_RACES {
             break;
         }
-        let key = lines_key(l, pairs[p]);
-        if lines_done.contains(&key) {
+        let key = key(p);
+        if lines_done.contains(&key) || lines_undecided.contains(&key) {
             continue;
         }
         // A pair the ledger let through is checked; one it skipped is skipped here too.
         let Some(Some(o)) = outcome else { continue };
-        if matches!(o, RaceOutcome::Witness(_)) {
+        if witness(&o) {
             lines_done.insert(key);
+        } else if undecided_settles {
+            lines_undecided.insert(key);
         }
         out.push(o);
     }
@@ -397,7 +425,20 @@ pub fn parse_const(term: &str) -> Option<u64> {
 
 #[cfg(test)]
 mod tests {
-    use super::only_one_thread;
+    use super::{only_one_thread, select_by};
+
+    /// What checking pairs one after another reports: per key, nothing after the first witness,
+    /// and, where an undecided pair settles its key, nothing after the first undecided pair.
+    /// Pairs the ledger skipped (`None`) are skipped.
+    #[test]
+    fn a_key_ends_at_its_first_witness_and_where_asked_at_its_first_undecided_pair() {
+        // (key, outcome): 'w' a witness, 'u' undecided.
+        let outcomes = || vec![Some(Some((1, 'u'))), Some(Some((1, 'w'))), Some(Some((2, 'w'))), Some(Some((2, 'u'))), None, Some(Some((1, 'w')))];
+        let keys = [1, 1, 2, 2, 1, 1];
+        let run = |settles| select_by(outcomes(), |p| keys[p], |o: &(u8, char)| o.1 == 'w', settles);
+        assert_eq!(run(false), vec![(1, 'u'), (1, 'w'), (2, 'w')]);
+        assert_eq!(run(true), vec![(1, 'u'), (2, 'w')]);
+    }
     use model::expr::{Exprs, Sym};
     use model::ops::{CmpOp, Special};
 

@@ -35,6 +35,12 @@ pub struct Shared<'a> {
     /// Which checks to run, and how far (all of them, in full, when `None`): the launch
     /// confirmation asks only about the lines of the findings it confirms.
     pub focus: Option<&'a (dyn Fn(Check) -> Option<Depth> + Sync)>,
+    /// A race question left undecided (out of time) settles its pair of lines as a witness
+    /// does: their other pairs are not asked, and what they would have found is not reported.
+    /// For a re-check whose undecided lines are asked again elsewhere (the scalar re-check with
+    /// the launch open: at the common blocks, where everything is concrete); a line with an
+    /// undecided pair can no longer be shown race-free, only found racing.
+    pub undecided_settles_a_line: bool,
 }
 
 /// One check of a kernel, as [`Shared::focus`] sees it.
@@ -114,7 +120,15 @@ struct Done {
 /// The solvers are handed back with the answers. A panic in a worker is resumed here, after
 /// every worker has stopped.
 pub fn run(shared: &Shared, solvers: Vec<::smt::Solver>) -> (Answers, Vec<::smt::Solver>) {
-    let pairs = races::pairs(shared.l);
+    let mut pairs = races::pairs(shared.l);
+    if shared.undecided_settles_a_line {
+        // One pair of each pair of lines first, then the second of each: workers ask about
+        // different lines side by side, so a line's first timeout stops the line before its
+        // other pairs start (each line's pairs keep their order, and with it the pair the
+        // line reports).
+        let keys: Vec<Option<_>> = pairs.iter().map(|&p| Some(races::lines_key(shared.l, p))).collect();
+        pairs = crate::in_order::round_robin(&keys, |a, b| a == b).into_iter().map(|n| pairs[n]).collect();
+    }
     let sites = sync::sites(shared.l);
     let items: Vec<Item> =
         (0..pairs.len()).map(Item::Race).chain((0..sites.len()).map(Item::Sync)).chain((0..shared.l.accesses.len()).map(Item::Bounds)).collect();
@@ -124,7 +138,7 @@ pub fn run(shared: &Shared, solvers: Vec<::smt::Solver>) -> (Answers, Vec<::smt:
         sites: &sites,
         items: &items,
         next: AtomicUsize::new(0),
-        ledger: RaceLedger::default(),
+        ledger: RaceLedger::new(shared.undecided_settles_a_line),
         bounds_ledger: BoundsLedger::default(),
         sync_ledger: SyncLedger::default(),
         prefetch: (solvers.len() > 1).then(|| Prefetch::new(solvers.len())),
@@ -283,7 +297,7 @@ impl Work<'_> {
                 Answer::Bounds(o) => answers.bounds.extend(o),
             }
         }
-        answers.races = races::select(self.shared.l, self.pairs, races);
+        answers.races = races::select(self.shared.l, self.pairs, races, self.shared.undecided_settles_a_line);
         answers.sync = SyncLedger::select(self.sites, sync);
         answers.bounds = BoundsLedger::select(self.shared.l, std::mem::take(&mut answers.bounds));
         answers
