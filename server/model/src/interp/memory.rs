@@ -74,7 +74,8 @@ pub(crate) struct Region {
     written: Vec<u64>,
 }
 
-/// A patterned region copies its pattern into `data` a page at a time, on the page's first write.
+/// A patterned region copies its pattern into `data` a page at a time, on the page's first write
+/// or interpreter load ([`Region::load`]).
 const PAGE: u64 = 4096;
 
 /// What a buffer holds before the kernel writes it: element `i` is `elements[value(i)]`, with
