@@ -24,10 +24,9 @@ use std::time::Instant;
 #[derive(Clone, Debug)]
 pub struct Options {
     /// Per SMT query: the solver's CPU time (on Linux; the clock elsewhere), with the clock
-    /// stopping a query at four times as long (default: the default solver's
-    /// [`SolverKind::default_timeout_ms`]; set it again when choosing another solver, see
-    /// [`Options::for_solver`]).
-    pub timeout_ms: u64,
+    /// stopping a query at four times as long; `None`: the solver's own default (see
+    /// [`Options::timeout_ms`]).
+    pub timeout_ms: Option<u64>,
     /// Decide checks by enumerating concrete launches when the interface fixes them (on by
     /// default; off to exercise the SMT encoding alone).
     pub enumerate: bool,
@@ -54,23 +53,25 @@ pub struct Options {
 
 impl Default for Options {
     fn default() -> Self {
-        Options::for_solver(crate::smt::solver_from_env().unwrap_or_else(|_| SolverKind::preferred_for_bit_vectors()))
-    }
-}
-
-impl Options {
-    /// The default options with `solver` and its default time per query.
-    pub fn for_solver(solver: SolverKind) -> Options {
         Options {
-            timeout_ms: solver.default_timeout_ms(),
+            timeout_ms: None,
             enumerate: true,
             budget_ms: 20_000,
             cancel: model::budget::CancelToken::new(),
-            solver,
+            solver: crate::smt::solver_from_env().unwrap_or_else(|_| SolverKind::preferred_for_bit_vectors()),
             jobs: 0,
             strict_races: false,
             pinned_fields: Vec::new(),
         }
+    }
+}
+
+impl Options {
+    /// The time per query: the one set, else the solver's default
+    /// ([`SolverKind::default_timeout_ms`]), so that choosing another solver never leaves the
+    /// first one's default behind.
+    pub fn timeout_ms(&self) -> u64 {
+        self.timeout_ms.unwrap_or(self.solver.default_timeout_ms())
     }
 }
 
@@ -230,7 +231,7 @@ fn check_kernel_in(k: &Kernel, spec: Option<&KernelSpec>, src: &Sources, opts: &
     // tens of milliseconds once the launch is concrete. (A lent process starts on its first
     // query, so a kernel with nothing to prove costs nothing here.)
     let mut prover = solver.lend(opts.solver);
-    crate::invariants::strengthen(&mut lifted, &bind, &mut prover, std::time::Duration::from_millis((opts.timeout_ms / 8).max(1)), &budget);
+    crate::invariants::strengthen(&mut lifted, &bind, &mut prover, std::time::Duration::from_millis((opts.timeout_ms() / 8).max(1)), &budget);
     solver.give_back(prover);
     let caches = Caches::default();
     let access_line = |a: &Access| src.location(a.span, a.line).line;
@@ -252,7 +253,7 @@ fn check_kernel_in(k: &Kernel, spec: Option<&KernelSpec>, src: &Sources, opts: &
         phases: &phases,
         bind: &bind,
         caches: &caches,
-        timeout_ms: opts.timeout_ms,
+        timeout_ms: opts.timeout_ms(),
         budget: budget.clone(),
         enumerate: opts.enumerate,
         focus: focus.map(|_| &depth as &(dyn Fn(Check) -> Option<Depth> + Sync)),

@@ -196,7 +196,7 @@ pub fn confirm(
     // the common blocks in milliseconds (ggml's rope: an `unsat` of 1.7 s with the launch
     // open, 2.0 s -> 1.2 s in all). A sixteenth of the budget cost llm.c's tiled matmul its
     // diagnosis (a finding at a 256-thread block read as one of its scalars).
-    let open_launch = Options { budget_ms: (opts.budget_ms / 8).max(1), timeout_ms: (opts.timeout_ms / 2).max(1), ..opts.clone() };
+    let open_launch = Options { budget_ms: (opts.budget_ms / 8).max(1), timeout_ms: Some((opts.timeout_ms() / 2).max(1)), ..opts.clone() };
     // A line it leaves undecided goes to the common blocks anyway, so its other pairs are not
     // asked (vLLM's rotary embedding: a second round of 0.5 s timeouts on each of two lines).
     let r = check_kernel_guarded_in(k, Some(&s), src, &open_launch, solver, Some(&focus(true)));

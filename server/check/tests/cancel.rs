@@ -24,7 +24,7 @@ fn a_cancelled_check_stops_mid_query() {
     for kind in installed_solvers() {
         // geglu's race query takes the solvers seconds (two blocks' rows `t * d + i` with a
         // symbolic `d`); without a cancellation it would run to the minute-long limit.
-        let opts = Options { timeout_ms: 60_000, budget_ms: 120_000, solver: kind, ..Options::default() };
+        let opts = Options { timeout_ms: Some(60_000), budget_ms: 120_000, solver: kind, ..Options::default() };
         let cancel = opts.cancel.clone();
         let started = Instant::now();
         let canceller = std::thread::spawn(move || {

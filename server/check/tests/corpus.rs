@@ -137,7 +137,7 @@ fn corpus_scores() {
 fn smt_agrees_with_enumeration() {
     let mut solver = Solver::new();
     let enumerate = Options::default();
-    let smt = Options { enumerate: false, timeout_ms: 10_000, ..Options::default() };
+    let smt = Options { enumerate: false, timeout_ms: Some(10_000), ..Options::default() };
     let mut files: Vec<String> = expectations().into_iter().map(|e| e.file).collect();
     files.dedup();
     let mut disagreements = Vec::new();

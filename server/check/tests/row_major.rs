@@ -14,7 +14,7 @@ fn a_row_of_columns_indexed_by_a_global_y_index_is_race_free_for_every_launch() 
     // has a quarter of the query's time); under the load of the parallel test run that went past
     // the default's 500 ms, so the test gives queries 8 s. Without the lemma, z3 does not
     // decide the race question within those 8 s either.
-    let opts = check::Options { timeout_ms: 8000, ..Default::default() };
+    let opts = check::Options { timeout_ms: Some(8000), ..Default::default() };
     let report = common::check_with(&common::fixtures(), "rows_2d_copy", None, &opts);
     assert_eq!(report.verdict, Verdict::Verified, "findings {:?}, undecided {:?}", report.findings, report.uncertified);
     assert!(report.findings.iter().all(|f| f.kind != FindingKind::Race));

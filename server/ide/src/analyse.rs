@@ -302,7 +302,7 @@ fn kernel_key(i: &KeyInput) -> (u64, Vec<(u32, u32)>) {
     i.param_names.hash(&mut h);
     i.reference.hash(&mut h);
     // The options that change results (not the cancellation token).
-    (i.opts.timeout_ms, i.opts.enumerate, i.opts.budget_ms, i.opts.solver).hash(&mut h);
+    (i.opts.timeout_ms(), i.opts.enumerate, i.opts.budget_ms, i.opts.solver).hash(&mut h);
     (h.finish(), bases)
 }
 
@@ -760,7 +760,7 @@ pub(crate) fn merge_note_message(n: &spec::MergeNote) -> String {
 /// `LARK_NO_ENUMERATE=1` forces the SMT path (to compare it with enumeration when debugging).
 fn engine_options(settings: &crate::Settings, cancel: &CancelToken) -> check::Options {
     check::Options {
-        timeout_ms: settings.timeout_ms.unwrap_or(settings.solver.default_timeout_ms()),
+        timeout_ms: settings.timeout_ms,
         enumerate: std::env::var_os("LARK_NO_ENUMERATE").is_none(),
         cancel: cancel.clone(),
         solver: settings.solver,

@@ -115,7 +115,7 @@ pub(crate) fn first_look(
     let mut s = spec.cloned().unwrap_or_default();
     s.block = Some(launch.block.map(Dim::exact));
     s.grid = Some(launch.grid.map(Dim::exact));
-    let quick = Options { budget_ms, timeout_ms: opts.timeout_ms.min(budget_ms), ..opts.clone() };
+    let quick = Options { budget_ms, timeout_ms: Some(opts.timeout_ms().min(budget_ms)), ..opts.clone() };
     let mut report = check::check_kernel_guarded(k, Some(&s), src, &quick, solver);
     report.uncertified.clear();
     if report.verdict != Verdict::Error {
