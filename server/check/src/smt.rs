@@ -151,14 +151,6 @@ mod tests {
 
     const LIMIT: Duration = Duration::from_secs(10);
 
-    /// The installed solvers; the missing ones are named on stderr (see `SolverKind::skipped_note`).
-    fn installed_solvers() -> Vec<SolverKind> {
-        for k in SolverKind::ALL.into_iter().filter(|k| !k.is_installed()) {
-            eprintln!("{}", k.skipped_note());
-        }
-        SolverKind::installed()
-    }
-
     fn outcome(kind: SolverKind, script: &str) -> Outcome {
         let mut solver = ::smt::Solver::new(kind);
         ask(&mut solver, &read_query(script).unwrap(), LIMIT, &Never).0
@@ -170,7 +162,7 @@ mod tests {
     fn every_solver_answers_with_numbered_models() {
         let script = "(declare-const x (_ BitVec 8))\n(declare-const p Bool)\n(define-fun d () (_ BitVec 8) (bvadd x (_ bv1 8)))\n\
                       (assert (= (bvmul x (_ bv4 8)) (_ bv12 8)))\n(assert (bvult x (_ bv64 8)))\n(assert p)\n(get-value (d))\n";
-        for kind in installed_solvers() {
+        for kind in SolverKind::installed_noting_the_rest() {
             let expected: HashMap<String, u64> = [("x".to_string(), 3), ("p".to_string(), 1), ("d".to_string(), 4)].into();
             assert_eq!(outcome(kind, script), Outcome::Sat(expected), "{kind}");
             assert_eq!(outcome(kind, "(declare-const x (_ BitVec 8))\n(assert (distinct x x))\n"), Outcome::Unsat, "{kind}");
@@ -193,7 +185,7 @@ mod tests {
         let mut hard: String = (0..13).map(|i| format!("(declare-const h{i} (_ BitVec 4))\n(assert (bvult h{i} (_ bv12 4)))\n")).collect();
         hard.push_str(&format!("(assert (distinct {}))\n", (0..13).map(|i| format!("h{i}")).collect::<Vec<_>>().join(" ")));
         let q = read_query(&hard).unwrap();
-        for kind in installed_solvers() {
+        for kind in SolverKind::installed_noting_the_rest() {
             let mut solver = ::smt::Solver::new(kind);
             assert_eq!(ask(&mut solver, &q, LIMIT, &|| true).0, Outcome::Stopped);
             let started = Instant::now();

@@ -114,6 +114,15 @@ impl SolverKind {
         format!("skipped for {self}: `{}` is not installed ({})", self.binary(), self.install_hint())
     }
 
+    /// [`SolverKind::installed`], for a test that runs real queries on every solver: the
+    /// missing ones are named on stderr ([`SolverKind::skipped_note`]) rather than failed.
+    pub fn installed_noting_the_rest() -> Vec<SolverKind> {
+        for k in SolverKind::ALL.into_iter().filter(|k| !k.is_installed()) {
+            eprintln!("{}", k.skipped_note());
+        }
+        SolverKind::installed()
+    }
+
     /// The solver for bit-vector questions when nobody chose one: Yices where it is installed
     /// (measured on 238 queries dumped from the slowest kernels of `tests/real`: it answers in
     /// a tenth of z3's time, and decides many queries z3 runs out of time on), else Z3. Looked

@@ -12,10 +12,7 @@ pub const EASY: Duration = Duration::from_secs(20);
 /// installed (it comes from PyPI, see `scripts/install-deps.sh`; CI installs it), which is said
 /// on stderr rather than failed, as z3 and cvc5 still cover the behaviour.
 pub fn installed() -> Vec<SolverKind> {
-    for k in SolverKind::ALL.into_iter().filter(|k| !k.is_installed()) {
-        eprintln!("{}", k.skipped_note());
-    }
-    SolverKind::installed()
+    SolverKind::installed_noting_the_rest()
 }
 
 pub fn solver(kind: SolverKind) -> Solver {
