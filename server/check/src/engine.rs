@@ -394,12 +394,15 @@ impl Outcome {
 }
 
 /// The order in which outcomes are explained: the first outcome of each counterexample launch
-/// (geometry, scalars and loaded values, which decide a run), then the second of each, and so
-/// on. Candidates sharing a launch share its runs (see `runs`): taken side by side, the second
+/// (geometry, the blocks its threads are in, scalars and loaded values: what decides a run, see
+/// `runs::RunKey`), then the second of each, and so on. Candidates sharing a launch share its runs (see `runs`): taken side by side, the second
 /// waited for the first's run while another launch's runs waited for a thread (ggml's ssm_scan
 /// with no setup: two candidates of one witness, then a 20 M-step run alone).
 fn distinct_launches_first(outcomes: &[Outcome]) -> Vec<usize> {
-    let same_launch = |a: &&Witness, b: &&Witness| (a.grid, a.block, &a.params, &a.fields, &a.memory) == (b.grid, b.block, &b.params, &b.fields, &b.memory);
+    let blocks = |w: &Witness| w.threads.iter().map(|t| t.id.block).collect::<Vec<_>>();
+    let same_launch = |a: &&Witness, b: &&Witness| {
+        (a.grid, a.block, &a.params, &a.fields, &a.memory) == (b.grid, b.block, &b.params, &b.fields, &b.memory) && blocks(a) == blocks(b)
+    };
     let launches: Vec<Option<&Witness>> = outcomes.iter().map(Outcome::witness).collect();
     crate::in_order::round_robin(&launches, same_launch)
 }

@@ -458,11 +458,17 @@ fn enumerate_site_with(
 ) -> Option<Vec<Point>> {
     let started = std::time::Instant::now();
     let points = enumerate_points(ctx, launch, blocks, (block, enclosing), pc, value, extra, Keep::All);
-    crate::trace::line(|| {
-        let what = points.as_ref().map_or("not enumerable".to_string(), |(p, _)| format!("{} points", p.len()));
-        format!("enumerated {} blocks: {what} ({:.0} ms)", blocks.len(), started.elapsed().as_secs_f64() * 1e3)
-    });
+    trace_enumerated(blocks.len(), started, || points.as_ref().map(|(p, _)| format!("{} points", p.len())));
     points.map(|(p, _)| p)
+}
+
+/// The trace line of an enumeration of `blocks` blocks started at `started`: what it found, or
+/// `None` when the site is not enumerable (said only when tracing).
+fn trace_enumerated(blocks: usize, started: std::time::Instant, found: impl FnOnce() -> Option<String>) {
+    crate::trace::line(|| {
+        let what = found().unwrap_or_else(|| "not enumerable".to_string());
+        format!("enumerated {blocks} blocks: {what} ({:.0} ms)", started.elapsed().as_secs_f64() * 1e3)
+    });
 }
 
 /// Which points an enumeration keeps.
@@ -849,10 +855,7 @@ pub fn bounds(ctx: &Ctx, launch: &Launch, i: usize, size: u64) -> Option<Decided
     let started = std::time::Instant::now();
     let keep = Keep::FirstOutside { limit: size, bytes: a.bytes as u64 };
     let found = enumerate_points(ctx, launch, &blocks, (a.block, &a.loops), a.pc, off, &[], keep);
-    crate::trace::line(|| {
-        let what = found.as_ref().map_or("not enumerable".to_string(), |(out, seen)| format!("{seen} points, {} out of bounds", out.len()));
-        format!("enumerated {} blocks: {what} ({:.0} ms)", blocks.len(), started.elapsed().as_secs_f64() * 1e3)
-    });
+    trace_enumerated(blocks.len(), started, || found.as_ref().map(|(out, seen)| format!("{seen} points, {} out of bounds", out.len())));
     match found?.0.first() {
         Some(p) => Some(Decided::Witness(witness_of(launch, &[p]))),
         None => Some(Decided::Holds),

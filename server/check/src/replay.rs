@@ -663,7 +663,7 @@ mod tests {
             bytes: 4,
             kind,
             phase: 0,
-            iterations: Default::default(),
+            iterations: vec![],
             line: None,
             written: None,
         }

@@ -181,10 +181,12 @@ pub fn confirm(
         s.grid = Some([0u8, 1, 2].map(|d| Dim::exact(ordinary_grid(d))));
     }
     let opts = Options { pinned_fields, ..opts.clone() };
-    let focus = |undecided_settles_a_line| Focus {
+    // A line it leaves undecided goes to the common blocks anyway, so its other pairs are not
+    // asked (vLLM's rotary embedding: a second round of 0.5 s timeouts on each of two lines).
+    let focus = Focus {
         findings: candidates.iter().map(|&n| (report.findings[n].kind, report.findings[n].lines())).collect(),
         replay_all: true,
-        undecided_settles_a_line,
+        undecided_settles_a_line: true,
     };
     let started = std::time::Instant::now();
     // With the launch still open, a re-check whose rows are far apart can spend the whole
@@ -197,9 +199,7 @@ pub fn confirm(
     // open, 2.0 s -> 1.2 s in all). A sixteenth of the budget cost llm.c's tiled matmul its
     // diagnosis (a finding at a 256-thread block read as one of its scalars).
     let open_launch = Options { budget_ms: (opts.budget_ms / 8).max(1), timeout_ms: Some((opts.timeout_ms() / 2).max(1)), ..opts.clone() };
-    // A line it leaves undecided goes to the common blocks anyway, so its other pairs are not
-    // asked (vLLM's rotary embedding: a second round of 0.5 s timeouts on each of two lines).
-    let r = check_kernel_guarded_in(k, Some(&s), src, &open_launch, solver, Some(&focus(true)));
+    let r = check_kernel_guarded_in(k, Some(&s), src, &open_launch, solver, Some(&focus));
     crate::trace::recheck("scalar re-check at ordinary values", &r);
     // An ordinary setting has an ordinary block too: what the re-check finds only at blocks
     // nobody declares is not found there (see [`CleanAt::lets_go`] for the rule).

@@ -36,7 +36,7 @@ struct Thread {
     idx: usize,
     status: Status,
     phase: u32,
-    iters: super::Iterations,
+    iters: Vec<(LoopId, u64)>,
     local: Vec<Region>,
 }
 
@@ -308,7 +308,7 @@ impl<'a> Machine<'a> {
                         idx: 0,
                         status: Status::Running,
                         phase: 0,
-                        iters: self.nests.get(self.k.cfg.entry as usize).map_or_else(Default::default, |n| n.iter().map(|&l| (l, 0)).collect()),
+                        iters: self.nests.get(self.k.cfg.entry as usize).map_or(Vec::new(), |n| n.iter().map(|&l| (l, 0)).collect()),
                         local: self.local_slots.iter().map(|s| Region::zeroed(s.size)).collect(),
                     });
                 }
@@ -351,7 +351,7 @@ impl<'a> Machine<'a> {
             }
             let arrived = blk.threads.iter().filter(|th| same(th)).map(|th| th.tid).collect();
             let missing = blk.threads.iter().filter(|th| !same(th)).map(|th| (th.tid, self.whereabouts(th))).collect();
-            return Err(InterpError::BarrierDivergence { block: ctaid, inst: key.0, line: self.line(key.0), iterations: key.1.to_vec(), arrived, missing });
+            return Err(InterpError::BarrierDivergence { block: ctaid, inst: key.0, line: self.line(key.0), iterations: key.1, arrived, missing });
         }
     }
 
@@ -384,7 +384,7 @@ impl<'a> Machine<'a> {
     }
 
     fn whereabouts(&self, th: &Thread) -> Whereabouts {
-        let (inst, line, iterations) = (th.pc(), self.line(th.pc()), th.iters.to_vec());
+        let (inst, line, iterations) = (th.pc(), self.line(th.pc()), th.iters.clone());
         match th.status {
             Status::Exited => Whereabouts::Exited,
             Status::Barrier => Whereabouts::AtBarrier { inst, line, iterations },

@@ -220,11 +220,6 @@ pub enum AccessKind {
     Atomic,
 }
 
-/// A thread's current iteration of each enclosing loop, outermost first: inline for nests of up
-/// to four loops, since a replay records one with every access it keeps (a heap copy each was a
-/// tenth of a replay that records a million accesses).
-pub type Iterations = smallvec::SmallVec<[(LoopId, u64); 4]>;
-
 /// One memory access by one thread.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AccessEvent {
@@ -245,7 +240,7 @@ pub struct AccessEvent {
     /// Number of `bar.sync` this thread had passed.
     pub phase: u32,
     /// Current iteration of each enclosing loop, outermost first.
-    pub iterations: Iterations,
+    pub iterations: Vec<(LoopId, u64)>,
     pub line: Option<u32>,
     /// For a plain write: the bits it stored (so two writes of one byte can be seen to store the
     /// same value, a benign race).
