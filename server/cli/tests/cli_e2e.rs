@@ -488,3 +488,41 @@ fn a_check_over_the_memory_ceiling_is_uncertified_with_the_reason() {
     assert!(String::from_utf8_lossy(&bad.stderr).contains("LARK_MEMORY_MB: expected a number of megabytes, found `lots`"), "{bad:?}");
     assert_eq!(bad.status.code(), Some(0), "an unreadable setting falls back to the default: {bad:?}");
 }
+
+/// The time per SMT query is the solver's own default when not set: 1 s for Yices, 2 s for z3
+/// (a check that chooses z3 does not keep Yices' default); `--timeout-ms` sets it for either.
+/// ggml's quantize opened with no setup asks a race question no solver answers in seconds, so
+/// its uncertified region names the limit it ran into.
+#[test]
+fn the_time_per_query_is_the_solvers_default_unless_set() {
+    let dir = std::env::temp_dir().join(format!("lark-timeout-default-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let ptx = dir.join("ggml_quantize_q8_1.ptx");
+    std::fs::copy(repo().join("tests/real/ggml_quantize_q8_1.ptx"), &ptx).unwrap();
+    let limits = |extra: &[&str]| -> Vec<u64> {
+        let mut args = vec!["check", "--format", "json"];
+        args.extend_from_slice(extra);
+        let path = ptx.display().to_string();
+        args.push(&path);
+        let r = run(&args);
+        let report: Value = serde_json::from_str(&r.stdout).unwrap_or_else(|e| panic!("{e}: {r:?}"));
+        let kernels = report["kernels"].as_array().unwrap();
+        kernels
+            .iter()
+            .flat_map(|k| k["uncertified"].as_array().unwrap())
+            .filter(|u| u["kind"] == "solver_timeout")
+            .map(|u| u["millis"].as_u64().unwrap())
+            .collect()
+    };
+    let all_at = |limits: Vec<u64>, ms: u64, what: &str| {
+        assert!(!limits.is_empty() && limits.iter().all(|&l| l == ms), "{what}: a timeout at {ms} ms, found {limits:?}");
+    };
+    all_at(limits(&["--solver", "z3"]), 2000, "z3's default");
+    all_at(limits(&["--solver", "z3", "--timeout-ms", "300"]), 300, "z3 with --timeout-ms 300");
+    if check::SolverKind::Yices.is_installed() {
+        all_at(limits(&["--solver", "yices"]), 1000, "Yices' default");
+    } else {
+        eprintln!("{}", check::SolverKind::Yices.skipped_note());
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
