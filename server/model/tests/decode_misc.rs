@@ -214,3 +214,18 @@ fn reduction_atomics_without_a_result() {
     let lifted = model::symbolic::lift(&k);
     assert!(lifted.accesses.iter().all(|a| matches!(a.kind, model::symbolic::AccessKind::Atomic(_))));
 }
+
+/// clang takes the high half of a 32-bit word through a scratch register declared in a nested
+/// scope and named without `%` (`{ .reg .b16 tmp; mov.b32 {tmp, %rs2}, %r2; }`): a register,
+/// not an unknown symbol.
+#[test]
+fn a_register_of_a_nested_scope_named_without_percent_is_a_register() {
+    let k = kernel(
+        "\t.reg .b16 %rs<4>;\n\tmov.b32 %r2, 0x12345678;\n\t{ .reg .b16 tmp; mov.b32 {tmp, %rs2}, %r2; }\n\
+         \t{ .reg .b16 tmp; mov.b32 {%rs3, tmp}, %r2; }\n\tcvt.u32.u16 %r3, %rs2;\n\tcvt.u32.u16 %r4, %rs3;\n\
+         \tshl.b32 %r4, %r4, 16;\n\tor.b32 %r5, %r3, %r4;\n\tst.global.u32 [%rd4], %r5;",
+    );
+    assert_eq!(reasons(&k), Vec::<String>::new());
+    // High half in the low 16 bits, low half in the high 16 bits.
+    assert_eq!(run(&k, 2).unwrap(), vec![0x5678_1234; 2]);
+}

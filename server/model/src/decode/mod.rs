@@ -197,9 +197,46 @@ impl Decoder<'_> {
             }
         }
         self.guard = i.guard.as_ref().map(|g| (self.reg(&g.reg, 1, false), g.negated));
+        let renamed;
+        let i = match self.with_scoped_registers(i) {
+            Some(r) => {
+                renamed = r;
+                &renamed
+            }
+            None => i,
+        };
         if let Err(reason) = self.instruction(i) {
             self.emit(Op::Unsupported { opcode: full_opcode(i), reason });
         }
+    }
+}
+
+impl Decoder<'_> {
+    /// `i` with its operands that name a declared register written as registers. PTX register
+    /// names need no `%`: clang unpacks the high half of a 32-bit word through a scratch
+    /// register of a nested scope (`{ .reg .b16 tmp; mov.b32 {tmp, %rs2}, %r2; }`), which the
+    /// parser, seeing no `%`, reads as a symbol. `None` when nothing needs renaming.
+    fn with_scoped_registers(&self, i: &ptx::Instruction) -> Option<ptx::Instruction> {
+        fn names_register(d: &Decoder<'_>, o: &ptx::Operand) -> bool {
+            match o {
+                ptx::Operand::Symbol(s) => d.var(s).is_none() && d.reg_ids.contains_key(&d.local_name(s)),
+                ptx::Operand::Vector(v) => v.iter().any(|o| names_register(d, o)),
+                _ => false,
+            }
+        }
+        fn rename(d: &Decoder<'_>, o: &ptx::Operand) -> ptx::Operand {
+            match o {
+                ptx::Operand::Symbol(s) if names_register(d, o) => ptx::Operand::Reg(s.clone()),
+                ptx::Operand::Vector(v) => ptx::Operand::Vector(v.iter().map(|o| rename(d, o)).collect()),
+                other => other.clone(),
+            }
+        }
+        if !i.operands.iter().any(|o| names_register(self, o)) {
+            return None;
+        }
+        let mut out = i.clone();
+        out.operands = i.operands.iter().map(|o| rename(self, o)).collect();
+        Some(out)
     }
 }
 

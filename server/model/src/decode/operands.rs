@@ -101,6 +101,9 @@ impl Decoder<'_> {
                     Operand::Param { index: p, offset: 0 }
                 } else if let Some(v) = self.var(s) {
                     Operand::VarAddr(v)
+                } else if self.reg_ids.contains_key(&self.local_name(s)) {
+                    // A register declared without `%` (see `Decoder::with_scoped_registers`).
+                    Operand::Reg(self.reg(s, 64, false))
                 } else {
                     return Err(format!("address of unknown symbol `{s}`"));
                 }
