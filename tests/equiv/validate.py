@@ -480,6 +480,23 @@ def sim_row_mean(c, bug):
         out[row] = total / cols
 
 
+def sim_row_mean_serial(c, bug):
+    x, out, rows, cols = c.bufs["x"], c.bufs["out"], c.scalars["rows"], c.scalars["cols"]
+    for r in range(min(c.grid[0] * c.block[0], rows)):
+        s = 0.0
+        for v in x[r * cols:(r + 1) * cols]:
+            s += v
+        out[r] = s / (rows if bug else cols)
+
+
+def sim_row_sum_block(c, bug):
+    x, out, cols, T = c.bufs["x"], c.bufs["out"], c.scalars["cols"], 256
+    for row in range(min(c.grid[0], c.scalars["rows"])):
+        xr = x[row * cols:(row + 1) * cols]
+        s = strided_sum(xr[:T], T) if bug else strided_sum(xr, T)
+        out[row] = tree(s)[0]
+
+
 def sim_l2norm_warp(c, bug):
     x, out, cols = c.bufs["x"], c.bufs["out"], c.scalars["cols"]
     for row in range(min(c.grid[0], c.scalars["rows"])):
@@ -701,6 +718,8 @@ EQUIV_SIMS = {
     "row_sum_seq": sim_row_sum_seq,
     "row_sum_shfl": sim_row_sum_shfl,
     "row_mean": sim_row_mean,
+    "row_mean_serial": sim_row_mean_serial,
+    "row_sum_block": sim_row_sum_block,
     "l2norm_warp": sim_l2norm_warp,
     "matmul_naive": sim_matmul_naive,
     "matmul_tiled_k": sim_matmul_tiled,

@@ -32,6 +32,11 @@ pub struct Binding {
     /// Fields of aggregate parameters fixed for this check (`Options::pinned_fields`): the
     /// formulas use them as constants and replays pass them.
     pub pinned_fields: Vec<crate::witness::ParamField>,
+    /// Launch dimensions the interface gives as expressions of scalars (`grid = ["rows", 1,
+    /// 1]`): `(is_grid, dimension, expression)`. The ranges above are what the scalars allow;
+    /// queries also tie each dimension to its scalars' values (`Query::new`), so a launch of
+    /// two blocks comes with `rows = 2`, not any rows.
+    pub launch_exprs: Vec<(bool, usize, spec::SizeExpr)>,
 }
 
 /// The most blocks along x an undeclared grid has: 2²¹ blocks of at most 1024 threads number
@@ -88,7 +93,29 @@ impl Binding {
             }
         }
         let fixed = params.iter().map(|p| p.as_ref().and_then(fixed_bytes)).collect();
-        Binding { block, grid, names, params, dynamic_shared_bytes, unmatched, fixed, whole_warps: false, max_threads: 1024, pinned_fields: Vec::new() }
+        let mut launch_exprs = Vec::new();
+        if let Some(spec) = spec {
+            for (is_grid, dims) in [(true, &spec.grid), (false, &spec.block)] {
+                for (d, dim) in dims.iter().flatten().enumerate() {
+                    if let spec::Dim::Expr(e) = dim {
+                        launch_exprs.push((is_grid, d, e.clone()));
+                    }
+                }
+            }
+        }
+        Binding {
+            block,
+            grid,
+            names,
+            params,
+            dynamic_shared_bytes,
+            unmatched,
+            fixed,
+            whole_warps: false,
+            max_threads: 1024,
+            pinned_fields: Vec::new(),
+            launch_exprs,
+        }
     }
 
     /// Documented defaults for a launch the interface leaves open (README "Launches without a

@@ -69,6 +69,7 @@ pub fn check_access(ctx: &mut Ctx, i: usize) -> Option<BoundsOutcome> {
     roots.extend(ctx.assert_facts(&mut q, a.block, &[a.pc, off], 1));
     ctx.add_load_facts(&mut q, &roots, 1);
     q.add_param_facts(&ctx.l.exprs, ctx.bind, &roots);
+    q.add_size_facts(&ctx.l.exprs, ctx.bind, &size);
     for &lp in &a.loops {
         let k = q.enc.sym(Sym::Counter(lp), COUNTER_BITS, 1);
         q.want(k);

@@ -71,6 +71,7 @@ impl<'a> Query<'a> {
                 q.wanted.push(ctaid);
             }
         }
+        q.tie_launch_to_scalars(bind);
         // At most 1024 threads per block (fewer under `__launch_bounds__`).
         q.asserts.push(format!("(bvule {} {})", q.block_threads(), bv(bind.max_threads.min(1024), 32)));
         if bind.whole_warps {
@@ -126,6 +127,76 @@ impl<'a> Query<'a> {
         }
     }
 
+    /// Launch dimensions given as expressions of scalars equal their expressions' values
+    /// (see [`Binding::launch_exprs`]). Only where every scalar the expression names is a
+    /// parameter whose declared range is non-negative: the encoding's unsigned division is then
+    /// the interface's floor division.
+    fn tie_launch_to_scalars(&mut self, bind: &Binding) {
+        for (is_grid, d, e) in &bind.launch_exprs {
+            let dim = if *is_grid { Special::Nctaid(*d as u8) } else { Special::Ntid(*d as u8) };
+            let range = if *is_grid { bind.grid[*d] } else { bind.block[*d] };
+            if range.value().is_some() {
+                continue;
+            }
+            let Some(term) = self.size_expr_term(bind, e) else { continue };
+            let name = self.enc.sym(Sym::Special(dim), 32, 0);
+            self.asserts.push(format!("(= ((_ zero_extend 32) {name}) {term})"));
+            for n in e.names() {
+                if let Some(index) = bind.param_index(&n) {
+                    self.param_fact(self.enc.exprs(), bind, index);
+                }
+            }
+        }
+    }
+
+    /// A size expression as a 64-bit term over the scalar parameters it names; `None` when a
+    /// name is not a parameter with a non-negative declared range.
+    fn size_expr_term(&mut self, bind: &Binding, e: &spec::SizeExpr) -> Option<String> {
+        use spec::{BinOp as B, ExprKind, Func};
+        Some(match &e.kind {
+            ExprKind::Int(v) => bv(u64::try_from(*v).ok()?, 64),
+            ExprKind::Name(n) => {
+                let index = bind.param_index(n)?;
+                let non_negative = match bind.params.get(index as usize)?.as_ref()? {
+                    ParamSpec::Scalar { value: Some(Scalar::Int(v)), .. } => *v >= 0,
+                    ParamSpec::Scalar { range: Some((lo, _)), .. } => *lo >= 0,
+                    _ => false,
+                };
+                if !non_negative {
+                    return None;
+                }
+                let s = Sym::Param { index, offset: 0 };
+                let bits = self.enc.exprs().find_var(s).map_or(32, |(_, b)| b.clamp(1, 64));
+                let name = self.enc.sym(s, bits, 0);
+                if bits < 64 {
+                    format!("((_ zero_extend {}) {name})", 64 - bits)
+                } else {
+                    name
+                }
+            }
+            ExprKind::Neg(_) => return None,
+            ExprKind::Binary(op, a, b) => {
+                let (a, b) = (self.size_expr_term(bind, a)?, self.size_expr_term(bind, b)?);
+                let f = match op {
+                    B::Add => "bvadd",
+                    B::Sub => "bvsub",
+                    B::Mul => "bvmul",
+                    B::Div => "bvudiv",
+                    B::Rem => "bvurem",
+                };
+                format!("({f} {a} {b})")
+            }
+            ExprKind::Call(f, a, b) => {
+                let (a, b) = (self.size_expr_term(bind, a)?, self.size_expr_term(bind, b)?);
+                match f {
+                    Func::CeilDiv => format!("(bvudiv (bvadd {a} (bvsub {b} {})) {b})", bv(1, 64)),
+                    Func::Min => format!("(ite (bvult {a} {b}) {a} {b})"),
+                    Func::Max => format!("(ite (bvult {a} {b}) {b} {a})"),
+                }
+            }
+        })
+    }
+
     fn range(&mut self, name: &str, lo: u64, hi: u64) {
         if lo == hi {
             self.asserts.push(format!("(= {name} {})", bv(lo, 32)));
@@ -143,17 +214,25 @@ impl<'a> Query<'a> {
             for s in x.symbols(e) {
                 if let Sym::Param { index, offset: 0 } = s {
                     if seen.insert(index) {
-                        self.param_fact(x, bind, index, e);
+                        self.param_fact(x, bind, index);
                     }
                 }
             }
         }
     }
 
-    fn param_fact(&mut self, x: &Exprs, bind: &Binding, index: u32, root: ExprId) {
+    /// Constrains the scalar a buffer's size is given by (`len = "rows"`) to its declared value
+    /// or range: a size term names the scalar even where no formula does, and without its fact
+    /// the solver sized the buffer with a value the interface excludes (`rows = 0`).
+    pub fn add_size_facts(&mut self, x: &Exprs, bind: &Binding, size: &ByteSize) {
+        if let ByteSize::ParamTimes { param, .. } = size {
+            self.param_fact(x, bind, *param);
+        }
+    }
+
+    fn param_fact(&mut self, x: &Exprs, bind: &Binding, index: u32) {
         let name = sym_name(Sym::Param { index, offset: 0 }, 0);
         // Find the width the symbol was declared with.
-        let _ = root;
         let bits = x.find_var(Sym::Param { index, offset: 0 }).map_or(32, |(_, b)| b);
         self.wanted.push(name.clone());
         match bind.params.get(index as usize).and_then(|p| p.as_ref()) {

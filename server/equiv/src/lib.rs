@@ -133,56 +133,127 @@ pub fn check(req: &Request) -> Outcome {
             _ => true,
         });
     }
+    let mut found_mismatch = false;
     for (scalars, plan) in planned {
-        let started = Instant::now();
-        let shape_name = check::render::shape(&scalars);
-        let plan = match plan {
-            Ok(p) => p,
-            Err(why) => {
-                out.uncertified.push(Uncertified { reason: Reason::ShapeNotChecked { shape: shape_name, why }, location: None, related: vec![] });
-                continue;
-            }
-        };
-        let lowered = match reference::lower(&program, &plan.ref_args) {
-            Ok(l) => l,
-            Err(e) => {
-                out.uncertified.push(reference_error(req, &e));
-                break;
-            }
-        };
-        for b in plan.buffers.iter().filter(|b| b.drawn_index) {
-            let a = format!("the index buffer `{}` holds one assignment satisfying its assumptions (not every one)", b.name);
-            if !summary.assumptions.contains(&a) {
-                summary.assumptions.push(a);
-            }
-        }
-        for n in &lowered.notes {
-            if !summary.assumptions.contains(&n.message) {
-                summary.assumptions.push(n.message.clone());
-            }
-        }
-        let mut shape = ShapeCheck { req, plan: &plan, lowered: &lowered, shape_name: shape_name.clone(), summary: &mut summary };
-        let status = shape.run(&mut out);
-        let outputs = lowered.outputs.iter().map(|o| o.elements.len()).sum();
-        summary.shapes.push(ShapeSummary {
-            scalars: plan
-                .scalars
-                .iter()
-                .filter(|(k, _)| scalars.contains_key(*k) || req.spec.required_scalars().contains(*k))
-                .map(|(k, v)| (k.clone(), *v))
-                .collect(),
-            grid: plan.grid,
-            block: plan.block,
-            status,
-            outputs,
-            millis: started.elapsed().as_secs_f64() * 1e3,
-        });
+        let Some(status) = check_shape(req, &program, &scalars, plan, &mut summary, &mut out) else { break };
         if status == Verdict::Mismatch {
+            found_mismatch = true;
             break; // one counterexample is enough
         }
     }
+    if !found_mismatch {
+        check_probes(req, &program, reference, &mut summary, &mut out);
+    }
     out.summary = Some(summary);
     out
+}
+
+/// Checks one shape: its status, or `None` when the reference cannot be lowered for it (that
+/// ends the check; the reason is in `out`).
+fn check_shape(
+    req: &Request,
+    program: &reference::Program,
+    scalars: &BTreeMap<String, i128>,
+    plan: Result<Plan, setup::SetupError>,
+    summary: &mut EquivalenceSummary,
+    out: &mut Outcome,
+) -> Option<Verdict> {
+    let started = Instant::now();
+    let shape_name = check::render::shape(scalars);
+    let plan = match plan {
+        Ok(p) => p,
+        Err(why) => {
+            out.uncertified.push(Uncertified { reason: Reason::ShapeNotChecked { shape: shape_name, why }, location: None, related: vec![] });
+            return Some(Verdict::Uncertified);
+        }
+    };
+    let lowered = match reference::lower(program, &plan.ref_args) {
+        Ok(l) => l,
+        Err(e) => {
+            out.uncertified.push(reference_error(req, &e));
+            return None;
+        }
+    };
+    for b in plan.buffers.iter().filter(|b| b.drawn_index) {
+        let a = format!("the index buffer `{}` holds one assignment satisfying its assumptions (not every one)", b.name);
+        if !summary.assumptions.contains(&a) {
+            summary.assumptions.push(a);
+        }
+    }
+    for n in &lowered.notes {
+        if !summary.assumptions.contains(&n.message) {
+            summary.assumptions.push(n.message.clone());
+        }
+    }
+    let mut shape = ShapeCheck { req, plan: &plan, lowered: &lowered, shape_name, summary };
+    let status = shape.run(out);
+    let outputs = lowered.outputs.iter().map(|o| o.elements.len()).sum();
+    summary.shapes.push(ShapeSummary {
+        scalars: plan
+            .scalars
+            .iter()
+            .filter(|(k, _)| scalars.contains_key(*k) || req.spec.required_scalars().contains(*k))
+            .map(|(k, v)| (k.clone(), *v))
+            .collect(),
+        grid: plan.grid,
+        block: plan.block,
+        status,
+        outputs,
+        millis: started.elapsed().as_secs_f64() * 1e3,
+    });
+    Some(status)
+}
+
+/// The share of the time left each probe shape may take.
+const PROBE_SHARE: u32 = 4;
+
+/// Checks the probe shapes ([`setup::probe_shapes`]), smallest first, each within a share of
+/// the time left: a probe that does not finish in its share is named among the assumptions
+/// (like a derived shape too large to check), not made the kernel's verdict, since the shapes
+/// the interface implies were all checked. A mismatch in a probe is a mismatch.
+fn check_probes(req: &Request, program: &reference::Program, reference: &spec::ReferenceSpec, summary: &mut EquivalenceSummary, out: &mut Outcome) {
+    let mut probes: Vec<(BTreeMap<String, i128>, Plan)> = setup::probe_shapes(req.spec, reference)
+        .into_iter()
+        .filter_map(|s| {
+            let p = setup::plan(req.kernel, req.spec, req.source_names, &s).ok()?;
+            Some((s, p))
+        })
+        .collect();
+    probes.sort_by_key(|(_, p)| plan_size(p));
+    for (scalars, plan) in probes {
+        if plan_size(&plan) > setup::LARGEST_SHAPE_SIZE {
+            summary.assumptions.push(format!(
+                "{} was not checked: {} threads and elements are more than the {} a shape derived from ranges may have",
+                check::render::shape(&scalars),
+                plan_size(&plan),
+                setup::LARGEST_SHAPE_SIZE
+            ));
+            continue;
+        }
+        if req.budget.check().is_err() {
+            return;
+        }
+        let share = req.budget.remaining().map(|left| left / PROBE_SHARE);
+        let budget = share.map_or_else(|| req.budget.clone(), |d| req.budget.within(d));
+        let probe_req = Request { budget, ..*req };
+        let mut probe_out = Outcome::default();
+        let checked = summary.shapes.len();
+        let Some(status) = check_shape(&probe_req, program, &scalars, Ok(plan), summary, &mut probe_out) else { return };
+        if status == Verdict::Uncertified && probe_req.budget.check().is_err() && req.budget.check().is_ok() {
+            summary.shapes.truncate(checked);
+            summary.assumptions.push(format!(
+                "{} was not checked: it did not finish within its share of the time budget ({} ms)",
+                check::render::shape(&scalars),
+                share.map_or(0, |d| d.as_millis())
+            ));
+            continue;
+        }
+        out.findings.extend(probe_out.findings);
+        out.uncertified.extend(probe_out.uncertified);
+        if status == Verdict::Mismatch {
+            return;
+        }
+    }
 }
 
 /// Representatives sent to the solver per shape, and the time each may take: the solver is for

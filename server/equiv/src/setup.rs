@@ -103,17 +103,15 @@ pub fn shapes(spec: &KernelSpec, reference: &ReferenceSpec) -> Result<Vec<BTreeM
     // Edge cases within each free scalar's range: the smallest value, a value that is not a
     // multiple of a warp (where tail bugs show), kept small, and the largest (which the caller
     // checks only when it fits the budget, see [`LARGEST_SHAPE_SIZE`]).
+    // The odd values differ from scalar to scalar: with `rows = cols` a kernel that divides by
+    // the one instead of the other, or strides by it, computes the right thing.
     let mut small = BTreeMap::new();
     let mut odd = BTreeMap::new();
     let mut large = BTreeMap::new();
-    for n in &missing {
-        let Some((lo, hi)) = spec.scalar_range(n) else {
-            return Err(format!(
-                "the equivalence check needs concrete shapes: give `{n}` a value or a range, or list shapes in [[kernel.<name>.reference.shapes]]"
-            ));
-        };
+    for (i, n) in missing.iter().enumerate() {
+        let (lo, hi) = free_range(spec, n)?;
         small.insert(n.clone(), lo.max(1).min(hi));
-        let mid = (lo.max(1) + 33).min(hi);
+        let mid = (lo.max(1) + 33 + 4 * i as i128).min(hi);
         odd.insert(n.clone(), mid);
         large.insert(n.clone(), hi);
     }
@@ -124,6 +122,38 @@ pub fn shapes(spec: &KernelSpec, reference: &ReferenceSpec) -> Result<Vec<BTreeM
         }
     }
     Ok(out)
+}
+
+/// The declared range of a free scalar the check needs.
+fn free_range(spec: &KernelSpec, n: &str) -> Result<(i128, i128), SetupError> {
+    spec.scalar_range(n).ok_or_else(|| {
+        format!("the equivalence check needs concrete shapes: give `{n}` a value or a range, or list shapes in [[kernel.<name>.reference.shapes]]")
+    })
+}
+
+/// Shapes derived from ranges beyond [`shapes`]: each free scalar at the largest value its range
+/// allows, the others at their smallest. A kernel that only handles a row as long as its
+/// block (`x[t]` with no loop over the row) is right at every shape where all sizes are small
+/// and wrong at the longest row, a shape the one with every size at its largest only reaches
+/// when it fits [`LARGEST_SHAPE_SIZE`]. They are probes: the caller checks them within a share of
+/// the time left and says which it could not check (see `equiv::check`). None when the
+/// interface lists its shapes.
+pub fn probe_shapes(spec: &KernelSpec, reference: &ReferenceSpec) -> Vec<BTreeMap<String, i128>> {
+    let Ok(main) = shapes(spec, reference) else { return vec![] };
+    if !reference.shapes.is_empty() {
+        return vec![];
+    }
+    let Some(smallest) = main.first() else { return vec![] };
+    let mut out: Vec<BTreeMap<String, i128>> = Vec::new();
+    for n in smallest.keys() {
+        let Ok((_, hi)) = free_range(spec, n) else { continue };
+        let mut probe = smallest.clone();
+        probe.insert(n.clone(), hi);
+        if !main.contains(&probe) && !out.contains(&probe) {
+            out.push(probe);
+        }
+    }
+    out
 }
 
 /// A shape derived from declared ranges (not listed by the user) is checked only up to this

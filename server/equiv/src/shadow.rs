@@ -431,7 +431,14 @@ impl Observer for Shadow<'_> {
                         self.shadow(lin, chosen)
                     }
                     Some(c) => {
-                        let is_float = matches!(operands[0], Value::Float(_)) || matches!(operands[1], Value::Float(_));
+                        // A float immediate or parameter arrives as bits: the registers'
+                        // declared types say a float is chosen (`selp.f32 %f3, 0fBFC00000, %f2`).
+                        let float_reg = |o: &Operand| matches!(o, Operand::Reg(r) if self.k.regs.get(*r as usize).is_some_and(|i| i.float));
+                        let is_float = matches!(operands[0], Value::Float(_))
+                            || matches!(operands[1], Value::Float(_))
+                            || self.k.regs.get(*dst as usize).is_some_and(|i| i.float)
+                            || float_reg(a)
+                            || float_reg(b);
                         let term =
                             |s: &mut Self, o: &Operand, v: &Value| if is_float { s.float_term(lin, o, v, *bits) } else { s.int_term(lin, o, v, *bits, true) };
                         let x = term(self, a, &operands[0]);

@@ -240,12 +240,21 @@ impl<'a> Encoder<'a> {
                 for p in ps {
                     args.push(self.poly(p)?);
                 }
-                let mut acc = args[0];
-                for &x in &args[1..] {
-                    let pick_x = if is_max { self.q.gt(x, acc) } else { self.q.lt(x, acc) };
-                    acc = self.q.ite(pick_x, x, acc);
+                // A constant bounded by every argument and equal to one of them: linear in the
+                // arguments. A chain of `ite(x > acc, x, acc)` names `acc` twice per step, and
+                // the query text doubled with every argument (a 33-column row's max never
+                // finished printing).
+                let name = self.fresh(if is_max { "max" } else { "min" });
+                let m = self.q.declare_const(&name, Sort::Real);
+                let mut equal_one = Vec::with_capacity(args.len());
+                for &x in &args {
+                    let bound = if is_max { self.q.ge(m, x) } else { self.q.le(m, x) };
+                    self.q.assert(bound);
+                    equal_one.push(self.q.eq(m, x));
                 }
-                acc
+                let picked = self.q.or(&equal_one);
+                self.q.assert(picked);
+                m
             }
             Atom::Select(c, a, b) => {
                 let (c, a, b) = (self.cond(c)?, self.poly(a)?, self.poly(b)?);
@@ -404,6 +413,23 @@ mod tests {
         }
         let answer = equal(&nf, &total, &c(0), &mut Solver::new(SolverKind::Z3), Duration::from_secs(1), &|| false);
         assert!(matches!(&answer, Answer::NotShown(why) if why.contains("monomials")), "{answer:?}");
+    }
+
+    /// A max of many arguments is encoded in size linear in them: as a chain of `ite`s that
+    /// named the running max twice per step, the query's text doubled with every argument and
+    /// a row of 33 never finished printing (memory grew past gigabytes).
+    #[test]
+    fn a_max_of_many_arguments_is_a_query_of_linear_size() {
+        let mut nf = Nf::default();
+        let xs: Vec<Val> = (0..40).map(|i| nf.input(0, i)).collect();
+        let fold = |nf: &mut Nf, start: Val| xs.iter().fold(start, |m, x| nf.max(m, x.clone()).unwrap());
+        let plain = fold(&mut nf, xs[0].clone());
+        // Bounded below by a finite constant: equal to the plain max only when some x is above it.
+        let floored = fold(&mut nf, c(-1000));
+        assert_ne!(plain, floored);
+        if let Some(answer) = ask(&nf, &plain, &floored) {
+            assert!(matches!(answer, Answer::NotShown(_)), "{answer:?}");
+        }
     }
 
     fn as_poly(v: &Val) -> crate::nf::Poly {
