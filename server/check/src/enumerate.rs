@@ -746,6 +746,7 @@ pub fn race(ctx: &Ctx, launch: &Launch, i: usize, j: usize) -> Option<Decided> {
     let counters: Vec<ExprId> = crate::races::phase_counters(ctx, &ctx.phases.same_phase(i, j))
         .into_iter()
         .chain(ctx.phases.same_warp_phase(i, j).map(|w| crate::races::phase_counters(ctx, &w)).unwrap_or_default())
+        .chain(ctx.phases.same_masked_warp_phase(i, j).map(|w| crate::races::phase_counters(ctx, &w)).unwrap_or_default())
         .collect();
     let points_of = |n: usize, acc: &Access, off: ExprId| -> Option<std::sync::Arc<Vec<Point>>> {
         ctx.points
@@ -755,9 +756,16 @@ pub fn race(ctx: &Ctx, launch: &Launch, i: usize, j: usize) -> Option<Decided> {
     let p2 = points_of(j, b, o2)?;
     let phase = ctx.phases.same_phase(i, j);
     let warp_phase = ctx.phases.same_warp_phase(i, j);
+    // Lanes that every masked warp sync's mask names are ordered by those syncs too: the masks
+    // are evaluated for both threads (a mask this cannot evaluate leaves the pair to the solver).
+    let masked = match ctx.phases.same_masked_warp_phase(i, j) {
+        Some(m) if crate::races::masks_are_thread_functions(ctx) => Some((m, program(ctx, &ctx.phases.sync_masks)?)),
+        _ => None,
+    };
     let entry_progs: HashMap<LoopId, Program> = phase
         .iter()
         .chain(warp_phase.iter().flatten())
+        .chain(masked.iter().flat_map(|(m, _)| m.iter()))
         .flatten()
         .filter_map(|r| match r {
             IterRel::NotEntered { lp, .. } => Some(*lp),
@@ -792,8 +800,10 @@ pub fn race(ctx: &Ctx, launch: &Launch, i: usize, j: usize) -> Option<Decided> {
                 continue;
             }
             let linear = |t: [u64; 3]| t[0] + launch.ntid[0] * (t[1] + launch.ntid[1] * t[2]);
-            let rels = match &warp_phase {
-                Some(w) if linear(p.tid) >> 5 == linear(q.tid) >> 5 => w,
+            let same_warp = linear(p.tid) >> 5 == linear(q.tid) >> 5;
+            let rels = match (&masked, &warp_phase) {
+                (Some((m, masks)), _) if same_warp && both_lanes_in_every_mask(ctx, launch, masks, p, q, linear(p.tid) & 31, linear(q.tid) & 31)? => m,
+                (_, Some(w)) if same_warp => w,
                 _ => &phase,
             };
             if !same_block || same_phase(ctx, launch, rels, &entry_progs, p, q)? {
@@ -808,6 +818,26 @@ pub fn race(ctx: &Ctx, launch: &Launch, i: usize, j: usize) -> Option<Decided> {
         }
     }
     Some(Decided::Holds)
+}
+
+/// Whether lanes `lane_p` and `lane_q` are in every masked warp sync's mask as both `p` and
+/// `q` compute it; `None` when a mask cannot be evaluated.
+fn both_lanes_in_every_mask(ctx: &Ctx, launch: &Launch, masks: &Program, p: &Point, q: &Point, lane_p: u64, lane_q: u64) -> Option<bool> {
+    for pt in [p, q] {
+        let env = Env { ntid: launch.ntid, nctaid: launch.nctaid, tid: pt.tid, ctaid: pt.ctaid, k: pt.k.to_vec() };
+        let mut ev = Eval::default();
+        masks.run(&env, &mut ev);
+        for &m in &ctx.phases.sync_masks {
+            if ev.poisoned(masks.slot_of(m)) {
+                return None;
+            }
+            let mask = masks.get(&ev.vals, m);
+            if mask >> lane_p & 1 == 0 || mask >> lane_q & 1 == 0 {
+                return Some(false);
+            }
+        }
+    }
+    Some(true)
 }
 
 fn same_phase(ctx: &Ctx, launch: &Launch, phase: &[Vec<IterRel>], entry: &HashMap<LoopId, Program>, p: &Point, q: &Point) -> Option<bool> {

@@ -329,9 +329,20 @@ pub fn check_pair(ctx: &mut Ctx, i: usize, j: usize) -> Option<RaceOutcome> {
     let t1 = q.enc.term(o1, 1);
     let t2 = q.enc.term(o2, 2);
     let (mut phase_term, kept_ways) = phase_formula(&mut q, ctx.l, &phase);
-    if let Some(warp_phase) = ctx.phases.same_warp_phase(i, j) {
-        // Lanes of one warp are also ordered by full-warp syncs.
-        let (warp_term, _) = phase_formula(&mut q, ctx.l, &warp_phase);
+    let warp_phase = ctx.phases.same_warp_phase(i, j);
+    let masked_phase = ctx.phases.same_masked_warp_phase(i, j).filter(|_| masks_are_thread_functions(ctx));
+    if warp_phase.is_some() || masked_phase.is_some() {
+        // Lanes of one warp are also ordered by full-warp syncs, and by the syncs of any mask
+        // when every such mask names both lanes.
+        let mut warp_term = match &warp_phase {
+            Some(w) => phase_formula(&mut q, ctx.l, w).0,
+            None => phase_term.clone(),
+        };
+        if let Some(masked) = &masked_phase {
+            let (masked_term, _) = phase_formula(&mut q, ctx.l, masked);
+            let in_masks = both_lanes_in_every_mask(&mut q, ctx);
+            warp_term = format!("(ite {in_masks} {masked_term} {warp_term})");
+        }
         let same_warp = format!("(= (bvlshr {} (_ bv5 32)) (bvlshr {} (_ bv5 32)))", q.linear_tid(1), q.linear_tid(2));
         phase_term = format!("(ite {same_warp} {warp_term} {phase_term})");
     }
@@ -354,6 +365,9 @@ pub fn check_pair(ctx: &mut Ctx, i: usize, j: usize) -> Option<RaceOutcome> {
     q.asserts.push(format!("(bvult {t1} (bvadd {t2} {w2}))"));
     q.asserts.push(format!("(bvult {t2} (bvadd {t1} {w1}))"));
     let mut roots = vec![a.pc, b.pc, o1, o2];
+    if masked_phase.is_some() {
+        roots.extend(ctx.phases.sync_masks.iter().copied());
+    }
     // The phase relation can name the counter of a loop an access comes after (its exit
     // iteration): that loop's exit fact is needed even if the access itself does not mention it.
     // Only the ways the formula kept: a loop named only in a way that merely adds conditions
@@ -468,5 +482,33 @@ mod tests {
         assert!(only_one_thread(&x, [32, 8, 1], both, both));
         let either = x.or(first, in_range);
         assert!(!only_one_thread(&x, [256, 1, 1], either, either), "a disjunction pins nothing");
+    }
+}
+
+/// Whether the masks of the masked warp syncs are functions of the thread and the launch
+/// (ids, sizes, parameters) alone: then both copies of a query compute them, and a pair of
+/// lanes that every mask names is ordered by the syncs ([`model::phases::Phases::masked_warp_reaches`]).
+/// A mask read from memory or built in a loop is not followed: its syncs order nothing here.
+pub fn masks_are_thread_functions(ctx: &Ctx) -> bool {
+    ctx.phases.sync_masks.iter().all(|&m| ctx.l.exprs.symbols(m).iter().all(|s| matches!(s, Sym::Special(_) | Sym::Param { .. })))
+}
+
+/// `(and ...)`: the lanes of threads 1 and 2 are in every masked warp sync's mask, as each
+/// thread computes it.
+fn both_lanes_in_every_mask(q: &mut Query, ctx: &Ctx) -> String {
+    let lanes = [format!("(bvand {} (_ bv31 32))", q.linear_tid(1)), format!("(bvand {} (_ bv31 32))", q.linear_tid(2))];
+    let mut conj = Vec::new();
+    for &m in &ctx.phases.sync_masks {
+        for t in [1u8, 2] {
+            let mask = q.enc.term(m, t);
+            for lane in &lanes {
+                conj.push(format!("(not (= (bvand {mask} (bvshl (_ bv1 32) {lane})) (_ bv0 32)))"));
+            }
+        }
+    }
+    if conj.is_empty() {
+        "true".into()
+    } else {
+        format!("(and {})", conj.join(" "))
     }
 }

@@ -76,6 +76,14 @@ pub struct Phases {
     /// Phases between block barriers or full-warp syncs (`__syncwarp()`): what threads of one
     /// warp share. `None` when the kernel has no warp syncs (then it equals `reaches`).
     pub warp_reaches: Option<Vec<Vec<Reach>>>,
+    /// Phases between block barriers or warp syncs of any mask (`__syncwarp(mask)`), for two
+    /// lanes of one warp that every such sync's mask names, as each lane computes it: a
+    /// `bar.warp.sync` orders the lanes of its mask, and a lane that runs it outside its mask
+    /// is undefined behaviour. `None` when every warp sync has the full mask.
+    pub masked_warp_reaches: Option<Vec<Vec<Reach>>>,
+    /// The member masks of the warp syncs whose mask is not the full immediate (those
+    /// `masked_warp_reaches` relies on), as the lifter computed them.
+    pub sync_masks: Vec<crate::expr::ExprId>,
 }
 
 /// `reach[a][b]`: block `b` can be reached from block `a` (including `a` itself).
@@ -104,12 +112,36 @@ fn is_warp_barrier(op: &Op) -> bool {
     is_sync_barrier(op) || matches!(op, Op::WarpSync { mask: crate::ops::Operand::Imm(0xffff_ffff) })
 }
 
+/// Any `bar.warp.sync`, whatever its mask (see [`Phases::masked_warp_reaches`]).
+fn is_any_warp_sync(op: &Op) -> bool {
+    is_sync_barrier(op) || matches!(op, Op::WarpSync { .. })
+}
+
 impl Phases {
     pub fn compute(k: &Kernel, lifted: &Lifted) -> Phases {
         let reaches = Self::reaches_with(k, lifted, is_sync_barrier);
         let has_warp_syncs = k.insts().any(|(_, _, i)| is_warp_barrier(&i.op) && !is_sync_barrier(&i.op));
         let warp_reaches = has_warp_syncs.then(|| Self::reaches_with(k, lifted, is_warp_barrier));
-        Phases { reaches, warp_reaches }
+        let masked: HashSet<(BlockId, usize)> = k
+            .cfg
+            .blocks
+            .iter()
+            .enumerate()
+            .flat_map(|(b, blk)| blk.insts.iter().enumerate().map(move |(i, inst)| ((b as BlockId, i), inst)))
+            .filter(|(_, inst)| matches!(inst.op, Op::WarpSync { .. }) && !is_warp_barrier(&inst.op))
+            .map(|(at, _)| at)
+            .collect();
+        let mut recorded = HashSet::new();
+        let mut sync_masks: Vec<crate::expr::ExprId> = Vec::new();
+        for w in lifted.warp_ops.iter().filter(|w| matches!(w.kind, crate::symbolic::WarpOpKind::WarpSync)) {
+            if masked.contains(&(w.block, w.inst)) && !sync_masks.contains(&w.mask) {
+                sync_masks.push(w.mask);
+            }
+            recorded.insert((w.block, w.inst));
+        }
+        // Every masked sync needs its mask: one the lifter did not record orders nothing.
+        let masked_warp_reaches = (!masked.is_empty() && masked.is_subset(&recorded)).then(|| Self::reaches_with(k, lifted, is_any_warp_sync));
+        Phases { reaches, warp_reaches, masked_warp_reaches, sync_masks }
     }
 
     /// Phase reachability where `boundary` instructions separate phases.
@@ -216,6 +248,12 @@ impl Phases {
     /// Like `same_phase`, for two threads of the same warp (warp syncs also separate phases).
     pub fn same_warp_phase(&self, a1: usize, a2: usize) -> Option<Vec<Vec<IterRel>>> {
         self.warp_reaches.as_ref().map(|w| Self::same_phase_in(w, a1, a2))
+    }
+
+    /// Like `same_warp_phase`, for two lanes that every masked warp sync's mask names (see
+    /// [`Phases::masked_warp_reaches`]).
+    pub fn same_masked_warp_phase(&self, a1: usize, a2: usize) -> Option<Vec<Vec<IterRel>>> {
+        self.masked_warp_reaches.as_ref().map(|w| Self::same_phase_in(w, a1, a2))
     }
 
     fn same_phase_in(reaches: &[Vec<Reach>], a1: usize, a2: usize) -> Vec<Vec<IterRel>> {

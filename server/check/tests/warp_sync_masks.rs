@@ -1,0 +1,32 @@
+//! `__syncwarp(mask)` orders the lanes its mask names, whatever the mask's spelling: a mask
+//! computed from the block size (PyTorch's block reduction) is as good as the full immediate,
+//! with the launch open (the solver) and declared (enumeration). Lanes that no common mask
+//! names stay unordered: two halves of a warp syncing on their own masks still race.
+
+mod common;
+
+use check::{FindingKind, Verdict};
+
+const LAUNCH: &str = "[kernel.syncwarp_computed_mask]\ngrid = [4, 1, 1]\nblock = [1024, 1, 1]\n\
+                      [kernel.syncwarp_split_halves]\ngrid = [2, 1, 1]\nblock = [64, 1, 1]\n";
+
+#[test]
+fn a_warp_sync_with_a_computed_mask_orders_the_lanes_it_names() {
+    for toml in [None, Some(LAUNCH)] {
+        let report = common::check(&common::fixtures(), "syncwarp_computed_mask", toml);
+        assert_eq!(report.verdict, Verdict::Verified, "launch {toml:?}: {:#?} {:#?}", report.findings, report.uncertified);
+        assert!(report.findings.is_empty() && report.uncertified.is_empty(), "{:#?} {:#?}", report.findings, report.uncertified);
+    }
+}
+
+#[test]
+fn halves_of_a_warp_that_sync_on_their_own_masks_still_race() {
+    for toml in [None, Some(LAUNCH)] {
+        let report = common::check(&common::fixtures(), "syncwarp_split_halves", toml);
+        assert_eq!(report.verdict, Verdict::Race, "launch {toml:?}: {:#?} {:#?}", report.findings, report.uncertified);
+        let race = report.findings.iter().find(|f| f.kind == FindingKind::Race).expect("a race");
+        let mut lines: Vec<u32> = race.accesses.iter().map(|a| a.location.line).collect();
+        lines.sort_unstable();
+        assert_eq!(lines, vec![8, 10]);
+    }
+}
