@@ -917,7 +917,35 @@ pub fn barrier(ctx: &Ctx, launch: &Launch, block: BlockId, loops: &[LoopId], pc:
 }
 
 /// A warp collective whose mask names a lane that does not arrive.
-pub fn warp(ctx: &Ctx, launch: &Launch, block: BlockId, loops: &[LoopId], pc: ExprId, mask_e: ExprId) -> Option<Decided> {
+/// What the enumeration of a warp collective found.
+pub enum WarpDecided {
+    Holds,
+    /// A lane its mask names does not arrive (`missing_lane` says which).
+    Missing(Witness),
+    /// The witness's thread runs the collective outside its own member mask.
+    OutsideMask(Witness),
+}
+
+/// Warp collective `pc` by enumeration: every lane its mask names arrives, and every lane that
+/// runs it is in its mask. `None`: not enumerable.
+pub fn warp(ctx: &Ctx, launch: &Launch, block: BlockId, loops: &[LoopId], pc: ExprId, mask_e: ExprId) -> Option<WarpDecided> {
+    let linear = |t: [u64; 3]| t[0] + launch.ntid[0] * (t[1] + launch.ntid[1] * t[2]);
+    match warp_missing_lane(ctx, launch, block, loops, pc, mask_e)? {
+        Decided::Witness(w) => Some(WarpDecided::Missing(w)),
+        Decided::Holds => {
+            let blocks = launch.blocks_to_enumerate(mentions_ctaid(ctx, &[pc, mask_e]))?;
+            for &b in &blocks {
+                let points = enumerate_site(ctx, launch, &[b], block, loops, pc, mask_e)?;
+                if let Some(p) = points.iter().find(|p| p.offset >> (linear(p.tid) & 31) & 1 == 0) {
+                    return Some(WarpDecided::OutsideMask(witness_of(launch, &[p])));
+                }
+            }
+            Some(WarpDecided::Holds)
+        }
+    }
+}
+
+fn warp_missing_lane(ctx: &Ctx, launch: &Launch, block: BlockId, loops: &[LoopId], pc: ExprId, mask_e: ExprId) -> Option<Decided> {
     let blocks = launch.blocks_to_enumerate(mentions_ctaid(ctx, &[pc, mask_e]))?;
     let nthreads = launch.threads_per_block();
     for &b in &blocks {

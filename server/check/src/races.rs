@@ -437,6 +437,34 @@ pub fn parse_const(term: &str) -> Option<u64> {
     rest.split_whitespace().next()?.parse().ok()
 }
 
+/// Whether the masks of the masked warp syncs are functions of the thread and the launch
+/// (ids, sizes, parameters) alone: then both copies of a query compute them, and a pair of
+/// lanes that every mask names is ordered by the syncs ([`model::phases::Phases::masked_warp_reaches`]).
+/// A mask read from memory or built in a loop is not followed: its syncs order nothing here.
+pub fn masks_are_thread_functions(ctx: &Ctx) -> bool {
+    ctx.phases.sync_masks.iter().all(|&m| ctx.l.exprs.symbols(m).iter().all(|s| matches!(s, Sym::Special(_) | Sym::Param { .. })))
+}
+
+/// `(and ...)`: the lanes of threads 1 and 2 are in every masked warp sync's mask, as each
+/// thread computes it.
+fn both_lanes_in_every_mask(q: &mut Query, ctx: &Ctx) -> String {
+    let lanes = [format!("(bvand {} (_ bv31 32))", q.linear_tid(1)), format!("(bvand {} (_ bv31 32))", q.linear_tid(2))];
+    let mut conj = Vec::new();
+    for &m in &ctx.phases.sync_masks {
+        for t in [1u8, 2] {
+            let mask = q.enc.term(m, t);
+            for lane in &lanes {
+                conj.push(format!("(not (= (bvand {mask} (bvshl (_ bv1 32) {lane})) (_ bv0 32)))"));
+            }
+        }
+    }
+    if conj.is_empty() {
+        "true".into()
+    } else {
+        format!("(and {})", conj.join(" "))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::{only_one_thread, select_by};
@@ -482,33 +510,5 @@ mod tests {
         assert!(only_one_thread(&x, [32, 8, 1], both, both));
         let either = x.or(first, in_range);
         assert!(!only_one_thread(&x, [256, 1, 1], either, either), "a disjunction pins nothing");
-    }
-}
-
-/// Whether the masks of the masked warp syncs are functions of the thread and the launch
-/// (ids, sizes, parameters) alone: then both copies of a query compute them, and a pair of
-/// lanes that every mask names is ordered by the syncs ([`model::phases::Phases::masked_warp_reaches`]).
-/// A mask read from memory or built in a loop is not followed: its syncs order nothing here.
-pub fn masks_are_thread_functions(ctx: &Ctx) -> bool {
-    ctx.phases.sync_masks.iter().all(|&m| ctx.l.exprs.symbols(m).iter().all(|s| matches!(s, Sym::Special(_) | Sym::Param { .. })))
-}
-
-/// `(and ...)`: the lanes of threads 1 and 2 are in every masked warp sync's mask, as each
-/// thread computes it.
-fn both_lanes_in_every_mask(q: &mut Query, ctx: &Ctx) -> String {
-    let lanes = [format!("(bvand {} (_ bv31 32))", q.linear_tid(1)), format!("(bvand {} (_ bv31 32))", q.linear_tid(2))];
-    let mut conj = Vec::new();
-    for &m in &ctx.phases.sync_masks {
-        for t in [1u8, 2] {
-            let mask = q.enc.term(m, t);
-            for lane in &lanes {
-                conj.push(format!("(not (= (bvand {mask} (bvshl (_ bv1 32) {lane})) (_ bv0 32)))"));
-            }
-        }
-    }
-    if conj.is_empty() {
-        "true".into()
-    } else {
-        format!("(and {})", conj.join(" "))
     }
 }

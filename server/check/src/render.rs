@@ -132,6 +132,9 @@ fn divergence_message(f: &Finding) -> String {
         Some(Divergence::Warp { warp, mask, lane, other }) => {
             format!("warp divergence at line {line}: member mask {mask:#010x} of warp {warp} names lane {lane}, which {}", whereabouts(other))
         }
+        Some(Divergence::OutsideMask { warp, mask, lane }) => format!(
+            "warp divergence at line {line}: lane {lane} of warp {warp} runs the warp collective with member mask {mask:#010x}, which does not name it (undefined in the PTX ISA: the executing lane must be in the mask)"
+        ),
         None => format!("barrier divergence at line {line}"),
     }
 }

@@ -280,6 +280,9 @@ pub enum Divergence {
     Barrier { other: Whereabouts },
     /// The member mask of a warp collective names `lane` of `warp`, which does not arrive.
     Warp { warp: u32, mask: u32, lane: u32, other: Whereabouts },
+    /// `lane` of `warp` runs a warp collective whose member mask does not name it, which the
+    /// PTX ISA leaves undefined (`__shfl_xor_sync(0xffff, ...)` run by all 32 lanes).
+    OutsideMask { warp: u32, mask: u32, lane: u32 },
 }
 
 /// Where a thread is instead of at the barrier or collective.

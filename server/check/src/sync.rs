@@ -18,6 +18,8 @@ pub struct DivergenceWitness {
     /// Thread 0 reaches the site; thread 1 does not (for a warp collective, thread 1 is the
     /// lane `witness.missing_lane` of thread 0's warp, when that lane exists).
     pub witness: Witness,
+    /// A warp collective that thread 0 runs outside its own member mask (no thread 1).
+    pub outside_mask: bool,
 }
 
 pub enum SyncOutcome {
@@ -97,7 +99,9 @@ fn check_barrier(ctx: &mut Ctx, site: &Site) -> Option<SyncOutcome> {
         if let Some(decided) = crate::enumerate::barrier(ctx, launch, block, loops, pc) {
             ctx.enumerated += 1;
             return match decided {
-                crate::enumerate::Decided::Witness(witness) => Some(SyncOutcome::Witness(DivergenceWitness { site: (block, inst), warp: false, witness })),
+                crate::enumerate::Decided::Witness(witness) => {
+                    Some(SyncOutcome::Witness(DivergenceWitness { site: (block, inst), warp: false, witness, outside_mask: false }))
+                }
                 crate::enumerate::Decided::Holds => None,
             };
         }
@@ -119,7 +123,7 @@ fn check_barrier(ctx: &mut Ctx, site: &Site) -> Option<SyncOutcome> {
         Answer::Unsat => None,
         Answer::Sat(model) => {
             let witness = witness_of(ctx, &model, loops);
-            Some(SyncOutcome::Witness(DivergenceWitness { site: (block, inst), warp: false, witness }))
+            Some(SyncOutcome::Witness(DivergenceWitness { site: (block, inst), warp: false, witness, outside_mask: false }))
         }
         Answer::Unknown(why) => Some(SyncOutcome::Unknown { site: (block, inst), warp: false, why }),
     }
@@ -131,12 +135,24 @@ fn check_collective(ctx: &mut Ctx, site: &Site, mask: ExprId) -> Option<SyncOutc
     if let Some(launch) = &ctx.launch {
         if let Some(decided) = crate::enumerate::warp(ctx, launch, block, loops, pc, mask) {
             ctx.enumerated += 1;
-            return match decided {
-                crate::enumerate::Decided::Witness(witness) => Some(SyncOutcome::Witness(DivergenceWitness { site: (block, inst), warp: true, witness })),
-                crate::enumerate::Decided::Holds => None,
+            let (witness, outside_mask) = match decided {
+                crate::enumerate::WarpDecided::Missing(witness) => (witness, false),
+                crate::enumerate::WarpDecided::OutsideMask(witness) => (witness, true),
+                crate::enumerate::WarpDecided::Holds => return None,
             };
+            return Some(SyncOutcome::Witness(DivergenceWitness { site: (block, inst), warp: true, witness, outside_mask }));
         }
     }
+    match check_lane_missing(ctx, site, mask) {
+        None => check_lane_outside_mask(ctx, site, mask),
+        found => found,
+    }
+}
+
+/// A lane the collective's mask names that does not arrive with thread 1.
+fn check_lane_missing(ctx: &mut Ctx, site: &Site, mask: ExprId) -> Option<SyncOutcome> {
+    let &Site { block, inst, pc, .. } = site;
+    let loops = &site.loops;
     let mut q = Query::new(&ctx.l.exprs, ctx.bind, 2);
     q.enc.assume_same_block();
     let p1 = q.enc.term(pc, 1);
@@ -164,7 +180,38 @@ fn check_collective(ctx: &mut Ctx, site: &Site, mask: ExprId) -> Option<SyncOutc
         Answer::Unsat => None,
         Answer::Sat(model) => {
             let witness = witness_of(ctx, &model, loops);
-            Some(SyncOutcome::Witness(DivergenceWitness { site: (block, inst), warp: true, witness }))
+            Some(SyncOutcome::Witness(DivergenceWitness { site: (block, inst), warp: true, witness, outside_mask: false }))
+        }
+        Answer::Unknown(why) => Some(SyncOutcome::Unknown { site: (block, inst), warp: true, why }),
+    }
+}
+
+/// A thread that runs the collective although its own member mask does not name its lane:
+/// undefined in the PTX ISA (sm_70+ hardware may hang or return garbage), and what a mask
+/// written for half a warp does when the whole warp runs it (`__shfl_xor_sync(0xffff, v, 1)`).
+fn check_lane_outside_mask(ctx: &mut Ctx, site: &Site, mask: ExprId) -> Option<SyncOutcome> {
+    let &Site { block, inst, pc, .. } = site;
+    let loops = &site.loops;
+    let mut q = Query::new(&ctx.l.exprs, ctx.bind, 1);
+    let p1 = q.enc.term(pc, 1);
+    let m1 = q.enc.term(mask, 1);
+    q.asserts.push(p1);
+    let lane = format!("(bvand {} {})", q.linear_tid(1), bv(31, 32));
+    q.asserts.push(format!("(= ((_ extract 0 0) (bvlshr {m1} {lane})) #b0)"));
+    for &lp in loops {
+        let k = q.enc.sym(Sym::Counter(lp), COUNTER_BITS, 1);
+        q.want(k);
+    }
+    let mut roots = vec![pc, mask];
+    roots.extend(ctx.assert_facts(&mut q, block, &[pc, mask], 1));
+    ctx.add_load_facts(&mut q, &roots, 1);
+    q.add_param_facts(&ctx.l.exprs, ctx.bind, &roots);
+    match ctx.run_witness(&q, 1, &[], crate::ctx::Alike::at(crate::report::Question::WarpCollective, site.line)) {
+        Answer::Unsat => None,
+        Answer::Sat(model) => {
+            let threads = [ThreadSpec { copy: 1, loops, offset: None }];
+            let witness = Witness::from_model(&model, &threads, ctx.k.params.len() as u32, &[]);
+            Some(SyncOutcome::Witness(DivergenceWitness { site: (block, inst), warp: true, witness, outside_mask: true }))
         }
         Answer::Unknown(why) => Some(SyncOutcome::Unknown { site: (block, inst), warp: true, why }),
     }

@@ -226,7 +226,7 @@ fn locations_mut(r: &mut KernelReport) -> impl Iterator<Item = &mut Location> {
                     check::Whereabouts::AtBarrier { location } | check::Whereabouts::AtCollective { location } => Some(location),
                     _ => None,
                 },
-                None => None,
+                Some(check::Divergence::OutsideMask { .. }) | None => None,
             };
             f.accesses.iter_mut().map(|a| &mut a.location).chain(f.barrier.iter_mut()).chain(other)
         })
