@@ -224,6 +224,23 @@ impl Program {
         Some(Program { ins, slot, loads, stages, id: NEXT_PROGRAM.fetch_add(1, std::sync::atomic::Ordering::Relaxed) })
     }
 
+    /// What a block contributes to everything this program evaluates per thread: the slots of
+    /// the launch and block stages that a thread or iteration stage reads, and the roots
+    /// computed at those stages. `None` for a program with loads (their poison is not kept
+    /// per stage).
+    fn block_frontier(&self, roots: &[ExprId]) -> Option<Vec<usize>> {
+        if !self.loads.is_empty() {
+            return None;
+        }
+        let early: HashSet<usize> = self.stages[Stage::Launch as usize].iter().chain(&self.stages[Stage::Block as usize]).copied().collect();
+        let late = self.stages[Stage::Thread as usize].iter().chain(&self.stages[Stage::Iteration as usize]);
+        let mut frontier: Vec<usize> = late.flat_map(|&i| self.ins[i].reads()).flatten().filter(|r| early.contains(r)).collect();
+        frontier.extend(roots.iter().map(|r| self.slot[r]).filter(|r| early.contains(r)));
+        frontier.sort_unstable();
+        frontier.dedup();
+        Some(frontier)
+    }
+
     /// Evaluates every node; read results with `get`.
     pub fn run(&self, env: &Env, ev: &mut Eval) {
         self.run_from(env, ev, Stage::Launch);
@@ -233,6 +250,17 @@ impl Program {
     /// earlier ones: those of the last run of this program, whose launch, block, thread (as
     /// far as `from` keeps them) must be `env`'s. An `ev` that holds no values of this program
     /// is run in full.
+    /// Evaluates the launch and block stages only (a program without loads).
+    fn run_through_block(&self, env: &Env, ev: &mut Eval) {
+        ev.of = None;
+        ev.vals.resize(self.ins.len(), 0);
+        for stage in &self.stages[..=Stage::Block as usize] {
+            for &i in stage {
+                ev.vals[i] = self.value(i, env, &ev.vals);
+            }
+        }
+    }
+
     pub fn run_from(&self, env: &Env, ev: &mut Eval, from: Stage) {
         let from = if ev.of == Some(self.id) { from } else { Stage::Launch };
         ev.of = Some(self.id);
@@ -893,10 +921,46 @@ pub fn bounds(ctx: &Ctx, launch: &Launch, i: usize, size: u64) -> Option<Decided
 }
 
 /// Barrier divergence at a barrier with path condition `pc` inside `loops`.
+/// One block of each class of `blocks` whose threads see the same values: blocks that agree on
+/// every launch- and block-stage value the per-thread evaluation of `pc`, `value` and the
+/// conditions of the loops around the site reads enumerate to the same points but for their
+/// block index. A question about each block's own threads (does every thread reach this
+/// barrier? every lane of the mask?) is answered for a class by any of its blocks: a row kernel
+/// on 8192 rows asked it 8192 times (a thread's `row < rows` is all a block changes).
+fn block_representatives(ctx: &Ctx, launch: &Launch, blocks: Vec<[u64; 3]>, site: (BlockId, &[LoopId]), pc: ExprId, value: ExprId) -> Vec<[u64; 3]> {
+    if blocks.len() < 2 {
+        return blocks;
+    }
+    let conditions: Option<Vec<ExprId>> = site_loops(ctx, site.0, site.1, &with_load_offsets(ctx, &[pc, value])).map(|s| {
+        s.loops
+            .iter()
+            .map(|&(_, c)| match c {
+                Choice::Range(g) => g,
+                Choice::Exit(f) => f,
+            })
+            .collect()
+    });
+    let Some(mut roots) = conditions else { return blocks };
+    roots.extend([pc, value]);
+    let Some(prog) = program(ctx, &roots) else { return blocks };
+    let Some(frontier) = prog.block_frontier(&roots) else { return blocks };
+    let mut seen: HashSet<Vec<u64>> = HashSet::new();
+    let mut ev = Eval::default();
+    let nloops = ctx.k.cfg.loops.len();
+    blocks
+        .into_iter()
+        .filter(|&b| {
+            let env = Env { ntid: launch.ntid, nctaid: launch.nctaid, tid: [0; 3], ctaid: b, k: vec![0; nloops] };
+            prog.run_through_block(&env, &mut ev);
+            seen.insert(frontier.iter().map(|&i| ev.vals[i]).collect())
+        })
+        .collect()
+}
+
 pub fn barrier(ctx: &Ctx, launch: &Launch, block: BlockId, loops: &[LoopId], pc: ExprId) -> Option<Decided> {
     let blocks = launch.blocks_to_enumerate(mentions_ctaid(ctx, &[pc]))?;
     let zero = pc; // any expression works as the value; we only need the points
-    for &b in &blocks {
+    for &b in &block_representatives(ctx, launch, blocks, (block, loops), pc, zero) {
         let points = enumerate_site(ctx, launch, &[b], block, loops, pc, zero)?;
         // Iteration vector (of the enclosing loops) → threads that reach the barrier there.
         let mut by_iter: HashMap<Vec<u64>, Vec<&Point>> = HashMap::new();
@@ -916,7 +980,6 @@ pub fn barrier(ctx: &Ctx, launch: &Launch, block: BlockId, loops: &[LoopId], pc:
     Some(Decided::Holds)
 }
 
-/// A warp collective whose mask names a lane that does not arrive.
 /// What the enumeration of a warp collective found.
 pub enum WarpDecided {
     Holds,
@@ -929,26 +992,9 @@ pub enum WarpDecided {
 /// Warp collective `pc` by enumeration: every lane its mask names arrives, and every lane that
 /// runs it is in its mask. `None`: not enumerable.
 pub fn warp(ctx: &Ctx, launch: &Launch, block: BlockId, loops: &[LoopId], pc: ExprId, mask_e: ExprId) -> Option<WarpDecided> {
-    let linear = |t: [u64; 3]| t[0] + launch.ntid[0] * (t[1] + launch.ntid[1] * t[2]);
-    match warp_missing_lane(ctx, launch, block, loops, pc, mask_e)? {
-        Decided::Witness(w) => Some(WarpDecided::Missing(w)),
-        Decided::Holds => {
-            let blocks = launch.blocks_to_enumerate(mentions_ctaid(ctx, &[pc, mask_e]))?;
-            for &b in &blocks {
-                let points = enumerate_site(ctx, launch, &[b], block, loops, pc, mask_e)?;
-                if let Some(p) = points.iter().find(|p| p.offset >> (linear(p.tid) & 31) & 1 == 0) {
-                    return Some(WarpDecided::OutsideMask(witness_of(launch, &[p])));
-                }
-            }
-            Some(WarpDecided::Holds)
-        }
-    }
-}
-
-fn warp_missing_lane(ctx: &Ctx, launch: &Launch, block: BlockId, loops: &[LoopId], pc: ExprId, mask_e: ExprId) -> Option<Decided> {
     let blocks = launch.blocks_to_enumerate(mentions_ctaid(ctx, &[pc, mask_e]))?;
     let nthreads = launch.threads_per_block();
-    for &b in &blocks {
+    for &b in &block_representatives(ctx, launch, blocks, (block, loops), pc, mask_e) {
         let points = enumerate_site(ctx, launch, &[b], block, loops, pc, mask_e)?;
         let mut live_threads: Option<Option<HashSet<u64>>> = None;
         let linear = |t: [u64; 3]| t[0] + launch.ntid[0] * (t[1] + launch.ntid[1] * t[2]);
@@ -985,11 +1031,14 @@ fn warp_missing_lane(ctx: &Ctx, launch: &Launch, block: BlockId, loops: &[LoopId
                 let q = Point { ctaid: b, tid: t2, k: p.k.clone(), offset: 0 };
                 let mut w = witness_of(launch, &[p, &q]);
                 w.missing_lane = Some(lane as u32);
-                return Some(Decided::Witness(w));
+                return Some(WarpDecided::Missing(w));
             }
         }
+        if let Some(p) = points.iter().find(|p| p.offset >> (linear(p.tid) & 31) & 1 == 0) {
+            return Some(WarpDecided::OutsideMask(witness_of(launch, &[p])));
+        }
     }
-    Some(Decided::Holds)
+    Some(WarpDecided::Holds)
 }
 
 /// The threads of block `b` (linear ids) that reach at least one barrier or warp collective of
