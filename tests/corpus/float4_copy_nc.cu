@@ -1,6 +1,6 @@
 // Copies n floats: whole float4 vectors through the read-only path (ld.global.nc.v4.f32, as
 // __ldg(const float4*) lowers), then the n % 4 floats of the tail one per thread.
-struct __attribute__((aligned(16))) float4 { float x, y, z, w; };
+// float4 is CUDA's own (16-byte aligned), declared by the runtime header nvcc includes.
 static __device__ __forceinline__ float4 ldg4(const float4* p) {
   float4 v;
   asm("ld.global.nc.v4.f32 {%0, %1, %2, %3}, [%4];" : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "l"(p));

@@ -1,6 +1,6 @@
 // Copies n floats as float4 vectors, rounding the vector count up: when n is not a multiple of
 // 4 the last vector reads and writes past the end of both buffers.
-struct __attribute__((aligned(16))) float4 { float x, y, z, w; };
+// float4 is CUDA's own (16-byte aligned), declared by the runtime header nvcc includes.
 static __device__ __forceinline__ float4 ldg4(const float4* p) {
   float4 v;
   asm("ld.global.nc.v4.f32 {%0, %1, %2, %3}, [%4];" : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "l"(p));

@@ -23,12 +23,36 @@ use std::process::Command;
 use std::time::Duration;
 use workdir::{PathMap, TempDir, PRELUDE_NAME};
 
-/// SDK headers kernels include whose declarations the prelude provides: with clang they are
-/// empty stand-ins (no CUDA SDK is needed).
-const SDK_HEADERS: [&str; 6] = ["cuda_runtime.h", "cuda_runtime_api.h", "cuda.h", "device_launch_parameters.h", "cuda_device_runtime_api.h", "driver_types.h"];
-
 /// The prelude for `clang --cuda-device-only -nocudainc`.
 pub const PRELUDE: &str = include_str!("cuda_prelude.h");
+
+/// What an SDK header that declares only what the prelude already does contains.
+const DECLARED_IN_THE_PRELUDE: &str = "// LARK: declared in the prelude\n";
+
+/// Stand-ins for the CUDA SDK's headers, so that kernels compile with clang and no SDK. Those of
+/// the runtime (nvcc includes it implicitly) are empty: the prelude declares what they would.
+/// What a kernel has only by including it is in its own stand-in, not in the prelude, so that a
+/// kernel with its own `half` or `cg` compiles as long as it does not include the header.
+const SDK_HEADERS: [(&str, &str); 18] = [
+    ("cuda_runtime.h", DECLARED_IN_THE_PRELUDE),
+    ("cuda_runtime_api.h", DECLARED_IN_THE_PRELUDE),
+    ("cuda.h", DECLARED_IN_THE_PRELUDE),
+    ("device_launch_parameters.h", DECLARED_IN_THE_PRELUDE),
+    ("cuda_device_runtime_api.h", DECLARED_IN_THE_PRELUDE),
+    ("driver_types.h", DECLARED_IN_THE_PRELUDE),
+    ("builtin_types.h", DECLARED_IN_THE_PRELUDE),
+    ("host_defines.h", DECLARED_IN_THE_PRELUDE),
+    ("vector_types.h", DECLARED_IN_THE_PRELUDE),
+    ("vector_functions.h", DECLARED_IN_THE_PRELUDE),
+    ("device_functions.h", DECLARED_IN_THE_PRELUDE),
+    ("device_atomic_functions.h", DECLARED_IN_THE_PRELUDE),
+    ("sm_60_atomic_functions.h", DECLARED_IN_THE_PRELUDE),
+    ("cuda_fp16.h", include_str!("sdk/cuda_fp16.h")),
+    ("cuda_bf16.h", include_str!("sdk/cuda_bf16.h")),
+    ("cooperative_groups.h", include_str!("sdk/cooperative_groups.h")),
+    ("cooperative_groups/reduce.h", include_str!("sdk/cooperative_groups/reduce.h")),
+    ("math_constants.h", include_str!("sdk/math_constants.h")),
+];
 
 /// The wall-clock limit for one compilation when none is set.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
@@ -107,13 +131,14 @@ pub fn compile(path: &Path, text: &str, opts: &CompileOptions) -> Result<String,
                 cmd.arg("-I").arg(i);
             }
             cmd.arg("-I").arg(&source_dir);
-            // `#include <cuda_runtime.h>` and the SDK's other headers: what they would declare
-            // is in the prelude, so empty stand-ins end the search after every real directory
-            // (an SDK given with -I still wins).
+            // `#include <cuda_runtime.h>`, `<cuda_fp16.h>` and the SDK's other headers: the
+            // stand-ins end the search after every real directory (an SDK given with -I still
+            // wins).
             let stubs = dir.path().join("lark_sdk_stubs");
-            std::fs::create_dir_all(&stubs).map_err(|e| io("writing the SDK stand-ins", e))?;
-            for h in SDK_HEADERS {
-                std::fs::write(stubs.join(h), "// LARK: declared in the prelude\n").map_err(|e| io("writing the SDK stand-ins", e))?;
+            for (name, text) in SDK_HEADERS {
+                let path = stubs.join(name);
+                let parent = path.parent().unwrap_or(&stubs);
+                std::fs::create_dir_all(parent).and_then(|()| std::fs::write(&path, text)).map_err(|e| io("writing the SDK stand-ins", e))?;
             }
             cmd.arg("-idirafter").arg(&stubs);
         }
@@ -311,6 +336,80 @@ mod tests {
         assert_eq!((ambiguous.line, ambiguous.notes.len()), (5, 2), "{ambiguous:#?}");
         assert_eq!(ambiguous.notes.iter().map(|n| (n.file.clone(), n.line)).collect::<Vec<_>>(), vec![(None, 2), (None, 3)]);
         assert!(ambiguous.message_with_notes().ends_with("(note: candidate function at line 2; note: candidate function at line 3)"), "{ambiguous:#?}");
+    }
+
+    /// A kernel as projects write them, with the host program around it: CUDA's math, half,
+    /// cooperative groups, cache hints, atomics, a debug printf and an assert all compile to
+    /// instructions, with no call left in the PTX.
+    const PROGRAM: &str = r#"#include <cuda_runtime.h>
+#include <cuda_fp16.h>
+#include <cooperative_groups.h>
+#include <cooperative_groups/reduce.h>
+#include <cassert>
+#include <cfloat>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <vector>
+namespace cg = cooperative_groups;
+__global__ void gelu_sum(half* y, float* total, const float4* x, int64_t n) {
+  cg::thread_block block = cg::this_thread_block();
+  cg::thread_block_tile<32> warp = cg::tiled_partition<32>(block);
+  int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+  assert(n >= 0);
+  float4 v = i < n ? __ldg(&x[i]) : make_float4(0.0f, 0.0f, 0.0f, -FLT_MAX);
+  float g = 0.5f * v.x * (1.0f + tanhf(0.79788456f * (v.x + 0.044715f * powf(v.x, 3.0f))));
+  float s = cg::reduce(warp, expf(v.y) + fmaxf(v.w, v.z), cg::plus<float>());
+  if (warp.thread_rank() == 0) atomicAdd(total, s + std::exp(v.z));
+  if (i < n) y[i] = __float2half(g) + __hmul(__float2half(v.z), __float2half(2.0f));
+  if (i == 0) printf("n = %lld\n", (long long)n);
+}
+int main() {
+  std::vector<float> h(1024, 1.0f);
+  float4* x;
+  cudaMalloc(&x, h.size() * sizeof(float));
+  cudaMemcpy(x, h.data(), h.size() * sizeof(float), cudaMemcpyHostToDevice);
+  gelu_sum<<<(256 + 127) / 128, min(128, 256)>>>(nullptr, nullptr, x, 256);
+  printf("%s\n", cudaGetErrorString(cudaDeviceSynchronize()));
+}
+"#;
+
+    #[test]
+    fn the_cuda_device_api_compiles_to_instructions() {
+        let ptx = compile(Path::new("/w/program.cu"), PROGRAM, &CompileOptions::default()).unwrap_or_else(|e| panic!("{e:?}"));
+        for insn in [
+            "ld.global.nc.v4.f32",
+            "tanh.approx.f32",
+            "ex2.approx.f32",
+            "lg2.approx.f32",
+            "shfl.sync.bfly.b32",
+            "atom.global.add.f32",
+            "cvt.rn.f16.f32",
+            "fma.rn.f16",
+        ] {
+            assert!(ptx.contains(insn), "no {insn} in\n{ptx}");
+        }
+        assert!(!ptx.contains("call"), "a call left in\n{ptx}");
+    }
+
+    #[test]
+    fn math_without_an_instruction_is_a_libdevice_call() {
+        let src =
+            "__global__ void gelu(float* y, const float* x) {\n  y[threadIdx.x] = 0.5f * x[threadIdx.x] * (1.0f + erff(x[threadIdx.x] * 0.70710678f));\n}\n";
+        let ptx = compile(Path::new("gelu.cu"), src, &CompileOptions::default()).unwrap_or_else(|e| panic!("{e:?}"));
+        assert!(ptx.contains(".extern .func  (.param .b32 func_retval0) __nv_erff"), "{ptx}");
+        assert_eq!(ptx.matches("call.uni").count(), 1, "{ptx}");
+    }
+
+    #[test]
+    fn a_kernel_with_its_own_half_and_helpers_compiles() {
+        // No cuda_fp16.h, so `half` is the kernel's; its own exp2f and __shfl_up_sync (as kernels
+        // written for the earlier prelude have) take precedence over the prelude's.
+        let src = "typedef float half;\nstatic __device__ __forceinline__ float exp2f(float x) { return x; }\n\
+                   static __device__ float __shfl_up_sync(unsigned m, float v, unsigned d) { return v; }\n\
+                   __global__ void k(half* y) {\n  y[threadIdx.x] = __shfl_up_sync(0xffffffffu, exp2f(y[threadIdx.x]), 1);\n}\n";
+        let ptx = compile(Path::new("own.cu"), src, &CompileOptions::default()).unwrap_or_else(|e| panic!("{e:?}"));
+        assert!(!ptx.contains("ex2.approx") && !ptx.contains("shfl.sync"), "{ptx}");
     }
 
     #[test]

@@ -229,3 +229,16 @@ fn a_register_of_a_nested_scope_named_without_percent_is_a_register() {
     // High half in the low 16 bits, low half in the high 16 bits.
     assert_eq!(run(&k, 2).unwrap(), vec![0x5678_1234; 2]);
 }
+
+/// `.f64` starts with `.f6`, the prefix of the fp6 formats the model does not have: conversions
+/// to and from double were all reported unsupported.
+#[test]
+fn conversions_with_double_are_modelled() {
+    let k = kernel(
+        "\t.reg .f64 %fd<4>;\n\tcvt.rn.f32.u32 %f1, %r1;\n\tcvt.f64.f32 %fd1, %f1;\n\tadd.f64 %fd2, %fd1, 0d3FF8000000000000;\n\
+         \tcvt.rn.f32.f64 %f2, %fd2;\n\tcvt.rzi.u32.f32 %r2, %f2;\n\tst.global.u32 [%rd4], %r2;",
+    );
+    assert_eq!(reasons(&k), Vec::<String>::new());
+    // tid + 1.5, truncated.
+    assert_eq!(run(&k, 4).unwrap(), vec![1, 2, 3, 4]);
+}

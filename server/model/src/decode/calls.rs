@@ -192,6 +192,19 @@ impl Decoder<'_> {
             return Err(format!("call to `{}`, which this module does not declare", c.callee));
         };
         let Some(body) = callee.body.as_deref() else {
+            // The results the caller reads back (`ld.param %f2, [retval0]`) are registers nothing
+            // writes: the call is reported once, not again at each read of its result.
+            for (formal, actual) in callee.returns.iter().zip(&c.rets) {
+                if let (Some(bits), Some(cell)) = (type_bits(&formal.ty), self.cell_var(actual)) {
+                    if !self.cells.regs.contains_key(&(cell.clone(), 0, bits)) {
+                        let r = self.temp(bits);
+                        self.cells.regs.insert((cell, 0, bits), r);
+                    }
+                }
+            }
+            if let Some(math) = c.callee.strip_prefix("__nv_") {
+                return Err(format!("call to `{}`, libdevice's `{math}`: no PTX instruction computes it and LARK does not model libdevice", c.callee));
+            }
             return Err(format!("call to `{}`, which has no body in this module (an external function)", c.callee));
         };
         if self.frame.stack.contains(c.callee) {
