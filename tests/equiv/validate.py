@@ -497,6 +497,14 @@ def sim_row_sum_block(c, bug):
         out[row] = tree(s)[0]
 
 
+def sim_concat_rows(c, bug):
+    a, b, out = c.bufs["a"], c.bufs["b"], c.bufs["out"]
+    rows, ca, cb = c.scalars["rows"], c.scalars["ca"], c.scalars["cb"]
+    for r in range(min(c.grid[0], rows)):
+        for col in range(ca + cb):
+            out[r * (ca + cb) + col] = a[r * ca + col] if col < ca else b[r * (ca if bug else cb) + col - ca]
+
+
 def sim_l2norm_warp(c, bug):
     x, out, cols = c.bufs["x"], c.bufs["out"], c.scalars["cols"]
     for row in range(min(c.grid[0], c.scalars["rows"])):
@@ -720,6 +728,7 @@ EQUIV_SIMS = {
     "row_mean": sim_row_mean,
     "row_mean_serial": sim_row_mean_serial,
     "row_sum_block": sim_row_sum_block,
+    "concat_rows": sim_concat_rows,
     "l2norm_warp": sim_l2norm_warp,
     "matmul_naive": sim_matmul_naive,
     "matmul_tiled_k": sim_matmul_tiled,

@@ -221,16 +221,20 @@ fn check_kernel_in(k: &Kernel, spec: Option<&KernelSpec>, src: &Sources, opts: &
             .uncertified
             .push(Uncertified::at(Reason::UnsupportedInstruction { opcode: u.opcode.to_string(), why: u.reason.clone() }, src.location(u.span, u.line)));
     }
-    for a in &lifted.accesses {
-        if a.base.is_none() && !matches!(a.space, model::ops::Space::Local | model::ops::Space::Param | model::ops::Space::Const) {
-            report.uncertified.push(Uncertified::at(Reason::UntrackedAddress { access: a.kind.name() }, src.location(a.span, a.line)));
-        }
-    }
     let budget = model::budget::Budget { deadline: started.checked_add(std::time::Duration::from_millis(opts.budget_ms)), cancel: opts.cancel.clone() };
     // A guess the solver cannot settle quickly is not worth the check's time: most settle in
     // tens of milliseconds once the launch is concrete. (A lent process starts on its first
     // query, so a kernel with nothing to prove costs nothing here.)
     let mut prover = solver.lend(opts.solver);
+    for a in &lifted.accesses {
+        if a.base.is_none() && !matches!(a.space, model::ops::Space::Local | model::ops::Space::Param | model::ops::Space::Const) {
+            let is_arm = lifted.accesses.iter().filter(|b| (b.block, b.inst) == (a.block, a.inst)).count() > 1;
+            if is_arm && crate::invariants::never_taken(&lifted.exprs, &bind, &mut prover, a.pc, std::time::Duration::from_millis(opts.timeout_ms()), &budget) {
+                continue;
+            }
+            report.uncertified.push(Uncertified::at(Reason::UntrackedAddress { access: a.kind.name() }, src.location(a.span, a.line)));
+        }
+    }
     crate::invariants::strengthen(&mut lifted, &bind, &mut prover, std::time::Duration::from_millis((opts.timeout_ms() / 8).max(1)), &budget);
     solver.give_back(prover);
     let caches = Caches::default();

@@ -49,10 +49,17 @@ impl FixedLoad {
 /// The access is looked up by the instruction that produced the value, not by the id in
 /// `value_origin`: the lifter records the origin the first time it meets the instruction, which
 /// for a load in a loop is its probe pass, when no access is recorded and the id is another's.
+///
+/// A load through selected pointers (`c ? a[i] : b[i]`) is one access per array; its value may
+/// come from either, so it has no access of its own and no array's facts apply to it.
 pub fn load_access(l: &Lifted, s: Sym) -> Option<&model::symbolic::Access> {
     let Sym::Value { block, inst, .. } = s else { return None };
     match l.value_origin.get(&(block, inst))? {
-        ValueOrigin::Load { .. } => l.accesses.iter().find(|a| a.block == block && a.inst == inst as usize),
+        ValueOrigin::Load { .. } => {
+            let mut arms = l.accesses.iter().filter(|a| a.block == block && a.inst == inst as usize);
+            let first = arms.next()?;
+            arms.all(|a| a.base == first.base).then_some(first)
+        }
         _ => None,
     }
 }

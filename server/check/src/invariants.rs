@@ -231,3 +231,23 @@ fn counterexample(
         _ => None,
     }
 }
+
+/// Whether no thread of any launch the binding allows meets `pc`, as the solver shows within
+/// `timeout`: an arm of a select between pointers whose condition contradicts the select's own
+/// test (`p = m ? m + o : 0; q = p ? p : w`: the null arm of `q` is never taken). Unknown is
+/// false.
+pub fn never_taken(x: &Exprs, bind: &Binding, solver: &mut ::smt::Solver, pc: ExprId, timeout: std::time::Duration, budget: &Budget) -> bool {
+    if x.as_bool(pc) == Some(false) {
+        return true;
+    }
+    if budget.check().is_err() {
+        return false;
+    }
+    let mut q = Query::new(x, bind, 1);
+    let term = q.enc.term(pc, 1);
+    q.asserts.push(term);
+    q.add_param_facts(x, bind, &[pc]);
+    let Ok(query) = q.to_smt() else { return false };
+    let (outcome, _) = crate::smt::ask(solver, &query, timeout, &|| budget.check().is_err());
+    matches!(outcome, crate::smt::Outcome::Unsat)
+}

@@ -38,6 +38,9 @@ impl AccessKind {
     }
 }
 
+/// The most arms an access through selected pointers is split into.
+const MAX_POINTER_ARMS: usize = 4;
+
 /// What an address points into, found from the pointer's provenance.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Base {
@@ -1125,21 +1128,78 @@ impl Lifter<'_> {
         let base_val = self.operand(st, &addr.base, 64);
         let off = self.x.konst(addr.offset as u64, 64);
         let full = self.x.bin(BinOp::Add, base_val, off);
-        let (base, offset) = match self.split_base(full) {
-            Some((base, offset)) => (Some(base), Some(offset)),
-            None => (None, None),
-        };
-        let space = match (space, base) {
-            (Space::Generic, Some(Base::Var(v))) => self.k.vars[v as usize].space,
-            (Space::Generic, Some(Base::Param(_))) => Space::Global,
-            (s, _) => s,
+        // An address that selects between two arrays (`i < n ? a[i] : b[i - n]`, which clang
+        // writes as a `selp` of the two pointers) is one access per array, each under its
+        // condition; an arm with no base stays untracked, under its own condition.
+        let arms = match self.split_base(full) {
+            Some(split) => vec![(full, pc, Some(split))],
+            None => match self.pointer_arms(full, MAX_POINTER_ARMS) {
+                Some(arms) if arms.len() > 1 => arms
+                    .into_iter()
+                    .map(|(cond, a)| {
+                        let arm_pc = self.x.and(pc, cond);
+                        let split = self.split_base(a);
+                        (a, arm_pc, split)
+                    })
+                    .collect(),
+                _ => vec![(full, pc, None)],
+            },
         };
         let id = self.out_accesses.len();
-        if self.recording {
-            let loops = self.k.cfg.loop_nest(b);
-            self.out_accesses.push(Access { kind, space, base, addr: full, offset, bytes, pc, block: b, inst: idx, loops, span: inst.span, line: inst.line });
+        for (addr, pc, split) in arms {
+            let (base, offset) = match split {
+                Some((base, offset)) => (Some(base), Some(offset)),
+                None => (None, None),
+            };
+            let space = match (space, base) {
+                (Space::Generic, Some(Base::Var(v))) => self.k.vars[v as usize].space,
+                (Space::Generic, Some(Base::Param(_))) => Space::Global,
+                (s, _) => s,
+            };
+            if self.recording {
+                let loops = self.k.cfg.loop_nest(b);
+                self.out_accesses.push(Access { kind, space, base, addr, offset, bytes, pc, block: b, inst: idx, loops, span: inst.span, line: inst.line });
+            }
         }
         id
+    }
+
+    /// The arms of an address that selects between pointers: `(condition, address)` pairs, the
+    /// selects pushed out through sums and width changes (`ite(c, a, b) + o` is `a + o` when `c`,
+    /// else `b + o`). `None` past `limit` arms.
+    fn pointer_arms(&mut self, e: ExprId, limit: usize) -> Option<Vec<(ExprId, ExprId)>> {
+        use crate::expr::Node;
+        let t = self.x.boolean(true);
+        let arms = match self.x.node(e).clone() {
+            Node::Ite { c, a, b } if self.x.bits(a) == 64 || self.x.bits(a) == 32 => {
+                let nc = self.x.not(c);
+                let mut out = Vec::new();
+                for (cond, side) in [(c, a), (nc, b)] {
+                    for (inner, arm) in self.pointer_arms(side, limit)? {
+                        let both = self.x.and(cond, inner);
+                        out.push((both, arm));
+                    }
+                }
+                out
+            }
+            Node::Bin { op: op @ (BinOp::Add | BinOp::Sub), a, b, .. } => {
+                let left = self.pointer_arms(a, limit)?;
+                if left.len() > 1 {
+                    left.into_iter().map(|(c, x)| (c, self.x.bin(op, x, b))).collect()
+                } else if op == BinOp::Add {
+                    let right = self.pointer_arms(b, limit)?;
+                    right.into_iter().map(|(c, y)| (c, self.x.bin(op, a, y))).collect()
+                } else {
+                    vec![(t, e)]
+                }
+            }
+            Node::Ext { a, to, signed, .. } => {
+                let inner = self.pointer_arms(a, limit)?;
+                inner.into_iter().map(|(c, x)| (c, self.x.ext(x, to, signed))).collect()
+            }
+            _ => vec![(t, e)],
+        };
+        (arms.len() <= limit).then_some(arms)
     }
 
     /// Splits an address into its base (a variable or a pointer parameter) and a byte offset,
