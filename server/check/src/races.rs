@@ -440,9 +440,14 @@ pub fn parse_const(term: &str) -> Option<u64> {
 /// Whether the masks of the masked warp syncs are functions of the thread and the launch
 /// (ids, sizes, parameters) alone: then both copies of a query compute them, and a pair of
 /// lanes that every mask names is ordered by the syncs ([`model::phases::Phases::masked_warp_reaches`]).
-/// A mask read from memory or built in a loop is not followed: its syncs order nothing here.
+/// A mask read from memory, built in a loop or from a clock is not followed: its syncs order
+/// nothing here.
 pub fn masks_are_thread_functions(ctx: &Ctx) -> bool {
-    ctx.phases.sync_masks.iter().all(|&m| ctx.l.exprs.symbols(m).iter().all(|s| matches!(s, Sym::Special(_) | Sym::Param { .. })))
+    use model::ops::Special;
+    ctx.phases
+        .sync_masks
+        .iter()
+        .all(|&m| ctx.l.exprs.symbols(m).iter().all(|s| matches!(s, Sym::Special(sp) if *sp != Special::Timer) || matches!(s, Sym::Param { .. })))
 }
 
 /// `(and ...)`: the lanes of threads 1 and 2 are in every masked warp sync's mask, as each
