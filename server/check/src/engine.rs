@@ -666,7 +666,7 @@ impl Explain<'_> {
                 };
                 (vec![ThreadId { block, thread: reached }, ThreadId { block, thread: other }], Divergence::Barrier { other: state })
             }
-            InterpError::WarpDivergence { block, warp, mask, ref reason, .. } if dw.outside_mask && reason.contains("not in its own member mask") => {
+            InterpError::WarpDivergence { block, warp, mask, ref reason, .. } if dw.outside_mask && reason == model::interp::OUTSIDE_OWN_MASK => {
                 let t = w.thread(0).thread;
                 let lane = (t[0] + t[1] * w.block[0] + t[2] * w.block[0] * w.block[1]) % 32;
                 (vec![ThreadId { block, thread: t }], Divergence::OutsideMask { warp, mask, lane })

@@ -989,7 +989,7 @@ impl<'a> Machine<'a> {
             return Ok(Some((0..32).map(lin).filter(|&i| i < blk.threads.len() && same(&blk.threads[i])).collect()));
         };
         if m & (1 << lane) == 0 {
-            return Err(self.warp_error(blk, t, "the executing lane is not in its own member mask"));
+            return Err(self.warp_error(blk, t, super::OUTSIDE_OWN_MASK));
         }
         let mut members = Vec::new();
         for j in 0..32 {

@@ -103,6 +103,10 @@ impl Arg {
 /// Default [`Launch::step_limit`].
 pub const DEFAULT_STEP_LIMIT: u64 = 100_000_000;
 
+/// The [`InterpError::WarpDivergence`] reason of a lane that runs a warp collective its own
+/// member mask does not name (callers tell this divergence from a missing lane by it).
+pub const OUTSIDE_OWN_MASK: &str = "the executing lane is not in its own member mask";
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct Launch {
     pub grid: [u32; 3],
