@@ -122,12 +122,7 @@ pub fn check(req: &Request) -> Outcome {
         planned.retain(|(scalars, p)| match p {
             _ if std::mem::take(&mut first) => true,
             Ok(p) if plan_size(p) > setup::LARGEST_SHAPE_SIZE => {
-                summary.assumptions.push(format!(
-                    "{} (the largest the declared ranges allow) was not checked: {} threads and elements are more than the {} a shape derived from ranges may have; list it in [[kernel.<name>.reference.shapes]] to check it",
-                    check::render::shape(scalars),
-                    plan_size(p),
-                    setup::LARGEST_SHAPE_SIZE
-                ));
+                summary.assumptions.push(too_large(scalars, p, " (the largest the declared ranges allow)"));
                 false
             }
             _ => true,
@@ -204,6 +199,16 @@ fn check_shape(
     Some(status)
 }
 
+/// The assumption line of a derived shape too large to check (`which` says what shape it is).
+fn too_large(scalars: &BTreeMap<String, i128>, plan: &Plan, which: &str) -> String {
+    format!(
+        "{}{which} was not checked: {} threads and elements are more than the {} a shape derived from ranges may have; list it in [[kernel.<name>.reference.shapes]] to check it",
+        check::render::shape(scalars),
+        plan_size(plan),
+        setup::LARGEST_SHAPE_SIZE
+    )
+}
+
 /// The share of the time left each probe shape may take.
 const PROBE_SHARE: u32 = 4;
 
@@ -222,12 +227,7 @@ fn check_probes(req: &Request, program: &reference::Program, reference: &spec::R
     probes.sort_by_key(|(_, p)| plan_size(p));
     for (scalars, plan) in probes {
         if plan_size(&plan) > setup::LARGEST_SHAPE_SIZE {
-            summary.assumptions.push(format!(
-                "{} was not checked: {} threads and elements are more than the {} a shape derived from ranges may have",
-                check::render::shape(&scalars),
-                plan_size(&plan),
-                setup::LARGEST_SHAPE_SIZE
-            ));
+            summary.assumptions.push(too_large(&scalars, &plan, ""));
             continue;
         }
         if req.budget.check().is_err() {
