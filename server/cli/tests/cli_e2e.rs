@@ -526,3 +526,79 @@ fn the_time_per_query_is_the_solvers_default_unless_set() {
     }
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// A `.cu` file as projects write it, compiled with no CUDA SDK and no lark.toml: CUDA's math,
+/// `cuda_fp16.h` and cooperative groups compile (through LARK's prelude and stand-ins); a block
+/// reduction that syncs its last warp with a mask computed from the block size has no race; a
+/// half-warp mask run by the whole warp is a divergence naming the lane outside it; a
+/// concatenation reading through a select between two pointers is checked (not untracked);
+/// `erff`, which no instruction computes, leaves its kernel uncertified, never verified.
+#[test]
+fn a_project_style_cu_file_compiles_and_each_kernel_gets_its_verdict() {
+    let dir = temp_dir("project-style");
+    let src = r#"#include <cuda_runtime.h>
+#include <cuda_fp16.h>
+#include <cooperative_groups.h>
+#include <cstdint>
+namespace cg = cooperative_groups;
+
+extern "C" __global__ void sigmoid_half(__half* y, const __half* x, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = __float2half(1.0f / (1.0f + expf(-__half2float(x[i]))));
+}
+
+extern "C" __global__ void block_sum(const float* in, float* out) {
+  __shared__ float s[1024];
+  s[threadIdx.x] = in[blockIdx.x * blockDim.x + threadIdx.x];
+  __syncthreads();
+  unsigned mask = (unsigned)((1ull << (blockDim.x / 32)) - 1);
+  if (threadIdx.x < blockDim.x / 32) {
+    float acc = 0.0f;
+    for (int i = 0; i < 32; ++i) acc += s[threadIdx.x * 32 + i];
+    __syncwarp(mask);
+    s[threadIdx.x] = acc;
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) out[blockIdx.x] = s[0] + s[1];
+}
+
+extern "C" __global__ void half_max(const float* in, float* out) {
+  float v = in[threadIdx.x];
+  v = fmaxf(v, __shfl_xor_sync(0x0000ffffu, v, 1));
+  out[threadIdx.x] = v;
+}
+
+extern "C" __global__ void tile_max(const float* in, float* out) {
+  cg::thread_block_tile<32> warp = cg::tiled_partition<32>(cg::this_thread_block());
+  float v = in[threadIdx.x];
+  for (int o = 16; o > 0; o /= 2) v = fmaxf(v, warp.shfl_xor(v, o));
+  if (warp.thread_rank() == 0) out[threadIdx.x / 32] = v;
+}
+
+extern "C" __global__ void concat(float* out, const float* a, const float* b, int n1, int n2) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n1 + n2) out[i] = i < n1 ? a[i] : b[i - n1];
+}
+
+extern "C" __global__ void gelu_erf(float* y, const float* x, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = 0.5f * x[i] * (1.0f + erff(x[i] * 0.70710678f));
+}
+"#;
+    let file = dir.join("kernels.cu");
+    std::fs::write(&file, src).unwrap();
+    let (code, doc) = json(&["check", &file.display().to_string(), "--format", "json"]);
+    assert_eq!(code, 1, "half_max and gelu_erf are not verified: {doc:#}");
+    for name in ["sigmoid_half", "block_sum", "tile_max", "concat"] {
+        let k = kernel(&doc, name);
+        assert_eq!(k["verdict"], "verified", "{name}: {k:#}");
+    }
+    let half = kernel(&doc, "half_max");
+    assert_eq!(half["verdict"], "barrier_divergence", "{half:#}");
+    let message = half["findings"][0]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("member mask 0x0000ffff, which does not name it"), "{message}");
+    let gelu = kernel(&doc, "gelu_erf");
+    assert_eq!(gelu["verdict"], "uncertified", "{gelu:#}");
+    let reasons = gelu["uncertified"].to_string();
+    assert!(reasons.contains("__nv_erff"), "{reasons}");
+}
