@@ -279,6 +279,14 @@ fn expand(x: &Exprs, e: ExprId, widen: Widen, path: &[(ExprId, bool)]) -> Option
             Some(n) => expand(x, a, widen, path)?.into_iter().map(|m| Monomial { coeff: m.coeff << n, ..m }).collect(),
             None => return atom(),
         },
+        // A value of launch dimensions and thread indices alone (a thread's rank in a block
+        // of two dimensions, the block's size as a loop step) stays one factor, as the lifter
+        // writes it in the loop's no-overflow fact: the lemma's column is then the fact's own
+        // term (`sext(rank) + zext(k) * sext(ntid.x * ntid.y)`), not a sum of products the
+        // solver would have to prove equal to it (apex's layer norm: 1 s, no answer).
+        Node::Ext { a, from, to: 64, .. } if widen == Widen::None && from < 64 && x.hardware_max(a, 0).is_some_and(|m| m < 1u128 << (from - 1)) => {
+            return Some(vec![Monomial { coeff: 1, factors: vec![Factor { e: a, widen: Widen::Signed }] }]);
+        }
         Node::Ext { a, from, to: 64, signed } if widen == Widen::None && from < 64 => expand(x, a, if signed { Widen::Signed } else { Widen::Unsigned }, path)?,
         Node::Ite { c, a, b } => match path.iter().find(|(k, _)| *k == c) {
             Some(&(_, taken)) => expand(x, if taken { a } else { b }, widen, path)?,
@@ -361,6 +369,43 @@ mod tests {
         assert!(s.rest.contains(&Monomial { coeff: 1024, factors: vec![Factor { e: k, widen: Widen::Unsigned }] }));
         // The counter is never a stride.
         assert!(splits(&x, offset).iter().all(|s| s.stride.e != k));
+    }
+
+    #[test]
+    fn a_rank_of_launch_values_is_one_factor_of_the_column() {
+        // apex's layer norm: 2 * sext(ctaid.y * n2) + 2 * zext(rank) + zext(k) * (zext(ntid.x *
+        // ntid.y) << 1), with rank = tid.y * ntid.x + tid.x: the column is the rank and the
+        // block-stride step, each launch value one factor widened signed (as the loop's
+        // no-overflow fact writes them), not products spread into monomials.
+        let mut x = Exprs::new();
+        let row = x.var(Sym::Special(Special::Ctaid(1)), 32);
+        let n2 = x.var(Sym::Param { index: 5, offset: 0 }, 32);
+        let (tid_x, tid_y) = (x.var(Sym::Special(Special::Tid(0)), 32), x.var(Sym::Special(Special::Tid(1)), 32));
+        let (ntid_x, ntid_y) = (x.var(Sym::Special(Special::Ntid(0)), 32), x.var(Sym::Special(Special::Ntid(1)), 32));
+        let k = x.var(Sym::Counter(0), 32);
+        let one = x.konst(1, 64);
+        let start = x.bin(BinOp::Mul, row, n2);
+        let start = x.ext(start, 64, true);
+        let start = x.bin(BinOp::Shl, start, one);
+        let ty = x.bin(BinOp::Mul, tid_y, ntid_x);
+        let rank = x.bin(BinOp::Add, ty, tid_x);
+        let rank64 = x.ext(rank, 64, false);
+        let rank64 = x.bin(BinOp::Shl, rank64, one);
+        let threads = x.bin(BinOp::Mul, ntid_x, ntid_y);
+        let threads64 = x.ext(threads, 64, false);
+        let threads64 = x.bin(BinOp::Shl, threads64, one);
+        let k64 = x.ext(k, 64, false);
+        let step = x.bin(BinOp::Mul, k64, threads64);
+        let column = x.bin(BinOp::Add, rank64, step);
+        let offset = x.bin(BinOp::Add, start, column);
+        let by_n2: Vec<Split> = splits(&x, offset).into_iter().filter(|s| s.stride.e == n2).collect();
+        assert_eq!(by_n2.len(), 1);
+        assert_eq!(by_n2[0].scale, 2);
+        let signed = |e| Factor { e, widen: Widen::Signed };
+        assert!(by_n2[0].rest.contains(&Monomial { coeff: 1, factors: vec![signed(rank)] }), "{:?}", by_n2[0].rest);
+        let mut step_factors = vec![Factor { e: k, widen: Widen::Unsigned }, signed(threads)];
+        step_factors.sort();
+        assert!(by_n2[0].rest.contains(&Monomial { coeff: 1, factors: step_factors }), "{:?}", by_n2[0].rest);
     }
 
     #[test]

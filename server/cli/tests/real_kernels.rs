@@ -366,3 +366,16 @@ fn a_race_through_repeated_slots_is_found_at_ordinary_values_with_no_setup() {
     }
     assert!(!text.contains("x=1024"), "x is a size, not a stride:\n{text}");
 }
+
+/// apex's layer norm with no setup: each block writes its row `out[row * n2 + i]` with `i` from
+/// the thread's rank in a two-dimensional block, stepping by the block's size. clang widens the
+/// rank unsigned for the address and signed in the loop's no-overflow fact; the two spellings
+/// (and the rank's products spread into monomials) kept the solver from refuting a race
+/// between two rows, and the race was left unreproduced (2.5 s, `uncertified`). Now one
+/// spelling, read as one factor: the kernel is verified.
+#[test]
+fn a_block_stride_loop_over_a_row_with_a_two_dimensional_rank_is_verified_with_no_setup() {
+    let out = check_alone("apex_layer_norm", &["--format", "json"]);
+    let doc = json_of(&out);
+    assert_eq!(doc["kernels"][0]["verdict"], "verified", "{doc:#}");
+}

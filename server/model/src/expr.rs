@@ -222,7 +222,79 @@ impl Exprs {
                 return self.ext(inner, to, false);
             }
         }
+        // A value of launch dimensions and thread indices that cannot reach its sign bit widens
+        // the same either way; one spelling (signed) makes one term of the two a kernel writes
+        // (clang's `mul.wide.u32` of a thread's rank for an address, `cvt.s64.s32` of the same
+        // rank in the loop's no-overflow fact), which the solver would otherwise prove equal
+        // through the products inside them (apex's layer norm: a race it could not refute).
+        let signed = signed || (to > from && self.hardware_max(a, 0).is_some_and(|m| m < 1u128 << (from - 1)));
         self.intern(Node::Ext { a, from, to, signed }, to)
+    }
+
+    /// The largest value `e` takes, as an unsigned number of its width, on any launch CUDA
+    /// allows (at most 1024 threads a block, 64 along z, grids of 2^31 - 1 by 65535 by 65535
+    /// blocks), when it is computed from launch dimensions, thread and block indices and
+    /// constants without wrapping around; `None` otherwise (it reads anything else, or a bound
+    /// does not fit its width).
+    pub fn hardware_max(&self, e: ExprId, depth: u32) -> Option<u128> {
+        use crate::ops::Special::*;
+        const MAX_DEPTH: u32 = 12;
+        if depth > MAX_DEPTH {
+            return None;
+        }
+        let bits = self.bits(e);
+        if bits == BOOL || bits > 64 {
+            return None;
+        }
+        let max = match *self.node(e) {
+            Node::Const { value, .. } => value as u128,
+            Node::Var { sym: Sym::Special(s), .. } => match s {
+                Tid(2) => 63,
+                Ntid(2) => 64,
+                Tid(_) => 1023,
+                Ntid(_) => 1024,
+                Ctaid(0) => 0x7fff_fffe,
+                Nctaid(0) => 0x7fff_ffff,
+                Ctaid(_) => 65534,
+                Nctaid(_) => 65535,
+                LaneId => 31,
+                WarpId | Timer => return None,
+            },
+            Node::Bin { op, a, b, .. } => {
+                let (ma, mb) = (self.hardware_max(a, depth + 1), self.hardware_max(b, depth + 1));
+                match op {
+                    BinOp::Add => ma? + mb?,
+                    BinOp::Mul => ma? * mb?,
+                    BinOp::Shl => ma? << u32::try_from(self.as_const(b)?).ok().filter(|&n| n < 64)?,
+                    BinOp::LShr => ma?,
+                    // Division by zero gives all ones; a nonzero constant divisor only shrinks.
+                    BinOp::DivU if self.as_const(b).is_some_and(|d| d != 0) => ma?,
+                    BinOp::RemU => ma?,
+                    BinOp::And => match (ma, mb) {
+                        (Some(x), Some(y)) => x.min(y),
+                        (Some(x), None) | (None, Some(x)) => x,
+                        (None, None) => return None,
+                    },
+                    BinOp::Or | BinOp::Xor => {
+                        let m = ma?.max(mb?);
+                        (1u128 << (u128::BITS - m.leading_zeros())) - 1
+                    }
+                    BinOp::MinU => ma.unwrap_or(u128::MAX).min(mb.unwrap_or(u128::MAX)),
+                    BinOp::MaxU => ma?.max(mb?),
+                    _ => return None,
+                }
+            }
+            Node::Ext { a, from, .. } => {
+                // Either widening keeps a value below the source's sign bit.
+                let m = self.hardware_max(a, depth + 1)?;
+                if m >= 1u128 << (from - 1) {
+                    return None;
+                }
+                m
+            }
+            _ => return None,
+        };
+        (max < 1u128 << bits).then_some(max)
     }
 
     pub fn cmp(&mut self, op: CmpOp, a: ExprId, b: ExprId) -> ExprId {
@@ -568,6 +640,39 @@ impl Exprs {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_value_of_launch_dimensions_below_its_sign_bit_widens_signed() {
+        let mut x = Exprs::new();
+        let (tid_x, tid_y) = (x.var(Sym::Special(Special::Tid(0)), 32), x.var(Sym::Special(Special::Tid(1)), 32));
+        let ntid_x = x.var(Sym::Special(Special::Ntid(0)), 32);
+        let ty = x.bin(BinOp::Mul, tid_y, ntid_x);
+        let rank = x.bin(BinOp::Add, ty, tid_x);
+        assert_eq!(x.hardware_max(rank, 0), Some(1023 * 1024 + 1023));
+        // Unsigned and signed widenings of a thread's rank are one node, signed.
+        let (u, s) = (x.ext(rank, 64, false), x.ext(rank, 64, true));
+        assert_eq!(u, s);
+        assert!(matches!(x.node(u), Node::Ext { signed: true, .. }));
+        // A global index can reach the sign bit (2^31 - 1 blocks of 1024 threads): it keeps
+        // the widening the kernel wrote, as does anything read from a parameter.
+        let ctaid = x.var(Sym::Special(Special::Ctaid(0)), 32);
+        let block = x.bin(BinOp::Mul, ctaid, ntid_x);
+        let global = x.bin(BinOp::Add, block, tid_x);
+        assert_eq!(x.hardware_max(global, 0), None);
+        let wide = x.ext(global, 64, false);
+        assert!(matches!(x.node(wide), Node::Ext { signed: false, .. }));
+        let n = x.var(Sym::Param { index: 0, offset: 0 }, 32);
+        let wrapped = x.bin(BinOp::And, n, tid_x);
+        assert_eq!(x.hardware_max(wrapped, 0), Some(1023));
+        let wide = x.ext(n, 64, false);
+        assert!(matches!(x.node(wide), Node::Ext { signed: false, .. }));
+        // Division by a value that may be zero gives all ones.
+        let by_n = x.bin(BinOp::DivU, tid_x, n);
+        assert_eq!(x.hardware_max(by_n, 0), None);
+        // A 16-bit copy of a value that does not fit 15 bits keeps its widening.
+        let narrow = x.ext(rank, 16, false);
+        assert_eq!(x.hardware_max(narrow, 0), None);
+    }
 
     #[test]
     fn folds_and_simplifies() {
