@@ -412,6 +412,15 @@ def sim_gelu_tanh(c, bug):
     out[i] = 0.5 * v * (1.0 + tanh_via_exp(inner))
 
 
+def sim_gelu_erf(c, bug):
+    x, out, n = c.bufs["x"], c.bufs["out"], c.scalars["n"]
+    i = np.arange(c.grid[0] * c.block[0])
+    i = i[i < n]
+    v = x[i]
+    scale = 1.0 if bug else 0.70710678
+    out[i] = 0.5 * v * (1.0 + np.vectorize(math.erf)(v * scale))
+
+
 def gated(c, act, swap=False):
     inp, out, d = c.bufs["input"], c.bufs["out"], c.scalars["d"]
     for t in range(min(c.grid[0], c.scalars["tokens"])):
@@ -719,6 +728,7 @@ EQUIV_SIMS = {
     "layernorm_mean": sim_layernorm_mean,
     "layernorm_var": sim_layernorm_var,
     "gelu_tanh": sim_gelu_tanh,
+    "gelu_erf": sim_gelu_erf,
     "swiglu": sim_swiglu,
     "swiglu_exp2": sim_swiglu_exp2,
     "geglu": sim_geglu,

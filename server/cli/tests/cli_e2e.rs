@@ -532,7 +532,8 @@ fn the_time_per_query_is_the_solvers_default_unless_set() {
 /// reduction that syncs its last warp with a mask computed from the block size has no race; a
 /// half-warp mask run by the whole warp is a divergence naming the lane outside it; a
 /// concatenation reading through a select between two pointers is checked (not untracked);
-/// `erff`, which no instruction computes, leaves its kernel uncertified, never verified.
+/// `erff` (libdevice) is read as erf, so an elementwise GELU is checked; `log1pf`, which no
+/// instruction computes and LARK does not name, leaves its kernel uncertified, never verified.
 #[test]
 fn a_project_style_cu_file_compiles_and_each_kernel_gets_its_verdict() {
     let dir = temp_dir("project-style");
@@ -584,12 +585,17 @@ extern "C" __global__ void gelu_erf(float* y, const float* x, int n) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n) y[i] = 0.5f * x[i] * (1.0f + erff(x[i] * 0.70710678f));
 }
+
+extern "C" __global__ void softplus(float* y, const float* x, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = log1pf(expf(x[i]));
+}
 "#;
     let file = dir.join("kernels.cu");
     std::fs::write(&file, src).unwrap();
     let (code, doc) = json(&["check", &file.display().to_string(), "--format", "json"]);
-    assert_eq!(code, 1, "half_max and gelu_erf are not verified: {doc:#}");
-    for name in ["sigmoid_half", "block_sum", "tile_max", "concat"] {
+    assert_eq!(code, 1, "half_max and softplus are not verified: {doc:#}");
+    for name in ["sigmoid_half", "block_sum", "tile_max", "concat", "gelu_erf"] {
         let k = kernel(&doc, name);
         assert_eq!(k["verdict"], "verified", "{name}: {k:#}");
     }
@@ -597,8 +603,8 @@ extern "C" __global__ void gelu_erf(float* y, const float* x, int n) {
     assert_eq!(half["verdict"], "barrier_divergence", "{half:#}");
     let message = half["findings"][0]["message"].as_str().unwrap_or_default();
     assert!(message.contains("member mask 0x0000ffff, which does not name it"), "{message}");
-    let gelu = kernel(&doc, "gelu_erf");
-    assert_eq!(gelu["verdict"], "uncertified", "{gelu:#}");
-    let reasons = gelu["uncertified"].to_string();
-    assert!(reasons.contains("__nv_erff"), "{reasons}");
+    let softplus = kernel(&doc, "softplus");
+    assert_eq!(softplus["verdict"], "uncertified", "{softplus:#}");
+    let reasons = softplus["uncertified"].to_string();
+    assert!(reasons.contains("__nv_log1pf"), "{reasons}");
 }

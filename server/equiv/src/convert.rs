@@ -222,6 +222,7 @@ fn convert_term(nf: &mut Nf, consts: &Constants, t: &Term, slots: &mut Slots) ->
                 Fun::Sin => nf.odd(Func::Sin, x)?,
                 Fun::Cos => nf.even(Func::Cos, x)?,
                 Fun::Tanh => nf.odd(Func::Tanh, x)?,
+                Fun::Erf => nf.odd(Func::Erf, x)?,
             })
         }
         Term::Cmp(c, a, b) => {

@@ -296,6 +296,7 @@ impl<'k> Shadow<'k> {
             (FloatOp::Sin, Some(a), ..) => Term::Fun(Fun::Sin, a),
             (FloatOp::Cos, Some(a), ..) => Term::Fun(Fun::Cos, a),
             (FloatOp::Tanh, Some(a), ..) => Term::Fun(Fun::Tanh, a),
+            (FloatOp::Erf, Some(a), ..) => Term::Fun(Fun::Erf, a),
             _ => {
                 self.problem(inst.line, format!("the float operation {op:?} on input values is not modelled"));
                 return None;

@@ -43,6 +43,7 @@ pub enum StateFun {
     Sin,
     Cos,
     Tanh,
+    Erf,
     Abs,
 }
 
@@ -57,6 +58,7 @@ impl StateFun {
             StateFun::Sin => "sin",
             StateFun::Cos => "cos",
             StateFun::Tanh => "tanh",
+            StateFun::Erf => "erf",
             StateFun::Abs => "abs",
         }
     }
@@ -341,6 +343,7 @@ impl Translator<'_> {
                     Fun::Sin => self.node(unary(StateFun::Sin)),
                     Fun::Cos => self.node(unary(StateFun::Cos)),
                     Fun::Tanh => self.node(unary(StateFun::Tanh)),
+                    Fun::Erf => self.node(unary(StateFun::Erf)),
                     Fun::Abs => self.node(unary(StateFun::Abs)),
                 }
             }

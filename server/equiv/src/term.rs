@@ -22,6 +22,8 @@ pub enum Fun {
     Sin,
     Cos,
     Tanh,
+    /// libdevice's `erff` (see `model::ops::FloatOp::Erf`).
+    Erf,
     Abs,
     Neg,
 }

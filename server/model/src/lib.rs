@@ -13,6 +13,7 @@ pub mod dump;
 pub mod expr;
 pub mod fingerprint;
 pub mod interp;
+pub mod math;
 pub mod ops;
 pub mod phases;
 mod reconverge;

@@ -216,6 +216,10 @@ pub enum FloatOp {
     Sin,
     Cos,
     Tanh,
+    /// The error function: libdevice's `erff`/`erf` (a call to `__nv_erff`/`__nv_erf`, which no
+    /// PTX instruction computes), read as the ideal function, as the approximate instructions
+    /// (`tanh.approx`, `ex2.approx`) are.
+    Erf,
     /// Anything else with a float result that we keep as an opaque function of its inputs.
     Other,
 }

@@ -176,3 +176,30 @@ fn accesses_inside_an_inlined_callee_resolve_to_the_callers_buffers() {
     let lines: Vec<Option<u32>> = lifted.accesses.iter().map(|a| a.line).collect();
     assert_eq!(lines, vec![Some(11), Some(5), Some(6)]);
 }
+
+/// libdevice's `erff` (how clang compiles `erff`: a call to the body-less `__nv_erff`) is the
+/// error function: the interpreter computes it; `log1pf`, which the model does not name, stays
+/// unsupported.
+#[test]
+fn a_call_to_libdevice_erff_is_the_error_function() {
+    let ext = ".extern .func (.param .b32 func_retval0) __nv_erff(.param .b32 __nv_erff_param_0);\n";
+    let body = "\t.reg .f32 %f<4>;\n\tcvt.rn.f32.u32 %f1, %r1;\n\tmul.f32 %f2, %f1, 0f3E800000;\n\
+                \t{\n\t.param .b32 param0;\n\tst.param.f32 [param0+0], %f2;\n\t.param .b32 retval0;\n\
+                \tcall.uni (retval0), __nv_erff, (param0);\n\tld.param.f32 %f3, [retval0+0];\n\t}\n\tst.global.f32 [%rd4], %f3;";
+    let k = kernel_with(ext, body);
+    assert_eq!(reasons(&k), Vec::<String>::new());
+    let mut mem = Memory::new();
+    let out = mem.add_f32("out", &[7.0; 8]);
+    interp::run(&k, &Launch::new([1, 1, 1], [8, 1, 1], vec![Arg::Buffer(out)]), &mut mem).unwrap_or_else(|e| panic!("{e}"));
+    let got = mem.read_f32s(out);
+    for (i, &y) in got.iter().enumerate() {
+        let want = model::math::erf(i as f64 * 0.25) as f32;
+        assert!((y - want).abs() <= 1e-6, "erf({}) = {y}, want {want}", i as f64 * 0.25);
+    }
+    assert_eq!(got[4], 0.842_700_8, "erf(1)");
+
+    let ext = ".extern .func (.param .b32 func_retval0) __nv_log1pf(.param .b32 __nv_log1pf_param_0);\n";
+    let k = kernel_with(ext, &body.replace("__nv_erff", "__nv_log1pf"));
+    let r = reasons(&k);
+    assert!(r.iter().any(|x| x.contains("libdevice's `log1pf`")), "{r:?}");
+}

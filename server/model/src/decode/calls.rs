@@ -184,6 +184,24 @@ impl Decoder<'_> {
         Ok(())
     }
 
+    /// A call to a libdevice function the model names (see [`libdevice_function`]): its one
+    /// argument, as the call sequence wrote it, through `op`, into the result's cell.
+    fn libdevice_call(&mut self, c: &CallOperands, op: FloatOp) -> R<()> {
+        let ([ret], [arg]) = (c.rets.as_slice(), c.args.as_slice()) else {
+            return Err(format!("call to `{}` with {} result(s) and {} argument(s); it takes one and returns one", c.callee, c.rets.len(), c.args.len()));
+        };
+        let (Some(ret_cell), Some(arg_cell)) = (self.cell_var(ret), self.cell_var(arg)) else {
+            return Err(format!("call to `{}` whose argument or result is not a `.param` variable of its call sequence", c.callee));
+        };
+        let Some((bits, x)) = [32, 64].into_iter().find_map(|bits| self.cells.regs.get(&(arg_cell.clone(), 0, bits)).map(|&r| (bits, r))) else {
+            return Err(format!("call to `{}` before its argument `{arg}` is written", c.callee));
+        };
+        let d = self.temp_float(bits);
+        self.cells.regs.insert((ret_cell, 0, bits), d);
+        self.emit(Op::Float { dst: d, op, args: vec![Operand::Reg(x)], bits });
+        Ok(())
+    }
+
     /// `call`: the callee's body, inlined.
     pub(super) fn call(&mut self, i: &ptx::Instruction, _t: &InstType) -> R<()> {
         let c = call_operands(&i.operands)?;
@@ -192,6 +210,9 @@ impl Decoder<'_> {
             return Err(format!("call to `{}`, which this module does not declare", c.callee));
         };
         let Some(body) = callee.body.as_deref() else {
+            if let Some(op) = libdevice_function(c.callee) {
+                return self.libdevice_call(&c, op);
+            }
             // The results the caller reads back (`ld.param %f2, [retval0]`) are registers nothing
             // writes: the call is reported once, not again at each read of its result.
             for (formal, actual) in callee.returns.iter().zip(&c.rets) {
@@ -258,5 +279,14 @@ impl Decoder<'_> {
             self.out.push(Item::Label(label, i.span));
         }
         Ok(())
+    }
+}
+
+/// The float operation a call to a body-less libdevice function computes, for the functions the
+/// model names: `erff` and `erf` (GELU's exact form). Other libdevice calls stay unsupported.
+fn libdevice_function(callee: &str) -> Option<FloatOp> {
+    match callee {
+        "__nv_erff" | "__nv_erf" => Some(FloatOp::Erf),
+        _ => None,
     }
 }

@@ -690,6 +690,7 @@ impl<'a> Machine<'a> {
                     FloatOp::Sin => xs[0].via_f64(f64::sin),
                     FloatOp::Cos => xs[0].via_f64(f64::cos),
                     FloatOp::Tanh => xs[0].via_f64(f64::tanh),
+                    FloatOp::Erf => xs[0].via_f64(crate::math::erf),
                     FloatOp::Other => return Err(self.unsupported(blk, t, inst, "this float operation is not modelled by the interpreter")),
                 };
                 set!(*dst, Value::exact(r.normalize(FloatFormat::for_bits(*bits))));

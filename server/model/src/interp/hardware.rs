@@ -86,6 +86,7 @@ pub(crate) fn float_op(op: FloatOp, xs: &[Value], bits: u32) -> Option<Value> {
                 FloatOp::Sin => wide(f64::sin),
                 FloatOp::Cos => wide(f64::cos),
                 FloatOp::Tanh => wide(f64::tanh),
+                FloatOp::Erf => wide(crate::math::erf),
                 FloatOp::Other => return None,
             };
             r as f64
