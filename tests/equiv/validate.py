@@ -421,6 +421,13 @@ def sim_gelu_erf(c, bug):
     out[i] = 0.5 * v * (1.0 + np.vectorize(math.erf)(v * scale))
 
 
+def sim_scaled_dot(c, bug):
+    q, k, out, rows = c.bufs["q"], c.bufs["k"], c.bufs["out"], c.scalars["rows"]
+    for r in range(min(rows, c.grid[0] * c.block[0])):
+        acc = float(np.dot(q[r * 128:(r + 1) * 128], k[r * 128:(r + 1) * 128]))
+        out[r] = acc * (0.125 if bug else 0.08838834764)
+
+
 def gated(c, act, swap=False):
     inp, out, d = c.bufs["input"], c.bufs["out"], c.scalars["d"]
     for t in range(min(c.grid[0], c.scalars["tokens"])):
@@ -729,6 +736,7 @@ EQUIV_SIMS = {
     "layernorm_var": sim_layernorm_var,
     "gelu_tanh": sim_gelu_tanh,
     "gelu_erf": sim_gelu_erf,
+    "scaled_dot": sim_scaled_dot,
     "swiglu": sim_swiglu,
     "swiglu_exp2": sim_swiglu_exp2,
     "geglu": sim_geglu,

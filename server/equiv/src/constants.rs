@@ -3,7 +3,9 @@
 //! of `math.sqrt(2 / math.pi)`, `1.4426950f` of `log2(e)`. A literal is replaced by a constant of
 //! the reference (or of a small catalogue of well-known constants) exactly when it is that
 //! constant rounded to the literal's format; any other literal keeps its own exact value, so a
-//! kernel that writes `0.0447f` for `0.044715` does not match.
+//! kernel that writes `0.0447f` for `0.044715` does not match. A literal may also round the
+//! reciprocal of a reference constant: kernels multiply where the reference divides
+//! (`x * 0.0883883f` for `x / math.sqrt(128)`, `x * (1.0f / 768)` for `x / 768`).
 
 use crate::convert;
 use crate::nf::{self, Nf, Val};
@@ -53,6 +55,8 @@ pub struct Candidate {
     pub origin: Origin,
     /// The negation of the constant `origin` names (compilers fold a sign into the literal).
     pub negated: bool,
+    /// The reciprocal of the constant `origin` names (before any negation).
+    pub reciprocal: bool,
 }
 
 #[derive(Default)]
@@ -81,7 +85,18 @@ impl Constants {
         let mut c = Constants::default();
         for (name, known, v, value) in entries {
             if let Ok(val) = v {
-                c.add_signed(nf, Candidate { val, value, from_reference: false, name: name.to_string(), origin: Origin::Catalogue(known), negated: false });
+                c.add_signed(
+                    nf,
+                    Candidate {
+                        val,
+                        value,
+                        from_reference: false,
+                        name: name.to_string(),
+                        origin: Origin::Catalogue(known),
+                        negated: false,
+                        reciprocal: false,
+                    },
+                );
             }
         }
         c
@@ -118,12 +133,27 @@ impl Constants {
         c
     }
 
-    /// Adds a constant of the reference: node `node` of its graph.
+    /// Adds a constant of the reference, node `node` of its graph, and its reciprocal.
     pub fn add_reference(&mut self, nf: &mut Nf, val: Val, value: f64, node: NodeId) {
-        if value.is_finite() {
-            let name = format!("reference constant #{}", node.index());
-            self.add_signed(nf, Candidate { val, value, from_reference: true, name, origin: Origin::Reference(node), negated: false });
+        if !value.is_finite() {
+            return;
         }
+        let name = format!("reference constant #{}", node.index());
+        if value != 0.0 {
+            if let Ok(inverse) = nf.inv(val.clone()) {
+                let reciprocal = Candidate {
+                    val: inverse,
+                    value: 1.0 / value,
+                    from_reference: true,
+                    name: format!("1/{name}"),
+                    origin: Origin::Reference(node),
+                    negated: false,
+                    reciprocal: true,
+                };
+                self.add_signed(nf, reciprocal);
+            }
+        }
+        self.add_signed(nf, Candidate { val, value, from_reference: true, name, origin: Origin::Reference(node), negated: false, reciprocal: false });
     }
 
     /// Adds a constant and its negation: compilers fold a sign into the literal
@@ -136,6 +166,7 @@ impl Constants {
             name: format!("-{}", c.name),
             origin: c.origin,
             negated: true,
+            reciprocal: c.reciprocal,
         };
         self.candidates.push(c);
         if !self.candidates.iter().any(|d| d.val == negated.val) {

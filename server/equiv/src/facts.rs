@@ -56,6 +56,9 @@ pub struct LiteralConstant {
     pub origin: Origin,
     /// Read as the negation of that constant (`-1.4426950f` as `-log2(e)`).
     pub negated: bool,
+    /// Read as the reciprocal of that constant (`0.0883883f` as `1/sqrt(128)`), before any
+    /// negation.
+    pub reciprocal: bool,
     /// The engine's name for the constant (`log2(e)`, `reference constant #3`).
     pub name: String,
 }
@@ -169,7 +172,14 @@ fn literal_constants(shadow: &Shadow, roots: &[TermId], consts: &Constants) -> V
         let term = shadow.terms.get(t);
         if let Term::Literal { value: FloatValKey::Finite(r), bits } = term {
             if let Some(c) = consts.recognise(r, *bits) {
-                found.insert(LiteralConstant { bits: *bits, value: r.clone(), origin: c.origin, negated: c.negated, name: c.name.clone() });
+                found.insert(LiteralConstant {
+                    bits: *bits,
+                    value: r.clone(),
+                    origin: c.origin,
+                    negated: c.negated,
+                    reciprocal: c.reciprocal,
+                    name: c.name.clone(),
+                });
             }
         }
         stack.extend(term.children());

@@ -410,12 +410,14 @@ pub fn plan(literals: &[LiteralConstant], graph: &Graph) -> Plan {
     let mut candidates: Vec<(Identity, Option<String>)> = Vec::new();
     let mut restated: Vec<Restated> = Vec::new();
     for l in literals {
-        // The constant itself equals the literal's value with the reading's sign undone.
+        // The constant itself equals the literal's value with the reading's sign undone, and
+        // its reciprocal taken for a reading as a reciprocal.
         let value = if l.negated { -l.value.clone() } else { l.value.clone() };
+        let value = if l.reciprocal && !value.is_zero() { value.recip() } else { value };
         if let Origin::Reference(id) = l.origin {
             let written = CExpr::of_reference(graph, id, 0).filter(|e| !e.mentions_ideal()).and_then(|e| Witness::default().eval(&e));
             if let Some(written) = written.filter(|w| *w != value) {
-                let about = format!("{} read as the reference's constant {}", describe(l), show(&written));
+                let about = format!("{} read as {}the reference's constant {}", describe(l), if l.reciprocal { "one over " } else { "" }, show(&written));
                 match restated.iter().find(|r| r.node == id) {
                     Some(r) if r.value != value => candidates.push((
                         Identity { lhs: CExpr::Rat(written.clone()), rhs: CExpr::Rat(value), about },
@@ -431,7 +433,7 @@ pub fn plan(literals: &[LiteralConstant], graph: &Graph) -> Plan {
             Origin::Catalogue(k) => (Some(CExpr::known(k)), l.name.trim_start_matches('-').to_string()),
             Origin::Reference(id) => (CExpr::of_reference(graph, id, 0), format!("the reference's constant (node {})", id.index())),
         };
-        let about = format!("{} read as {}{name}", describe(l), if l.negated { "minus " } else { "" });
+        let about = format!("{} read as {}{}{name}", describe(l), if l.negated { "minus " } else { "" }, if l.reciprocal { "one over " } else { "" });
         let Some(lhs) = lhs else {
             candidates
                 .push((Identity { lhs: CExpr::Rat(value.clone()), rhs: CExpr::Rat(value), about }, Some("LARK cannot write that constant in Lean".into())));
@@ -577,7 +579,14 @@ mod tests {
     }
 
     fn lit(value: BigRational, known: Known, negated: bool) -> LiteralConstant {
-        LiteralConstant { bits: 32, value, origin: Origin::Catalogue(known), negated, name: format!("{}{known:?}", if negated { "-" } else { "" }) }
+        LiteralConstant {
+            bits: 32,
+            value,
+            origin: Origin::Catalogue(known),
+            negated,
+            reciprocal: false,
+            name: format!("{}{known:?}", if negated { "-" } else { "" }),
+        }
     }
 
     #[test]
@@ -625,7 +634,8 @@ mod tests {
     fn a_rational_reference_constant_is_restated_at_the_literal_and_two_literals_conflict() {
         let mut g = Graph::default();
         let id = g.constant(q(44715, 1_000_000));
-        let reading = |value: BigRational| LiteralConstant { bits: 32, value, origin: Origin::Reference(id), negated: false, name: "c".into() };
+        let reading =
+            |value: BigRational| LiteralConstant { bits: 32, value, origin: Origin::Reference(id), negated: false, reciprocal: false, name: "c".into() };
         let f32 = q(12003091, 268435456);
         let p = plan(&[reading(f32.clone())], &g);
         assert!(p.stated.is_empty() && p.left_out.is_empty(), "{p:?}");
@@ -635,5 +645,29 @@ mod tests {
         let p = plan(&[reading(f32), reading(f16)], &g);
         assert_eq!(p.restated.len(), 1);
         assert!(p.left_out[0].1.contains("already stands for that constant"), "{:?}", p.left_out);
+    }
+
+    #[test]
+    fn a_literal_read_as_a_reciprocal_states_the_constant_as_one_over_the_literal() {
+        // `x * (1.0f / 768)` against `x / 768`: the constant 768 is restated at 1/literal.
+        let mut g = Graph::default();
+        let id = g.constant(q(768, 1));
+        let literal = q(11184811, 8589934592);
+        let reading = LiteralConstant { bits: 32, value: literal.clone(), origin: Origin::Reference(id), negated: false, reciprocal: true, name: "1/c".into() };
+        let p = plan(&[reading], &g);
+        assert!(p.stated.is_empty() && p.left_out.is_empty(), "{p:?}");
+        assert_eq!(p.restated[0].written, q(768, 1));
+        assert_eq!(p.restated[0].value, literal.recip());
+        assert!(p.restated[0].about.contains("read as one over the reference's constant 768"), "{}", p.restated[0].about);
+        // `x * 0.08838834764f` against `x / math.sqrt(128)`: `I.sqrt 128 = 1/literal`.
+        let mut g = Graph::default();
+        let n = g.constant(q(128, 1));
+        let root = g.unary(reference::UnaryFn::Sqrt, n);
+        let literal = q(11863283, 134217728);
+        let reading =
+            LiteralConstant { bits: 32, value: literal.clone(), origin: Origin::Reference(root), negated: false, reciprocal: true, name: "1/c".into() };
+        let p = plan(&[reading], &g);
+        assert!(p.left_out.is_empty(), "{:?}", p.left_out);
+        assert_eq!(p.stated[0].lean(), "I.sqrt (128 : Rat) = (mkRat 134217728 11863283)");
     }
 }
