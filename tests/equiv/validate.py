@@ -428,6 +428,12 @@ def sim_scaled_dot(c, bug):
         out[r] = acc * (0.125 if bug else 0.08838834764)
 
 
+def sim_total_sum(c, bug):
+    x, out, n = c.bufs["x"], c.bufs["out"], c.scalars["n"]
+    partials = [float(np.sum(x[b * 256:min((b + 1) * 256, n)])) for b in range(c.grid[0])]
+    out[0] = partials[-1] if bug else sum(partials)
+
+
 def gated(c, act, swap=False):
     inp, out, d = c.bufs["input"], c.bufs["out"], c.scalars["d"]
     for t in range(min(c.grid[0], c.scalars["tokens"])):
@@ -737,6 +743,7 @@ EQUIV_SIMS = {
     "gelu_tanh": sim_gelu_tanh,
     "gelu_erf": sim_gelu_erf,
     "scaled_dot": sim_scaled_dot,
+    "total_sum": sim_total_sum,
     "swiglu": sim_swiglu,
     "swiglu_exp2": sim_swiglu_exp2,
     "geglu": sim_geglu,

@@ -21,7 +21,7 @@ namespace Lark
 /-- Float operations (`model::ops::FloatOp`). -/
 inductive FloatOp where
   | add | sub | mul | div | fma | neg | abs | min | max
-  | sqrt | rsqrt | rcp | ex2 | lg2 | sin | cos | tanh | other
+  | sqrt | rsqrt | rcp | ex2 | lg2 | sin | cos | tanh | erf | other
   deriving DecidableEq, Repr
 
 /-- Float comparisons (`model::ops::FloatCmp`); unordered ones are decoded as negations. -/
@@ -156,6 +156,12 @@ def tanh (I : Ideal) : FloatVal → FloatVal
   | .inf n => .finite (if n then -1 else 1)
   | .nan => .nan
 
+/-- The error function (libdevice's `erff`, `FloatOp.erf`); `±1` at `±inf`. -/
+def erf (I : Ideal) : FloatVal → FloatVal
+  | .finite q => .finite (I.erf q)
+  | .inf n => .finite (if n then -1 else 1)
+  | .nan => .nan
+
 end FloatVal
 
 /-- A float operation on its operands (the first ones it needs; extra operands are ignored, as in
@@ -179,6 +185,7 @@ def evalFloat (I : Ideal) (op : FloatOp) (xs : List FloatVal) : Option FloatVal 
   | .sin, a :: _ => some (FloatVal.sin I a)
   | .cos, a :: _ => some (FloatVal.cos I a)
   | .tanh, a :: _ => some (FloatVal.tanh I a)
+  | .erf, a :: _ => some (FloatVal.erf I a)
   | _, _ => none
 
 /-- A float comparison (`setp.f32`): `none` for `FloatCmp.other`. `ne` is ordered, as in PTX. -/

@@ -210,6 +210,10 @@ pub struct MismatchReport {
     pub shape: BTreeMap<String, i128>,
     /// The inputs of the counterexample.
     pub inputs: Vec<InputSample>,
+    /// What the interface may be missing (an output the kernel accumulates into, which the
+    /// caller may zero first).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hint: Option<String>,
 }
 
 /// The contents of one input buffer of a counterexample.

@@ -608,3 +608,35 @@ extern "C" __global__ void softplus(float* y, const float* x, int n) {
     let reasons = softplus["uncertified"].to_string();
     assert!(reasons.contains("__nv_log1pf"), "{reasons}");
 }
+
+/// A sum accumulated into `out[0]` with `atomicAdd`: without knowing that the caller zeroes
+/// `out`, the kernel computes `sum + out[0] (as it was before the kernel ran)`, a mismatch whose
+/// message says how to declare the zeroing; with `assume = ["zeroed"]` it is verified.
+#[test]
+fn an_accumulation_into_an_output_is_verified_once_the_output_is_declared_zeroed() {
+    let dir = temp_dir("zeroed-output");
+    let equiv = repo().join("tests/equiv");
+    std::fs::copy(equiv.join("total_sum.cu"), dir.join("total_sum.cu")).unwrap();
+    std::fs::copy(equiv.join("total_sum.ptx"), dir.join("total_sum.ptx")).unwrap();
+    std::fs::create_dir_all(dir.join("references")).unwrap();
+    std::fs::copy(equiv.join("references/total_sum.py"), dir.join("references/total_sum.py")).unwrap();
+    let toml = |assume: &str| {
+        format!(
+            "[kernel.total_sum]\ngrid = [\"ceil_div(n, 256)\", 1, 1]\nblock = [256, 1, 1]\n[kernel.total_sum.params]\n\
+             out = {{ dtype = \"f32\", len = 1{assume} }}\nx = {{ dtype = \"f32\", len = \"n\" }}\nn = {{ range = [1, 4096] }}\n\
+             [kernel.total_sum.reference]\nfile = \"references/total_sum.py\"\n[kernel.total_sum.reference.args]\nx = {{ buffer = \"x\", shape = [\"n\"] }}\n\
+             [[kernel.total_sum.reference.outputs]]\nbuffer = \"out\"\nshape = [1]\n[[kernel.total_sum.reference.shapes]]\nn = 700\n"
+        )
+    };
+    let ptx = dir.join("total_sum.ptx").display().to_string();
+    std::fs::write(dir.join("lark.toml"), toml("")).unwrap();
+    let r = run(&["check", &ptx]);
+    assert_eq!(r.code, 1, "{r:?}");
+    assert!(r.stdout.contains("error[mismatch]"), "{r:?}");
+    assert!(r.stdout.contains("out[0] (as it was before the kernel ran)"), "{r:?}");
+    assert!(r.stdout.contains(r#"declare it in lark.toml: `out = { ..., assume = ["zeroed"] }`"#), "{r:?}");
+    std::fs::write(dir.join("lark.toml"), toml(", assume = [\"zeroed\"]")).unwrap();
+    let (code, doc) = json(&["check", &ptx, "--format", "json"]);
+    assert_eq!(code, 0, "{doc:#}");
+    assert_eq!(kernel(&doc, "total_sum")["verdict"], "verified", "{doc:#}");
+}

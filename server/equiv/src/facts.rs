@@ -31,6 +31,8 @@ pub struct BufferFact {
     pub float: bool,
     /// The reference tensor argument whose elements it holds, when it is one.
     pub arg: Option<u32>,
+    /// The caller zeroes it before the launch (`assume = ["zeroed"]`).
+    pub zeroed: bool,
 }
 
 /// One output element: where the kernel must leave it, the reference node it must equal, and
@@ -135,6 +137,7 @@ pub fn shape_facts(req: &Request) -> Result<ShapeFacts, String> {
                 BufferRole::Input { arg } => Some(arg),
                 _ => None,
             },
+            zeroed: b.zeroed,
         })
         .collect();
     let mut nf = Nf::default();

@@ -866,6 +866,12 @@ impl ShapeCheck<'_, '_> {
                 actual_expr: if store.is_none() { format!("{} (never written)", show(kernel)) } else { show(kernel) },
                 shape: self.plan.scalars.clone(),
                 inputs,
+                hint: shadow.read_initial.contains(&p.param).then(|| {
+                    format!(
+                        "the kernel adds to what `{0}` held before it ran; if the caller zeroes `{0}` first (torch.zeros, cudaMemset), declare it in lark.toml: `{0} = {{ ..., assume = [\"zeroed\"] }}`",
+                        p.buffer
+                    )
+                }),
             })),
             launch: LaunchReport { grid: self.plan.grid, block: self.plan.block, params },
             witness,

@@ -34,6 +34,9 @@ pub struct BufferPlan {
     pub shape: Option<Vec<usize>>,
     /// Its contents were drawn within its declared assumptions (an index buffer).
     pub drawn_index: bool,
+    /// The caller zeroes it before the launch (`assume = ["zeroed"]`): an output starts at 0,
+    /// which the run holds concretely (no "as it was before the kernel ran" terms).
+    pub zeroed: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -185,7 +188,7 @@ pub fn plan(k: &Kernel, spec: &KernelSpec, source_names: Option<&[String]>, scal
     for (i, p) in k.params.iter().enumerate() {
         let i = i as u32;
         match binding.params.get(i as usize).and_then(|s| s.as_ref()) {
-            Some(ParamSpec::Buffer { dtype, len, values, .. }) => {
+            Some(ParamSpec::Buffer { dtype, len, values, assume }) => {
                 let len = match len {
                     Some(l) => l.elements(&value_of).ok_or_else(|| format!("the length of `{}` is not known for this shape", binding.name(i)))?,
                     None => match values {
@@ -203,6 +206,7 @@ pub fn plan(k: &Kernel, spec: &KernelSpec, source_names: Option<&[String]>, scal
                     role: BufferRole::Concrete,
                     shape: None,
                     drawn_index: false,
+                    zeroed: assume.contains(&spec::Assumption::Zeroed),
                 });
             }
             Some(ParamSpec::Scalar { value, .. }) => {
@@ -240,6 +244,11 @@ pub fn plan(k: &Kernel, spec: &KernelSpec, source_names: Option<&[String]>, scal
                     return Err(format!("the reference sees `{buffer}` as {shape:?} ({n} elements) but the buffer has {} elements", b.len));
                 }
                 b.shape = Some(shape.clone());
+                if b.zeroed {
+                    return Err(format!(
+                        "`{buffer}` is an input of the reference and cannot also be `zeroed` (an assumption for outputs the kernel accumulates into)"
+                    ));
+                }
                 // An index buffer (declared with assumptions) without fixed contents gets one
                 // assignment that satisfies its assumptions.
                 if b.values.is_none() && !b.dtype.is_float() {
@@ -247,7 +256,7 @@ pub fn plan(k: &Kernel, spec: &KernelSpec, source_names: Option<&[String]>, scal
                         Some(ParamSpec::Buffer { assume, .. }) => assume,
                         _ => &[],
                     };
-                    if !assume.is_empty() {
+                    if assume.iter().any(|a| *a != spec::Assumption::Zeroed) {
                         b.values = Some(index_values(buffer, b.len, assume)?);
                         b.drawn_index = true;
                     }
@@ -467,6 +476,7 @@ pub fn prepare(k: &Kernel, plan: &Plan, draw: Draw, budget: &model::budget::Budg
         if let Some(b) = plan.buffers.iter().find(|b| b.param == i) {
             let values: Vec<BigRational> = match &b.values {
                 Some(v) => v.iter().map(|&x| BigRational::from_integer(x.into())).collect(),
+                None if b.zeroed => vec![BigRational::zero(); b.len as usize],
                 None => (0..b.len).map(|e| draw.value(i, e, b.dtype)).collect(),
             };
             let mut bytes = Vec::with_capacity(b.len as usize * b.dtype.bytes() as usize);
@@ -499,6 +509,8 @@ pub fn roles(plan: &Plan, run: &Run) -> HashMap<BufferId, Role> {
                 id,
                 match b.role {
                     BufferRole::Input { .. } => Role::Symbolic { param: b.param, elem_bytes },
+                    // A zeroed output starts at concrete zeros.
+                    BufferRole::Output if b.zeroed => Role::Concrete,
                     BufferRole::Output => Role::Initial { param: b.param, elem_bytes },
                     BufferRole::Concrete => Role::Concrete,
                 },

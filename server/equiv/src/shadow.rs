@@ -93,6 +93,9 @@ pub struct Shadow<'k> {
     local: BTreeMap<(u32, u32, u64), Cell>,
     global: BTreeMap<(BufferId, u64), Cell>,
     pub stores: HashMap<(BufferId, u64), StoreSite>,
+    /// The output parameters whose contents from before the kernel ran the kernel read (an
+    /// accumulation: `atomicAdd(out, v)`, `out[i] += v`).
+    pub read_initial: std::collections::BTreeSet<u32>,
     pub path_conditions: Vec<PathCondition>,
     pub problems: Vec<Problem>,
     /// Float conversions that round (identity under exact arithmetic), by line.
@@ -130,6 +133,7 @@ impl<'k> Shadow<'k> {
             local: BTreeMap::new(),
             global: BTreeMap::new(),
             stores: HashMap::new(),
+            read_initial: Default::default(),
             path_conditions: Vec::new(),
             problems: Vec::new(),
             roundings: Vec::new(),
@@ -246,6 +250,9 @@ impl<'k> Shadow<'k> {
                 let initial = matches!(self.roles.get(&buffer), Some(Role::Initial { .. }));
                 if bytes == elem_bytes && offset.is_multiple_of(elem_bytes as u64) {
                     let elem = offset / elem_bytes as u64;
+                    if initial {
+                        self.read_initial.insert(param);
+                    }
                     Ok(Some(self.terms.add(if initial { Term::Initial { param, elem } } else { Term::Input { param, elem } })))
                 } else {
                     Err(format!("a {bytes}-byte access at byte {offset} of a buffer of {elem_bytes}-byte elements (packed or misaligned data) is not followed"))

@@ -480,6 +480,12 @@ struct ReferenceDefs {
 }
 
 fn reference_defs(k: &Kernel, f: &ShapeFacts, segments: &[Segment], restated: &[crate::constants::Restated]) -> Result<ReferenceDefs, String> {
+    if let Some(b) = f.buffers.iter().find(|b| b.zeroed) {
+        return Err(format!(
+            "`{}` is zeroed before the launch (`assume = [\"zeroed\"]`), which the Lean model does not state: no equivalence obligation",
+            b.name
+        ));
+    }
     let restated_at: HashMap<NodeId, &crate::constants::Restated> = restated.iter().map(|r| (r.node, r)).collect();
     if f.outputs.len() > MAX_OUTPUT_CELLS {
         return Err(format!("the reference has {} output elements at this shape, more than {MAX_OUTPUT_CELLS} a module states: no equivalence obligation (declare a smaller first shape)", f.outputs.len()));

@@ -223,6 +223,10 @@ pub enum Assumption {
     Injective,
     /// Every element lies in `lo..hi` (half-open).
     InRange(i64, i64),
+    /// The caller fills the buffer with zeros before the launch (`torch.zeros`,
+    /// `cudaMemset(p, 0, bytes)`): an output the kernel accumulates into (`atomicAdd`) starts
+    /// at zero. Only the equivalence check reads it; the race check assumes nothing of it.
+    Zeroed,
 }
 
 impl fmt::Display for Assumption {
@@ -230,6 +234,7 @@ impl fmt::Display for Assumption {
         match self {
             Assumption::Injective => f.write_str("injective"),
             Assumption::InRange(lo, hi) => write!(f, "in_range({lo}, {hi})"),
+            Assumption::Zeroed => f.write_str("zeroed"),
         }
     }
 }

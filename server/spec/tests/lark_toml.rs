@@ -123,7 +123,7 @@ fn parameter_errors() {
     check_errors(&p("x = { assume = \"injective\" }"), expect!["2:16 kernel.k.params.x.assume: expected an array, found a string"]);
     check_errors(
         &p("x = { assume = [\"injective\", \"sorted\"] }"),
-        expect![[r#"2:30 kernel.k.params.x.assume[1]: unknown assumption `sorted` (expected "injective" or "in_range(lo, hi)")"#]],
+        expect![[r#"2:30 kernel.k.params.x.assume[1]: unknown assumption `sorted` (expected "injective", "in_range(lo, hi)" or "zeroed")"#]],
     );
     check_errors(
         &p("x = { assume = [\"in_range(4, 4)\"] }"),
@@ -298,6 +298,7 @@ x = { dtype = "f32", len = "n" }
 y = { dtype = "float", len = "rows * cols" }
 z = { dtype = "bf16", len = "10" }
 w = { len = 7 }
+acc = { dtype = "f32", len = 1, assume = ["zeroed"] }
 slots = { dtype = "i64", len = 4, values = [3, 1, 0, 2], assume = ["injective", "in_range(0, 4)"] }
 nested = { dtype = "u8", values = [[1, 2], [3, [4]]] }
 pos = { dtype = "i32", values_file = "pos.json" }
@@ -305,6 +306,7 @@ pos = { dtype = "i32", values_file = "pos.json" }
         expect![[r#"
             [kernel.k]
             [kernel.k.params]
+            acc = { dtype = "f32", len = 1, assume = ["zeroed"] }
             alpha = { value = 2.5 }
             eps = { value = 1e-6 }
             flag = { value = 1 }

@@ -225,6 +225,9 @@ pub(crate) fn parse_assumption(s: &str) -> Result<Assumption, String> {
     if t == "injective" {
         return Ok(Assumption::Injective);
     }
+    if t == "zeroed" {
+        return Ok(Assumption::Zeroed);
+    }
     if let Some(args) = t.strip_prefix("in_range(").and_then(|r| r.strip_suffix(')')) {
         let parts: Vec<&str> = args.split(',').map(str::trim).collect();
         if let [lo, hi] = parts[..] {
@@ -236,5 +239,5 @@ pub(crate) fn parse_assumption(s: &str) -> Result<Assumption, String> {
             return Ok(Assumption::InRange(lo, hi));
         }
     }
-    Err(format!("unknown assumption `{t}` (expected \"injective\" or \"in_range(lo, hi)\")"))
+    Err(format!("unknown assumption `{t}` (expected \"injective\", \"in_range(lo, hi)\" or \"zeroed\")"))
 }
