@@ -56,6 +56,9 @@ pub struct Ctx<'a> {
     /// Probes that will not be asked again for questions alike (see [`Ctx::run_witness`]),
     /// shared by the workers.
     spent_probes: &'a Mutex<std::collections::HashSet<(Alike, Probe)>>,
+    /// Whether a required witness tier of this kernel ran out of time (see
+    /// [`Ctx::run_witness`]), shared by the workers.
+    tier_timed_out: &'a std::sync::atomic::AtomicBool,
     /// Every open scalar's ordinary value (see [`Ctx::ordinary_tier`]), computed when first
     /// asked, shared by the workers.
     ordinary: &'a OnceLock<OrdinarySetting>,
@@ -265,6 +268,7 @@ impl<'a> Ctx<'a> {
             points: &caches.points,
             answers: &caches.answers,
             spent_probes: &caches.spent_probes,
+            tier_timed_out: &caches.tier_timed_out,
             ordinary: &caches.ordinary,
             prefetch: None,
             written,
@@ -443,9 +447,12 @@ impl<'a> Ctx<'a> {
         // (a race that needs a 32-bit index to wrap around: every tier forbids it, and each
         // took its full time, twice over, on ggml's rope); the tiers after it get a quarter
         // each, and a second timeout keeps the first model. A tier that is only a preference
-        // (whole warps) gets a quarter, and its timeout does not cut the others'.
+        // (whole warps) gets a quarter, and its timeout does not cut the others'. Once a
+        // required tier of the kernel has timed out, the later questions' tiers start at a
+        // quarter too: the kernel's other races share its index arithmetic (vLLM's group
+        // quantisation with no setup: a full second per tier on three questions, 3.4 s).
         let tiers = tiers.unwrap_or_else(|| self.witness_tiers(q, threads, prefer));
-        let mut timed_out = false;
+        let mut timed_out = self.tier_timed_out.load(std::sync::atomic::Ordering::Relaxed);
         for (number, (kind, tier)) in tiers.iter().enumerate() {
             if number == 0 && skip_first_tier {
                 continue;
@@ -459,7 +466,10 @@ impl<'a> Ctx<'a> {
                 Answer::Sat(m) => return Answer::Sat(m).reported(q),
                 Answer::Unknown(Undecided::Timeout { .. }) if preference => {}
                 Answer::Unknown(Undecided::Timeout { .. }) if timed_out => break,
-                Answer::Unknown(Undecided::Timeout { .. }) => timed_out = true,
+                Answer::Unknown(Undecided::Timeout { .. }) => {
+                    timed_out = true;
+                    self.tier_timed_out.store(true, std::sync::atomic::Ordering::Relaxed);
+                }
                 Answer::Unknown(_) | Answer::Unsat => {}
             }
         }
@@ -834,6 +844,7 @@ pub struct Caches {
     pub points: PointsCache,
     pub answers: AnswerCache,
     spent_probes: Mutex<std::collections::HashSet<(Alike, Probe)>>,
+    tier_timed_out: std::sync::atomic::AtomicBool,
     ordinary: OnceLock<OrdinarySetting>,
 }
 
