@@ -241,3 +241,36 @@ fn a_kernel_cut_short_is_an_error_in_the_editor() {
     assert!(titles.iter().any(|t| t.starts_with("error")) && !titles.iter().any(|t| t.starts_with("verified")), "{titles:?}");
     c.shutdown(Duration::from_secs(10));
 }
+
+/// A sum the blocks accumulate into `out[0]` with `atomicAdd`, opened with a reference but
+/// without saying that the caller zeroes `out`: a mismatch naming `out[0]` as it was before the
+/// kernel ran, and a quick fix, re-checked, that declares `assume = ["zeroed"]`; applied, the
+/// kernel is verified.
+#[test]
+fn an_accumulation_mismatch_is_fixed_by_a_rechecked_zeroed_output() {
+    let equiv = repo().join("tests/equiv");
+    let cu = std::fs::read_to_string(equiv.join("total_sum.cu")).unwrap();
+    let reference = std::fs::read_to_string(equiv.join("references/total_sum.py")).unwrap();
+    let toml = "[kernel.total_sum]\ngrid = [\"ceil_div(n, 256)\", 1, 1]\nblock = [256, 1, 1]\n[kernel.total_sum.params]\n\
+                out = { dtype = \"f32\", len = 1 }\nx = { dtype = \"f32\", len = \"n\" }\nn = { range = [1, 4096] }\n\
+                [kernel.total_sum.reference]\nfile = \"total_sum.py\"\n[kernel.total_sum.reference.args]\nx = { buffer = \"x\", shape = [\"n\"] }\n\
+                [[kernel.total_sum.reference.outputs]]\nbuffer = \"out\"\nshape = [1]\n[[kernel.total_sum.reference.shapes]]\nn = 700\n";
+    let dir = folder("zeroed-output", &[("total_sum.cu", &cu), ("total_sum.py", &reference), ("lark.toml", toml)]);
+    let mut c = start(&dir, json!({}));
+    let u = open(&mut c, &dir.join("total_sum.cu"), "cuda-cpp");
+    let d = diagnostics_when(&mut c, &u, |ks| ks[0]["verdict"] == "mismatch");
+    let mismatch = d.iter().find(|x| x["code"] == "mismatch").unwrap_or_else(|| panic!("{d:#?}"));
+    let message = mismatch["message"].as_str().unwrap();
+    assert!(message.contains("out[0] (as it was before the kernel ran)"), "{message}");
+    let line = mismatch["range"]["start"]["line"].as_u64().unwrap();
+    let title = "Assume `out` is zeroed in lark.toml (re-checked: the mismatch is gone)";
+    let actions = code_actions(&mut c, &u, line, title);
+    let fix = actions.as_array().unwrap().iter().find(|a| a["title"] == title).unwrap_or_else(|| panic!("{actions:#}"));
+    let edited = apply(toml, fix["edit"]["documentChanges"][0]["edits"].as_array().unwrap());
+    assert!(edited.contains("out = { dtype = \"f32\", len = 1, assume = [\"zeroed\"] }"), "{edited}");
+    std::fs::write(dir.join("lark.toml"), &edited).unwrap();
+    c.notify("workspace/didChangeWatchedFiles", json!({ "changes": [{ "uri": uri(&dir.join("lark.toml")), "type": 2 }] }));
+    let d = diagnostics_when(&mut c, &u, |ks| ks[0]["verdict"] == "verified");
+    assert!(d.iter().all(|x| x["code"] != "mismatch"), "{d:#?}");
+    c.shutdown(Duration::from_secs(10));
+}

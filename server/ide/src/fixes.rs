@@ -3,7 +3,8 @@
 //! equal values in it. A barrier is offered only where re-checking the edited text shows the race
 //! gone and no new barrier divergence; candidate places are tried from the later access outwards
 //! (its line, then around each enclosing block). An assumption is offered only where re-checking
-//! the kernel against the edited lark.toml shows the race gone.
+//! the kernel against the edited lark.toml shows the race gone; so is `assume = ["zeroed"]` for an
+//! output a mismatching kernel accumulates into, offered only where the mismatch is then gone.
 
 use crate::analyse::{self, FileAnalysis, KernelResult};
 use crate::db::lock;
@@ -87,6 +88,19 @@ pub(crate) fn fixes(an: &Analysis, fa: &FileAnalysis, range: Range<usize>, cance
             out.extend(assumption_fixes(an, fa, kr, f, cancel));
         }
     }
+    // A mismatch whose kernel adds to what an output held before it ran: the output zeroed.
+    for kr in &fa.kernels {
+        for f in kr.report.findings.iter().filter(|f| f.kind == FindingKind::Mismatch) {
+            let Some(m) = f.mismatch.as_ref().filter(|m| m.hint.is_some()) else { continue };
+            if !f.accesses.iter().any(|a| fa.loc_line(&a.location).is_some_and(|l| lines.contains(&l))) {
+                continue;
+            }
+            if cancel.is_cancelled() {
+                return out;
+            }
+            out.extend(zeroed_fix(an, fa, kr, f, &m.buffer, cancel));
+        }
+    }
     for kr in &fa.kernels {
         let touches = kr.extent.start <= range.end && range.start <= kr.extent.end.max(kr.header.end);
         if touches && !fa.interface_input.has_kernel(&kr.name) {
@@ -161,6 +175,22 @@ fn assumption_fixes(an: &Analysis, fa: &FileAnalysis, kr: &KernelResult, f: &Fin
     out
 }
 
+/// `assume = ["zeroed"]` on the output `buffer` a mismatch accumulates into, when re-checking
+/// the kernel with it shows the mismatch gone (cached like the other assumptions).
+fn zeroed_fix(an: &Analysis, fa: &FileAnalysis, kr: &KernelResult, f: &Finding, buffer: &str, cancel: &CancelToken) -> Option<Fix> {
+    let mut h = DefaultHasher::new();
+    ("zeroed", &fa.key, &*fa.text, &kr.name, buffer, serde_json::to_string(f).unwrap_or_default(), format!("{:?}", an.settings())).hash(&mut h);
+    let key = h.finish();
+    if let Some(hit) = lock(&an.db.fixes).get(&key) {
+        return hit;
+    }
+    let fix = assumption_fix(an, fa, kr, f, buffer, &[spec::Assumption::Zeroed], cancel);
+    if !cancel.is_cancelled() {
+        lock(&an.db.fixes).insert(key, fix.clone());
+    }
+    fix
+}
+
 /// The declared length, in elements, of the buffer a finding's first access touches.
 fn target_len(kr: &KernelResult, f: &Finding) -> Option<u64> {
     let spec = kr.spec.as_deref()?;
@@ -231,7 +261,11 @@ fn assumption_fix(
     let p = primary_access(fa, f);
     let diag_range = fa.loc_range(&f.accesses[p].location)?;
     let file = toml.file_name().map_or_else(|| "lark.toml".into(), |n| n.to_string_lossy().into_owned());
-    let what = if f.kind == FindingKind::OutOfBounds { "the out-of-bounds access" } else { "the race" };
+    let what = match f.kind {
+        FindingKind::OutOfBounds => "the out-of-bounds access",
+        FindingKind::Mismatch => "the mismatch",
+        _ => "the race",
+    };
     Some(Fix {
         title: format!(
             "Assume `{buffer}` is {} in {file} (re-checked: {what} is gone)",
