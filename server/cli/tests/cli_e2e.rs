@@ -640,3 +640,30 @@ fn an_accumulation_into_an_output_is_verified_once_the_output_is_declared_zeroed
     assert_eq!(code, 0, "{doc:#}");
     assert_eq!(kernel(&doc, "total_sum")["verdict"], "verified", "{doc:#}");
 }
+
+/// `rintf(x)` compiles to `cvt.rni.f32.f32`: a rounding to an integral value, not a change of
+/// precision. Read as the identity (as conversions between float formats are), it agreed with
+/// a reference `x` on the drawn integer inputs and was `verified`; it is `uncertified`, naming
+/// the instruction.
+#[test]
+fn rounding_a_float_to_an_integral_value_is_not_read_as_the_identity() {
+    let dir = temp_dir("rint");
+    std::fs::create_dir_all(dir.join("references")).unwrap();
+    std::fs::write(
+        dir.join("r.cu"),
+        "extern \"C\" __global__ void r(float* out, const float* x, int n) {\n  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) out[i] = rintf(x[i]);\n}\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join("references/r.py"), "def reference(x):\n    return x\n").unwrap();
+    std::fs::write(
+        dir.join("lark.toml"),
+        "[kernel.r]\ngrid = [\"ceil_div(n, 256)\", 1, 1]\nblock = [256, 1, 1]\n[kernel.r.params]\nout = { dtype = \"f32\", len = \"n\" }\nx = { dtype = \"f32\", len = \"n\" }\n\
+         n = { range = [1, 4096] }\n[kernel.r.reference]\nfile = \"references/r.py\"\n[kernel.r.reference.args]\nx = { buffer = \"x\", shape = [\"n\"] }\n\
+         [[kernel.r.reference.outputs]]\nbuffer = \"out\"\nshape = [\"n\"]\n[[kernel.r.reference.shapes]]\nn = 300\n",
+    )
+    .unwrap();
+    let r = run(&["check", &dir.join("r.cu").display().to_string()]);
+    assert_eq!(r.code, 1, "{r:?}");
+    assert!(r.stdout.contains("kernel r: uncertified"), "{r:?}");
+    assert!(r.stdout.contains("`cvt.rni.f32.f32` of an input-dependent float (rounding to an integral value) is not modelled"), "{r:?}");
+}

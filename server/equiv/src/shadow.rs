@@ -483,11 +483,26 @@ impl Observer for Shadow<'_> {
                 let t = self.float_op(at, inst, *op, args, operands, *bits);
                 self.set(lin, *dst, t);
             }
-            Op::Cvt { dst, a, from, to, .. } => {
+            Op::Cvt { dst, a, from, to, rnd, sat } => {
                 let t = self.shadow(lin, a);
                 if t.is_some() {
                     let float = |ty: &str| type_class(ty) == Some(TypeClass::Float);
+                    // `.rni`/`.rzi`/`.rmi`/`.rpi` between floats round to an integral value
+                    // (`rintf`, `truncf`, `floorf`, `ceilf`) and `.sat` clamps to [0, 1]
+                    // (`__saturatef`): functions of the value, not a change of precision, so
+                    // not the identity the exact-arithmetic contract makes of a conversion (read
+                    // as one, `rintf(x)` agreed with a reference `x` on integer inputs).
+                    let integral = rnd.as_deref().and_then(model::interp::Rounding::from_modifier).is_some_and(|(_, integral)| integral);
                     match (float(from), float(to)) {
+                        (true, true) if integral || *sat => self.problem(
+                            line,
+                            format!(
+                                "`cvt{}{}{to}{from}` of an input-dependent float ({}) is not modelled",
+                                rnd.as_deref().unwrap_or(""),
+                                if *sat { ".sat" } else { "" },
+                                if integral { "rounding to an integral value" } else { "clamping to [0, 1]" }
+                            ),
+                        ),
                         (true, true) if from != to => self.roundings.push(line),
                         (true, false) => self.problem(line, format!("converting an input-dependent float to `{to}` (rounding to an integer) is not modelled")),
                         _ => {}
