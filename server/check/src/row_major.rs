@@ -284,7 +284,7 @@ fn expand(x: &Exprs, e: ExprId, widen: Widen, path: &[(ExprId, bool)]) -> Option
         // writes it in the loop's no-overflow fact: the lemma's column is then the fact's own
         // term (`sext(rank) + zext(k) * sext(ntid.x * ntid.y)`), not a sum of products the
         // solver would have to prove equal to it (apex's layer norm: 1 s, no answer).
-        Node::Ext { a, from, to: 64, .. } if widen == Widen::None && from < 64 && x.hardware_max(a, 0).is_some_and(|m| m < 1u128 << (from - 1)) => {
+        Node::Ext { a, from, to: 64, .. } if widen == Widen::None && from < 64 && x.is_launch_value_below_sign(a) => {
             return Some(vec![Monomial { coeff: 1, factors: vec![Factor { e: a, widen: Widen::Signed }] }]);
         }
         Node::Ext { a, from, to: 64, signed } if widen == Widen::None && from < 64 => expand(x, a, if signed { Widen::Signed } else { Widen::Unsigned }, path)?,

@@ -227,8 +227,16 @@ impl Exprs {
         // (clang's `mul.wide.u32` of a thread's rank for an address, `cvt.s64.s32` of the same
         // rank in the loop's no-overflow fact), which the solver would otherwise prove equal
         // through the products inside them (apex's layer norm: a race it could not refute).
-        let signed = signed || (to > from && self.hardware_max(a, 0).is_some_and(|m| m < 1u128 << (from - 1)));
+        let signed = signed || (to > from && self.is_launch_value_below_sign(a));
         self.intern(Node::Ext { a, from, to, signed }, to)
+    }
+
+    /// Whether `e` is computed from launch dimensions, thread and block indices and constants
+    /// alone and stays below its width's sign bit on every launch CUDA allows (see
+    /// [`Exprs::hardware_max`]): either widening of it is the same value.
+    pub fn is_launch_value_below_sign(&self, e: ExprId) -> bool {
+        let bits = self.bits(e);
+        bits > BOOL && self.hardware_max(e, 0).is_some_and(|m| m < 1u128 << (bits - 1))
     }
 
     /// The largest value `e` takes, as an unsigned number of its width, on any launch CUDA
@@ -261,7 +269,13 @@ impl Exprs {
                 WarpId | Timer => return None,
             },
             Node::Bin { op, a, b, .. } => {
-                let (ma, mb) = (self.hardware_max(a, depth + 1), self.hardware_max(b, depth + 1));
+                // The right operand only where the left one allows an answer (this runs for
+                // each unsigned widening the lifter builds).
+                let ma = self.hardware_max(a, depth + 1);
+                if ma.is_none() && op != BinOp::And && op != BinOp::MinU {
+                    return None;
+                }
+                let mb = self.hardware_max(b, depth + 1);
                 match op {
                     BinOp::Add => ma? + mb?,
                     BinOp::Mul => ma? * mb?,
