@@ -175,8 +175,10 @@ impl Constants {
     }
 
     /// What a literal of `bits` bits with exact value `v` stands for: a candidate whose rounding
-    /// to that format is `v` (and which is not `v` itself), preferring the reference's; `None`
-    /// when there is none or the choice is ambiguous.
+    /// to that format is `v` (and which is not `v` itself), preferring the reference's constants
+    /// themselves, then their reciprocals, then the catalogue; `None` when there is none or the
+    /// choice within the first group that has one is ambiguous (a reciprocal reading never
+    /// makes a direct one ambiguous).
     pub fn recognise(&self, v: &BigRational, bits: u32) -> Option<&Candidate> {
         let fmt = match bits {
             16 => FloatFormat::F16,
@@ -201,11 +203,37 @@ impl Constants {
                 rounded == target && exact.as_ref() != Some(v)
             })
             .collect();
-        let pick = |from_reference: bool| -> Option<&Candidate> {
-            let group: Vec<&&Candidate> = matching.iter().filter(|c| c.from_reference == from_reference).collect();
+        let pick = |from_reference: bool, reciprocal: bool| -> Option<&Candidate> {
+            let group: Vec<&&Candidate> = matching.iter().filter(|c| c.from_reference == from_reference && c.reciprocal == reciprocal).collect();
             let first = group.first()?;
             group.iter().all(|c| c.val == first.val).then_some(**first)
         };
-        pick(true).or_else(|| pick(false))
+        pick(true, false).or_else(|| pick(true, true)).or_else(|| pick(false, false))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use num_bigint::BigInt;
+
+    fn rational(x: f64) -> BigRational {
+        BigRational::from_float(x).unwrap()
+    }
+
+    #[test]
+    fn a_literal_reads_as_a_reference_constant_before_a_reciprocal_of_another() {
+        // 0.1f rounds both the reference's 0.1 and 1/9.99999999 (another constant).
+        let mut nf = Nf::default();
+        let mut c = Constants::default();
+        let tenth = BigRational::new(BigInt::from(1), BigInt::from(10));
+        let near_ten = BigRational::new(BigInt::from(999_999_999), BigInt::from(100_000_000));
+        c.add_reference(&mut nf, Nf::constant(near_ten), 9.99999999, NodeId(1));
+        let literal = rational(0.1f32 as f64);
+        let only = c.recognise(&literal, 32).expect("the reciprocal alone is a reading");
+        assert!(only.reciprocal && only.origin == Origin::Reference(NodeId(1)), "{only:?}");
+        c.add_reference(&mut nf, Nf::constant(tenth), 0.1, NodeId(0));
+        let both = c.recognise(&literal, 32).expect("not ambiguous: the direct reading comes first");
+        assert!(!both.reciprocal && both.origin == Origin::Reference(NodeId(0)), "{both:?}");
     }
 }
