@@ -111,17 +111,28 @@ pub(crate) fn fixes(an: &Analysis, fa: &FileAnalysis, range: Range<usize>, cance
 }
 
 fn barrier_fix_cached(an: &Analysis, fa: &FileAnalysis, kr: &KernelResult, f: &Finding, cancel: &CancelToken) -> Option<Fix> {
+    cached_fix(an, fa, kr, f, "barrier", cancel, || barrier_fix(an, fa, kr, f, cancel))
+}
+
+/// The fix of kind `what` (with its parameter: a buffer's name) for finding `f` from the
+/// analysis's cache, else computed by `compute` (which re-checks the kernel) and cached unless
+/// cancelled. The cache's lock is not held while `compute` runs.
+fn cached_fix(
+    an: &Analysis,
+    fa: &FileAnalysis,
+    kr: &KernelResult,
+    f: &Finding,
+    what: &str,
+    cancel: &CancelToken,
+    compute: impl FnOnce() -> Option<Fix>,
+) -> Option<Fix> {
     let mut h = DefaultHasher::new();
-    fa.text.hash(&mut h);
-    fa.key.hash(&mut h);
-    kr.name.hash(&mut h);
-    serde_json::to_string(f).unwrap_or_default().hash(&mut h);
-    format!("{:?}", an.settings()).hash(&mut h);
+    (what, &fa.key, &*fa.text, &kr.name, serde_json::to_string(f).unwrap_or_default(), format!("{:?}", an.settings())).hash(&mut h);
     let key = h.finish();
     if let Some(hit) = lock(&an.db.fixes).get(&key) {
         return hit;
     }
-    let fix = barrier_fix(an, fa, kr, f, cancel);
+    let fix = compute();
     if !cancel.is_cancelled() {
         lock(&an.db.fixes).insert(key, fix.clone());
     }
@@ -142,34 +153,22 @@ fn assumption_fixes(an: &Analysis, fa: &FileAnalysis, kr: &KernelResult, f: &Fin
         if cancel.is_cancelled() {
             break;
         }
-        let mut h = DefaultHasher::new();
-        ("assume", &fa.key, &*fa.text, &kr.name, buffer, serde_json::to_string(f).unwrap_or_default(), format!("{:?}", an.settings())).hash(&mut h);
-        let key = h.finish();
-        // (The cache's lock must not be held while the fix is computed: it re-checks.)
-        let cached = lock(&an.db.fixes).get(&key);
-        let fix = match cached {
-            Some(hit) => hit,
-            None => {
-                let candidates = match f.kind {
-                    FindingKind::OutOfBounds => {
-                        let elements = f.address.as_ref().and_then(|a| a.size).zip(f.accesses.first()).map(|(size, a)| size / u64::from(a.bytes.max(1)));
-                        elements.and_then(|n| i64::try_from(n).ok()).map(|n| vec![vec![spec::Assumption::InRange(0, n)]]).unwrap_or_default()
-                    }
-                    _ => {
-                        let mut candidates = vec![vec![spec::Assumption::Injective]];
-                        if let Some(n) = target_len(kr, f).and_then(|n| i64::try_from(n).ok()) {
-                            candidates.push(vec![spec::Assumption::Injective, spec::Assumption::InRange(0, n)]);
-                        }
-                        candidates
-                    }
-                };
-                let fix = candidates.iter().find_map(|c| assumption_fix(an, fa, kr, f, buffer, c, cancel));
-                if !cancel.is_cancelled() {
-                    lock(&an.db.fixes).insert(key, fix.clone());
+        let fix = cached_fix(an, fa, kr, f, &format!("assume {buffer}"), cancel, || {
+            let candidates = match f.kind {
+                FindingKind::OutOfBounds => {
+                    let elements = f.address.as_ref().and_then(|a| a.size).zip(f.accesses.first()).map(|(size, a)| size / u64::from(a.bytes.max(1)));
+                    elements.and_then(|n| i64::try_from(n).ok()).map(|n| vec![vec![spec::Assumption::InRange(0, n)]]).unwrap_or_default()
                 }
-                fix
-            }
-        };
+                _ => {
+                    let mut candidates = vec![vec![spec::Assumption::Injective]];
+                    if let Some(n) = target_len(kr, f).and_then(|n| i64::try_from(n).ok()) {
+                        candidates.push(vec![spec::Assumption::Injective, spec::Assumption::InRange(0, n)]);
+                    }
+                    candidates
+                }
+            };
+            candidates.iter().find_map(|c| assumption_fix(an, fa, kr, f, buffer, c, cancel))
+        });
         out.extend(fix);
     }
     out
@@ -178,17 +177,7 @@ fn assumption_fixes(an: &Analysis, fa: &FileAnalysis, kr: &KernelResult, f: &Fin
 /// `assume = ["zeroed"]` on the output `buffer` a mismatch accumulates into, when re-checking
 /// the kernel with it shows the mismatch gone (cached like the other assumptions).
 fn zeroed_fix(an: &Analysis, fa: &FileAnalysis, kr: &KernelResult, f: &Finding, buffer: &str, cancel: &CancelToken) -> Option<Fix> {
-    let mut h = DefaultHasher::new();
-    ("zeroed", &fa.key, &*fa.text, &kr.name, buffer, serde_json::to_string(f).unwrap_or_default(), format!("{:?}", an.settings())).hash(&mut h);
-    let key = h.finish();
-    if let Some(hit) = lock(&an.db.fixes).get(&key) {
-        return hit;
-    }
-    let fix = assumption_fix(an, fa, kr, f, buffer, &[spec::Assumption::Zeroed], cancel);
-    if !cancel.is_cancelled() {
-        lock(&an.db.fixes).insert(key, fix.clone());
-    }
-    fix
+    cached_fix(an, fa, kr, f, &format!("zeroed {buffer}"), cancel, || assumption_fix(an, fa, kr, f, buffer, &[spec::Assumption::Zeroed], cancel))
 }
 
 /// The declared length, in elements, of the buffer a finding's first access touches.
