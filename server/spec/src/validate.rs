@@ -109,10 +109,13 @@ impl Validator<'_> {
                     }
                 }
             }
-            ParamSpec::Buffer { dtype, len, values, .. } => {
+            ParamSpec::Buffer { dtype, len, values, assume } => {
                 if !p.is_pointer {
                     self.error(&rel, format!("`{key}` is a scalar; dtype, len, assume and values are for pointer parameters"));
                     return;
+                }
+                if values.is_some() && assume.contains(&crate::Assumption::Zeroed) {
+                    self.error(&format!("{rel}.assume"), "`zeroed` and fixed `values` both give the contents: keep one");
                 }
                 let len_key = format!("{rel}.len");
                 match len {

@@ -254,3 +254,13 @@ fn launch_expressions_have_sound_ranges_before_resolving() {
     assert_eq!(g[1], DimRange { lo: 1, hi: 65535 });
     assert_eq!(g[2], DimRange::exact(1));
 }
+
+/// `zeroed` and fixed `values` both say what a buffer holds before the launch: one is an error
+/// at the assumption, not a silent choice.
+#[test]
+fn zeroed_and_fixed_values_conflict() {
+    check_validate(
+        "[kernel.rmsnorm.params]\nout = { dtype = \"i32\", len = 2, assume = [\"zeroed\"], values = [0, 0] }\n",
+        expect!["lark.toml:2:42: kernel.rmsnorm.params.out.assume: `zeroed` and fixed `values` both give the contents: keep one"],
+    );
+}
