@@ -24,6 +24,8 @@ pub struct Encoder<'a> {
     /// Whether both thread copies are in one block (see [`Encoder::assume_same_block`]), and
     /// which expressions vary between threads of one block.
     same_block: bool,
+    /// Loops both copies are in the same iteration of (see [`Encoder::assume_same_iterations`]).
+    same_iterations: Vec<model::cfg::LoopId>,
     varies_in_block: HashMap<ExprId, bool>,
     /// Constants known to fit in fewer bits than their sort (see [`Narrow`]).
     narrow: HashMap<String, Narrow>,
@@ -109,6 +111,7 @@ impl<'a> Encoder<'a> {
             defined: HashMap::new(),
             thread_dep: HashMap::new(),
             same_block: false,
+            same_iterations: Vec::new(),
             varies_in_block: HashMap::new(),
             narrow: HashMap::new(),
         }
@@ -224,11 +227,27 @@ impl<'a> Encoder<'a> {
         self.same_block = true;
     }
 
+    /// Both thread copies (of one block, see [`Encoder::assume_same_block`]) are in the same
+    /// iteration of each of `loops` (the query asserts it): a loop counter of these loops is
+    /// then as uniform as the block index, and a term made of such counters and uniform values
+    /// (a barrier's path condition in a loop, `k * ntid.y < n`) is encoded once, for copy 1.
+    /// Left as one term per copy with the counters asserted equal, Yices' incremental mode does
+    /// not substitute the equality and bit-blasts two copies of every product of counters and
+    /// launch sizes, then has to prove the two multipliers equal: PyTorch's embedding backward
+    /// with no setup had two barrier questions time out after 1 s each that are now `p ∧ ¬p`.
+    /// Call it before encoding any term.
+    pub fn assume_same_iterations(&mut self, loops: &[model::cfg::LoopId]) {
+        debug_assert!(self.same_block, "same iterations are only shared within one block");
+        debug_assert!(self.defined.is_empty(), "terms were encoded before the threads shared their iterations");
+        self.same_iterations.extend_from_slice(loops);
+    }
+
     fn varies_in_block(&mut self, e: ExprId) -> bool {
         if let Some(&d) = self.varies_in_block.get(&e) {
             return d;
         }
         let d = match self.x.node(e) {
+            Node::Var { sym: Sym::Counter(lp), .. } => !self.same_iterations.contains(lp),
             Node::Var { sym, .. } => !sym.is_block_uniform(),
             _ => self.x.children(e).into_iter().any(|c| self.varies_in_block(c)),
         };
@@ -478,6 +497,43 @@ mod tests {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod same_iteration_tests {
+    use super::*;
+    use model::ops::Special;
+
+    /// In one block and the same iteration of loop 0, a barrier's condition `k0 * ntid.x < n`
+    /// is one term for both copies (the question is `p ∧ ¬p`), while a condition with the
+    /// thread index, or the counter of a loop the copies may be in different iterations of,
+    /// stays one term per copy.
+    #[test]
+    fn a_condition_of_shared_iterations_and_uniform_values_is_one_term() {
+        let mut x = Exprs::new();
+        let k0 = x.var(Sym::Counter(0), 32);
+        let k1 = x.var(Sym::Counter(1), 32);
+        let ntid = x.var(Sym::Special(Special::Ntid(0)), 32);
+        let tid = x.var(Sym::Special(Special::Tid(0)), 32);
+        let n = x.var(Sym::Param { index: 0, offset: 0 }, 32);
+        let start = x.bin(BinOp::Mul, k0, ntid);
+        let uniform = x.cmp(CmpOp::LtS, start, n);
+        let with_tid = x.bin(BinOp::Add, start, tid);
+        let per_thread = x.cmp(CmpOp::LtS, with_tid, n);
+        let other_loop = x.bin(BinOp::Mul, k1, ntid);
+        let other = x.cmp(CmpOp::LtS, other_loop, n);
+
+        let mut enc = Encoder::new(&x);
+        enc.assume_same_block();
+        enc.assume_same_iterations(&[0]);
+        assert_eq!(enc.term(uniform, 1), enc.term(uniform, 2));
+        assert_ne!(enc.term(per_thread, 1), enc.term(per_thread, 2));
+        assert_ne!(enc.term(other, 1), enc.term(other, 2));
+
+        let mut enc = Encoder::new(&x);
+        enc.assume_same_block();
+        assert_ne!(enc.term(uniform, 1), enc.term(uniform, 2), "without the assumption the counters are the copies' own");
     }
 }
 

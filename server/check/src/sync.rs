@@ -108,6 +108,7 @@ fn check_barrier(ctx: &mut Ctx, site: &Site) -> Option<SyncOutcome> {
     }
     let mut q = Query::new(&ctx.l.exprs, ctx.bind, 2);
     q.enc.assume_same_block();
+    q.enc.assume_same_iterations(loops);
     let p1 = q.enc.term(pc, 1);
     let p2 = q.enc.term(pc, 2);
     q.asserts.push(same_block());
@@ -155,6 +156,7 @@ fn check_lane_missing(ctx: &mut Ctx, site: &Site, mask: ExprId) -> Option<SyncOu
     let loops = &site.loops;
     let mut q = Query::new(&ctx.l.exprs, ctx.bind, 2);
     q.enc.assume_same_block();
+    q.enc.assume_same_iterations(loops);
     let p1 = q.enc.term(pc, 1);
     let p2 = q.enc.term(pc, 2);
     let m1 = q.enc.term(mask, 1);
