@@ -7,6 +7,8 @@ pub struct CuParam {
     pub name: String,
     /// Declared with a `*` or as an array (which decays to a pointer).
     pub is_pointer: bool,
+    /// The declared type, without the name (`const soft_max_params`, `const float*`).
+    pub ty: String,
 }
 
 /// The parameter names of `kernel` (its source identifier) in `cu`, in order.
@@ -71,8 +73,9 @@ pub fn cu_params(cu: &str, kernel: &str) -> Option<Vec<CuParam>> {
                     let is_array = decl.contains('[');
                     let decl = decl.split('[').next().unwrap_or("").trim_end();
                     let name: String = decl.chars().rev().take_while(|c| is_ident(*c as u8)).collect::<Vec<_>>().into_iter().rev().collect();
-                    let is_pointer = is_array || decl[..decl.len() - name.len()].contains('*');
-                    names.push(CuParam { name, is_pointer });
+                    let ty = decl[..decl.len() - name.len()].trim().to_string();
+                    let is_pointer = is_array || ty.contains('*');
+                    names.push(CuParam { name, is_pointer, ty });
                 }
                 _ => cur.push(c),
             }

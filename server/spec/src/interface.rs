@@ -306,6 +306,22 @@ impl KernelSpec {
         names.iter().find_map(|n| self.params.get(*n))
     }
 
+    /// Files the origins of the facts written under `from` (`params.p.ncols`, and `.value` below
+    /// it) under parameter `key` (`params."p.ncols"`), as a key renamed or assembled from a
+    /// nested table is found.
+    pub fn move_param_origins(&mut self, from: &str, key: &str) {
+        let to = format!("params.{}", crate::lark_toml::key_segment(key));
+        if from == to {
+            return;
+        }
+        let moved: Vec<String> = self.origins.keys().filter(|k| *k == from || k.starts_with(&format!("{from}."))).cloned().collect();
+        for old in moved {
+            if let Some(origin) = self.origins.remove(&old) {
+                self.origins.insert(format!("{to}{}", &old[from.len()..]), origin);
+            }
+        }
+    }
+
     /// Where the fact at `key` (relative to the kernel) was written; a place without a file when
     /// the fact was given in code.
     pub fn origin(&self, key: &str) -> Origin {

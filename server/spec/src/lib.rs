@@ -11,8 +11,10 @@
 //! the kernel's parameters, and [`Interface::merge`] combines the interfaces several sources give.
 
 mod cu_signature;
+mod cu_struct;
 mod edit;
 mod error;
+mod fields;
 mod interface;
 mod json_index;
 mod lark_toml;
@@ -30,8 +32,10 @@ mod values;
 mod write_toml;
 
 pub use cu_signature::{cu_param_names, cu_params, CuParam};
+pub use cu_struct::{struct_layout, FieldLayout, StructLayout};
 pub use edit::{add_assumption, TomlEdit};
 pub use error::{Origin, SpecError};
+pub use fields::{field_key, named_field_key, resolve_field_names};
 pub use interface::{Assumption, DType, Dim, DimRange, Interface, KernelSpec, Len, ParamSpec, Scalar};
 pub use lark_toml::{parse_lark_toml, parse_lark_toml_recovering};
 pub use launch_sites::{inferred_interface, launch_sites, LaunchSite};

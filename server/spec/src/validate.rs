@@ -93,7 +93,12 @@ impl Validator<'_> {
     }
 
     fn param(&mut self, key: &str, ps: &ParamSpec) {
-        let rel = format!("params.{key}");
+        let rel = format!("params.{}", crate::lark_toml::key_segment(key));
+        if lookup(self.params, key).is_none() {
+            if let Some(base) = crate::field_key(key).map(|(p, _)| p).or_else(|| crate::named_field_key(key).map(|(p, _)| p)) {
+                return self.field(key, base, &rel, ps);
+            }
+        }
         let Some(p) = lookup(self.params, key) else {
             self.error(&rel, format!("no parameter `{key}` in this kernel (parameters: {})", list(self.params, None)));
             return;
@@ -149,6 +154,34 @@ impl Validator<'_> {
                     }
                 }
             }
+        }
+    }
+
+    /// A field of a struct passed by value (`p+16`, or `p.ncols` where no layout resolved it):
+    /// a scalar fact about a parameter that is not a pointer. Whether the offset lies inside the
+    /// struct is the binding's to say (the PTX knows the struct's size).
+    fn field(&mut self, key: &str, base: &str, rel: &str, ps: &ParamSpec) {
+        let Some(p) = lookup(self.params, base) else {
+            self.error(rel, format!("no parameter `{base}` in this kernel (parameters: {})", list(self.params, None)));
+            return;
+        };
+        if p.is_pointer {
+            self.error(rel, format!("`{base}` is a pointer; `{key}` names a field of a struct passed by value"));
+            return;
+        }
+        if crate::field_key(key).is_none() {
+            self.error(
+                rel,
+                format!("the fields of `{base}` are named from its struct's definition in the kernel's .cu, which is not at hand here: declare the field by its byte offset (`\"{base}+OFFSET\"`)"),
+            );
+            return;
+        }
+        match ps {
+            ParamSpec::Scalar { range: Some((lo, hi)), .. } if lo > hi => {
+                self.error(&format!("{rel}.range"), format!("a range is [lo, hi] with lo <= hi, found [{lo}, {hi}]"));
+            }
+            ParamSpec::Scalar { .. } => {}
+            ParamSpec::Buffer { .. } => self.error(rel, format!("`{key}` is a field; give it a `value` or a `range`")),
         }
     }
 

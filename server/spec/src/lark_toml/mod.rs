@@ -105,7 +105,17 @@ fn parse_kernel<'a>(ctx: &mut Ctx<'a>, section: &Field<'a>) -> KernelSpec {
             "params" => {
                 if ctx.table(&f) {
                     for (name, p) in f.entries() {
-                        if let Some(ps) = params::param(ctx, &p, &mut spec.origins) {
+                        // `p.ncols = { value = 1024 }` (a dotted key) is a table of fields.
+                        if let Some(fields) = params::struct_fields(&p) {
+                            for (field, fp) in fields {
+                                if let Some(ps) = params::param(ctx, &fp, &mut spec.origins) {
+                                    let key = format!("{name}.{field}");
+                                    // Its facts are found under the key as one name (`params."p.ncols"`).
+                                    spec.move_param_origins(&fp.rel, &key);
+                                    spec.params.insert(key, ps);
+                                }
+                            }
+                        } else if let Some(ps) = params::param(ctx, &p, &mut spec.origins) {
                             spec.params.insert(name, ps);
                         }
                     }

@@ -40,6 +40,17 @@ pub(super) fn param<'a>(ctx: &mut Ctx<'a>, p: &Field<'a>, origins: &mut BTreeMap
     spec
 }
 
+/// The fields of a by-value struct parameter written as a table of fields (`p.ncols = { value =
+/// 1024 }`, which TOML reads as `p = { ncols = { value = 1024 } }`): a table none of whose keys
+/// is a parameter key and all of whose entries are tables.
+pub(super) fn struct_fields<'a>(p: &Field<'a>) -> Option<Vec<(String, Field<'a>)>> {
+    p.node.table()?;
+    let entries = p.entries();
+    let all_keys = [&SCALAR_KEYS[..], &BUFFER_KEYS[..]].concat();
+    let is_fields = !entries.is_empty() && entries.iter().all(|(k, f)| !all_keys.contains(&k.as_str()) && f.node.table().is_some());
+    is_fields.then_some(entries)
+}
+
 fn scalar<'a>(ctx: &mut Ctx<'a>, field: &dyn Fn(&str) -> Option<Field<'a>>, origins: &mut BTreeMap<String, Origin>) -> Option<ParamSpec> {
     let errors_before = ctx.errors.len();
     let mut value = None;
