@@ -37,6 +37,63 @@ pub struct Binding {
     /// queries also tie each dimension to its scalars' values (`Query::new`), so a launch of
     /// two blocks comes with `rows = 2`, not any rows.
     pub launch_exprs: Vec<(bool, usize, spec::SizeExpr)>,
+    /// Fields of structs passed by value that the interface declares (`"p+16" = { value = 1024 }`).
+    pub fields: Vec<DeclaredField>,
+    /// Field keys that name no field this binding can place, with the reason (see
+    /// [`crate::report::Note::UnresolvedField`]).
+    pub unresolved_fields: Vec<(String, String)>,
+}
+
+/// A field of a struct passed by value, by byte offset, with the value or range the interface
+/// gives it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DeclaredField {
+    pub param: u32,
+    pub offset: u32,
+    pub value: Option<Scalar>,
+    pub range: Option<(i128, i128)>,
+}
+
+/// The bytes of aggregate parameter `param` (a struct passed by value, `len` bytes) with `fields`
+/// (byte offset, raw value) written in, each as wide as the kernel reads it (a field it never
+/// reads has no width and is left out), zeros elsewhere: what a replay or an equivalence run
+/// passes for the struct.
+pub fn struct_bytes(x: &model::expr::Exprs, param: u32, len: u32, fields: impl IntoIterator<Item = (u32, u64)>) -> Vec<u8> {
+    let mut bytes = vec![0; len as usize];
+    for (offset, value) in fields {
+        let Some((_, bits)) = x.find_var(model::expr::Sym::Param { index: param, offset }) else { continue };
+        let width = (bits as usize / 8).clamp(1, 8);
+        let at = offset as usize;
+        if let Some(slot) = bytes.get_mut(at..at + width) {
+            slot.copy_from_slice(&value.to_le_bytes()[..width]);
+        }
+    }
+    bytes
+}
+
+/// The field `key` (`p+16`, or `p.ncols` where no layout placed it) declares, when its
+/// parameter is one of the kernel's: the field, or why it cannot be placed. `None` when `key`
+/// names no parameter at all.
+fn declared_field(k: &Kernel, names: &[Vec<String>], key: &str, ps: &ParamSpec) -> Option<Result<DeclaredField, String>> {
+    let by_offset = spec::field_key(key);
+    let base = by_offset.map(|(b, _)| b).or_else(|| spec::named_field_key(key).map(|(b, _)| b))?;
+    let i = names.iter().position(|n| n.iter().any(|x| x == base))?;
+    let p = &k.params[i];
+    Some((|| {
+        let Some((_, offset)) = by_offset else {
+            return Err(format!(
+                "fields are named from the struct's definition in the kernel's .cu, which is not at hand or could not be read: declare it by byte offset (`\"{base}+OFFSET\"`)"
+            ));
+        };
+        if p.bytes * 8 == p.bits {
+            return Err(format!("`{base}` is not a struct passed by value"));
+        }
+        if offset >= p.bytes {
+            return Err(format!("`{base}` has {} bytes", p.bytes));
+        }
+        let ParamSpec::Scalar { value, range } = ps else { return Err("a field takes a `value` or a `range`".into()) };
+        Ok(DeclaredField { param: i as u32, offset, value: *value, range: *range })
+    })())
 }
 
 /// The most blocks along x an undeclared grid has: 2²¹ blocks of at most 1024 threads number
@@ -72,6 +129,8 @@ impl Binding {
         let mut grid = DEFAULT_GRID;
         let mut params = vec![None; k.params.len()];
         let mut unmatched = Vec::new();
+        let mut fields = Vec::new();
+        let mut unresolved_fields = Vec::new();
         let mut dynamic_shared_bytes = None;
         if let Some(spec) = spec {
             // Dimensions given by size expressions come as the ranges their scalars allow.
@@ -86,9 +145,14 @@ impl Binding {
                 let refs: Vec<&str> = n.iter().map(String::as_str).collect();
                 params[i] = spec.param(&refs).cloned();
             }
-            for key in spec.params.keys() {
-                if !names.iter().any(|n| n.contains(key)) {
-                    unmatched.push(key.clone());
+            for (key, ps) in &spec.params {
+                if names.iter().any(|n| n.contains(key)) {
+                    continue;
+                }
+                match declared_field(k, &names, key, ps) {
+                    Some(Ok(f)) => fields.push(f),
+                    Some(Err(why)) => unresolved_fields.push((key.clone(), why)),
+                    None => unmatched.push(key.clone()),
                 }
             }
         }
@@ -115,7 +179,33 @@ impl Binding {
             max_threads: 1024,
             pinned_fields: Vec::new(),
             launch_exprs,
+            fields,
+            unresolved_fields,
         }
+    }
+
+    /// The field of parameter `param` at byte `offset`, when the interface declares it.
+    pub fn declared_field(&self, param: u32, offset: u32) -> Option<&DeclaredField> {
+        self.fields.iter().find(|f| (f.param, f.offset) == (param, offset))
+    }
+
+    /// The declared fields with a value, as the raw bits of the width the kernel reads each at
+    /// (a field the kernel never reads has no width and needs no value). A float value is
+    /// stored as the float of that width.
+    pub fn declared_field_values(&self, x: &model::expr::Exprs) -> Vec<crate::witness::ParamField> {
+        let mut out = Vec::new();
+        for f in &self.fields {
+            let Some(value) = f.value else { continue };
+            let Some((_, bits)) = x.find_var(model::expr::Sym::Param { index: f.param, offset: f.offset }) else { continue };
+            let raw = match value {
+                Scalar::Int(v) => v as u64,
+                Scalar::Float(v) if bits == 32 => u64::from((v as f32).to_bits()),
+                Scalar::Float(v) if bits == 64 => v.to_bits(),
+                Scalar::Float(_) => continue,
+            };
+            out.push(crate::witness::ParamField { param: f.param, offset: f.offset, value: raw });
+        }
+        out
     }
 
     /// Documented defaults for a launch the interface leaves open (README "Launches without a

@@ -182,6 +182,7 @@ fn check_kernel_in(k: &Kernel, spec: Option<&KernelSpec>, src: &Sources, opts: &
     let model::Analysis { mut lifted, phases } = model::analyse(k);
     let mut bind = Binding::new(k, spec, src.param_names.as_deref());
     bind.pinned_fields = opts.pinned_fields.clone();
+    bind.pinned_fields.extend(bind.declared_field_values(&lifted.exprs));
     let assumed = bind.assume_unread_dimensions(spec, k, &lifted);
     let known = bind.known_values(k, &mut lifted.exprs);
     lifted.specialize(&known);
@@ -190,7 +191,12 @@ fn check_kernel_in(k: &Kernel, spec: Option<&KernelSpec>, src: &Sources, opts: &
         verdict: Verdict::Verified,
         findings: Vec::new(),
         uncertified: Vec::new(),
-        notes: bind.unmatched.iter().map(|n| Note::UnmatchedParameter { name: n.clone() }).collect(),
+        notes: bind
+            .unmatched
+            .iter()
+            .map(|n| Note::UnmatchedParameter { name: n.clone() })
+            .chain(bind.unresolved_fields.iter().map(|(key, why)| Note::UnresolvedField { key: key.clone(), why: why.clone() }))
+            .collect(),
         equivalence: None,
         stats: Stats { accesses: lifted.accesses.len(), barriers: lifted.barriers.len(), ..Stats::default() },
     };
@@ -437,9 +443,14 @@ struct Explain<'a> {
 impl Explain<'_> {
     fn launch(&self, w: &Witness) -> LaunchReport {
         let mut params = BTreeMap::new();
-        for (&i, &v) in &w.params {
-            if let Some((_, bits)) = self.l.exprs.find_var(Sym::Param { index: i, offset: 0 }) {
-                params.insert(self.bind.name(i).to_string(), model::ops::sext(v, bits.max(1)));
+        // A field of a struct passed by value goes by its byte offset (`p+16`), as lark.toml
+        // declares it.
+        let aggregate = |i: u32| self.k.params.get(i as usize).is_some_and(|p| p.bytes * 8 != p.bits);
+        let fields = w.params.iter().map(|(&i, &v)| (i, 0, v)).chain(w.fields.iter().map(|f| (f.param, f.offset, f.value)));
+        for (i, offset, v) in fields {
+            if let Some((_, bits)) = self.l.exprs.find_var(Sym::Param { index: i, offset }) {
+                let name = if aggregate(i) { format!("{}+{offset}", self.bind.name(i)) } else { self.bind.name(i).to_string() };
+                params.insert(name, model::ops::sext(v, bits.max(1)));
             }
         }
         LaunchReport { grid: w.grid, block: w.block, params }

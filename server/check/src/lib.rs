@@ -39,7 +39,7 @@ mod trace;
 pub mod witness;
 
 pub use self::smt::{Solver, SolverKind};
-pub use bind::{Binding, ByteSize};
+pub use bind::{struct_bytes, Binding, ByteSize, DeclaredField};
 pub use ctx::demangle_local;
 pub use engine::{check_kernel, check_kernel_guarded, Options, Sources};
 pub use incomplete::incomplete_parse;

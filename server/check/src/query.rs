@@ -212,13 +212,30 @@ impl<'a> Query<'a> {
         let mut seen = std::collections::HashSet::new();
         for &e in used {
             for s in x.symbols(e) {
-                if let Sym::Param { index, offset: 0 } = s {
-                    if seen.insert(index) {
-                        self.param_fact(x, bind, index);
-                    }
+                let Sym::Param { index, offset } = s else { continue };
+                if !seen.insert((index, offset)) {
+                    continue;
+                }
+                if offset == 0 && bind.declared_field(index, 0).is_none() {
+                    self.param_fact(x, bind, index);
+                } else {
+                    self.field_fact(x, bind, index, offset);
                 }
             }
         }
+    }
+
+    /// Constrains a field of a struct passed by value to the range the interface declares
+    /// (a field with a value is a constant of the formulas already: see `Binding::known_values`).
+    fn field_fact(&mut self, x: &Exprs, bind: &Binding, index: u32, offset: u32) {
+        let Some(crate::bind::DeclaredField { range: Some((lo, hi)), .. }) = bind.declared_field(index, offset) else { return };
+        let sym = Sym::Param { index, offset };
+        let Some((_, bits)) = x.find_var(sym) else { return };
+        let name = sym_name(sym, 0);
+        self.wanted.push(name.clone());
+        let (le, ge) = if *lo < 0 { ("bvsle", "bvsge") } else { ("bvule", "bvuge") };
+        self.asserts.push(format!("({ge} {name} {})", bv(*lo as u64, bits)));
+        self.asserts.push(format!("({le} {name} {})", bv(*hi as u64, bits)));
     }
 
     /// Constrains the scalar a buffer's size is given by (`len = "rows"`) to its declared value

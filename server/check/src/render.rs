@@ -258,6 +258,7 @@ pub fn note_message(n: &Note) -> String {
         }
         Note::IndexNoWrap => "assumed: signed 32-bit index arithmetic (`row * ld + col` with `0 <= col < ld`) does not overflow, as C++ requires and compilers assume; some races were ruled out on that basis (an index past 2^31 elements would need 64-bit indexing)".into(),
         Note::UnmatchedParameter { name } => format!("the interface names `{name}`, which is not a parameter of this kernel"),
+        Note::UnresolvedField { key, why } => format!("the interface's `{key}` names no field this check can place, so it is ignored: {why}"),
         Note::CheckedShapes { shapes } => format!(
             "checked for the shapes the reference binding lists ({}): races, divergence, bounds and equivalence at each; other values within the declared ranges are not covered",
             shapes.join(" · ")

@@ -184,20 +184,11 @@ fn plan<'a>(k: &Kernel, l: &Lifted, bind: &'a Binding, w: &Witness, min_bytes: &
 }
 
 /// The bytes of aggregate parameter `i` (a `struct` passed by value): the fields the witness
-/// or the check fixes, each as wide as the kernel reads it, and zeros elsewhere.
+/// or the check fixes, zeros elsewhere.
 fn aggregate_bytes(l: &Lifted, bind: &Binding, w: &Witness, i: u32, len: u32) -> Vec<u8> {
-    let mut bytes = vec![0; len as usize];
     let first = w.params.get(&i).map(|&v| (0, v));
     let rest = w.fields.iter().chain(&bind.pinned_fields).filter(|f| f.param == i).map(|f| (f.offset, f.value));
-    for (offset, value) in first.into_iter().chain(rest) {
-        let Some((_, bits)) = l.exprs.find_var(model::expr::Sym::Param { index: i, offset }) else { continue };
-        let width = (bits as usize / 8).clamp(1, 8);
-        let at = offset as usize;
-        if let Some(slot) = bytes.get_mut(at..at + width) {
-            slot.copy_from_slice(&value.to_le_bytes()[..width]);
-        }
-    }
-    bytes
+    crate::bind::struct_bytes(&l.exprs, i, len, first.into_iter().chain(rest))
 }
 
 pub fn run(k: &Kernel, r: &mut Replay) -> (Trace, Result<(), InterpError>) {

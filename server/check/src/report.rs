@@ -447,6 +447,8 @@ pub enum Note {
     NoInterface { kernel: String },
     /// The interface names something that is not a parameter of the kernel.
     UnmatchedParameter { name: String },
+    /// The interface declares a field of a parameter (`p+16`, `p.ncols`) that cannot be placed.
+    UnresolvedField { key: String, why: String },
     /// The checks covered exactly these shapes (scalar values), as the reference binding lists.
     CheckedShapes { shapes: Vec<String> },
     /// Documented defaults for a launch the interface leaves open: dimensions the kernel never

@@ -80,8 +80,9 @@ pub fn confirm(
     pass: Pass,
 ) -> Judged {
     let lifted = model::symbolic::lift(k);
-    let open = open_scalars(k, &lifted, &crate::bind::Binding::new(k, spec, src.param_names.as_deref()));
-    let needs = |f: &Finding| open_values(k, &open, f);
+    let declared = crate::bind::Binding::new(k, spec, src.param_names.as_deref());
+    let open = open_scalars(k, &lifted, &declared);
+    let needs = |f: &Finding| open_values(k, &open, &declared, f);
     // A write-write race tolerated as benign (both stores wrote one value in every replay) is
     // a candidate too: its replays ran at its counterexample's values, and at undeclared ones
     // the sameness can be the degenerate shape's (ggml's get_rows with every row stride 0:
@@ -100,7 +101,7 @@ pub fn confirm(
     // name: a witness sets what its own query needed, and another open value (a mask's row
     // stride next to the row length the witness set) can make the same lines fail for a
     // reason of its own.
-    let pinned: BTreeSet<OpenValue> = open.iter().map(|&i| OpenValue::Scalar(i)).chain(open_fields(k, &lifted)).collect();
+    let pinned: BTreeSet<OpenValue> = open.iter().map(|&i| OpenValue::Scalar(i)).chain(open_fields(k, &lifted, &declared)).collect();
     // Only a kernel with candidates is re-checked or marked.
     let strides = if candidates.is_empty() { BTreeMap::new() } else { ordinary_strides(&lifted, &slots(&pinned)) };
     let reads = crate::launch_confirm::BlockReads::of(k, &lifted);
@@ -328,22 +329,21 @@ fn mark_assumed_scalars(
         ),
         (true, _) => format!("the row strides {} (every other undeclared integer parameter at {ORDINARY})", apart.join(", ")),
     };
-    // Fields of a struct passed by value have no place in lark.toml: say so rather than
-    // send the user looking for one.
-    let fields: Vec<String> = set.iter().filter(|(v, _)| matches!(v, OpenValue::Field(..))).map(|&(v, _)| format!("`{}`", name(v))).collect();
-    let remedy = if fields.is_empty() {
-        format!(
-            "declare {} in lark.toml if {} can occur",
-            if set.len() == 1 { "its value or range" } else { "their values or ranges" },
-            if set.len() == 1 { "such a value" } else { "such values" }
-        )
-    } else {
-        format!(
-            "{} {} of a struct passed by value, which lark.toml cannot declare",
-            fields.join(", "),
-            if fields.len() == 1 { "is a field" } else { "are fields" }
-        )
-    };
+    // A field of a struct passed by value is declared under the name the message uses, quoted
+    // (`"p+16" = { value = ... }`), or by field name where the kernel's .cu is at hand.
+    let fields: Vec<String> = set.iter().filter(|(v, _)| matches!(v, OpenValue::Field(..))).map(|&(v, _)| format!("`\"{}\"`", name(v))).collect();
+    let remedy = format!(
+        "declare {} in lark.toml if {} can occur{}",
+        if set.len() == 1 { "its value or range" } else { "their values or ranges" },
+        if set.len() == 1 { "such a value" } else { "such values" },
+        match fields.len() {
+            0 => String::new(),
+            1 =>
+                format!(" ({} is a field of a struct passed by value: `{} = {{ value = ... }}`, or `p.field` by name)", fields[0], fields[0].trim_matches('`')),
+            _ =>
+                format!(" ({} are fields of a struct passed by value, declared as `\"p+OFFSET\" = {{ value = ... }}`, or `p.field` by name)", fields.join(", ")),
+        }
+    );
     let grid = if grid_pinned { format!(" on a grid of {ORDINARY_GRID} blocks along each dimension the kernel reads") } else { String::new() };
     let values = values.join(", ");
     f.assumed_scalars = Some(match seen {
@@ -377,26 +377,31 @@ impl OpenValue {
 }
 
 /// The open values `f`'s counterexample sets, with the values it gives them.
-fn open_values(k: &Kernel, open: &BTreeSet<u32>, f: &Finding) -> Vec<(OpenValue, i64)> {
+fn open_values(k: &Kernel, open: &BTreeSet<u32>, bind: &crate::bind::Binding, f: &Finding) -> Vec<(OpenValue, i64)> {
     let aggregate = |i: u32| k.params.get(i as usize).is_some_and(|p| p.bytes * 8 != p.bits);
+    let undeclared = |i: u32, offset: u32| bind.declared_field(i, offset).is_none();
     let mut out = Vec::new();
     for (&i, &raw) in &f.witness.params {
         if aggregate(i) {
-            out.push((OpenValue::Field(i, 0), raw as i64));
+            if undeclared(i, 0) {
+                out.push((OpenValue::Field(i, 0), raw as i64));
+            }
         } else if open.contains(&i) {
             out.push((OpenValue::Scalar(i), scalar_value(k, i, raw)));
         }
     }
-    out.extend(f.witness.fields.iter().map(|x| (OpenValue::Field(x.param, x.offset), x.value as i64)));
+    out.extend(f.witness.fields.iter().filter(|x| undeclared(x.param, x.offset)).map(|x| (OpenValue::Field(x.param, x.offset), x.value as i64)));
     out
 }
 
-/// The fields of aggregate parameters the kernel reads (by byte offset).
-fn open_fields(k: &Kernel, lifted: &Lifted) -> Vec<OpenValue> {
+/// The fields of aggregate parameters the kernel reads (by byte offset) that the interface
+/// does not declare.
+fn open_fields(k: &Kernel, lifted: &Lifted, bind: &crate::bind::Binding) -> Vec<OpenValue> {
     let mut fields = Vec::new();
     for (i, p) in k.params.iter().enumerate().filter(|(_, p)| p.bytes * 8 != p.bits) {
         for offset in 0..p.bytes {
-            if lifted.exprs.find_var(model::expr::Sym::Param { index: i as u32, offset }).is_some() {
+            let read = lifted.exprs.find_var(model::expr::Sym::Param { index: i as u32, offset }).is_some();
+            if read && bind.declared_field(i as u32, offset).is_none() {
                 fields.push(OpenValue::Field(i as u32, offset));
             }
         }
@@ -419,7 +424,7 @@ fn slots(open: &BTreeSet<OpenValue>) -> BTreeSet<ParamSlot> {
 /// re-check gives each, and what the solver's ordinary probe (see `Ctx::run_witness`) asks for,
 /// so that a witness found there is one the re-check would find.
 pub(crate) fn ordinary_setting(k: &Kernel, lifted: &Lifted, bind: &crate::bind::Binding) -> BTreeMap<ParamSlot, i128> {
-    let open: BTreeSet<OpenValue> = open_scalars(k, lifted, bind).into_iter().map(OpenValue::Scalar).chain(open_fields(k, lifted)).collect();
+    let open: BTreeSet<OpenValue> = open_scalars(k, lifted, bind).into_iter().map(OpenValue::Scalar).chain(open_fields(k, lifted, bind)).collect();
     let strides = ordinary_strides(lifted, &slots(&open));
     open.iter().map(|v| (v.slot(), strides.get(&v.slot()).copied().unwrap_or(ORDINARY))).collect()
 }

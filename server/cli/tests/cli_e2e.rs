@@ -641,6 +641,41 @@ fn an_accumulation_into_an_output_is_verified_once_the_output_is_declared_zeroed
     assert_eq!(kernel(&doc, "total_sum")["verdict"], "verified", "{doc:#}");
 }
 
+/// A kernel that takes its length and scale in a struct passed by value: with the fields
+/// declared by name (offsets read from the struct in the .cu), the race check and the
+/// equivalence run both use them: `verified` against `x * 0.5`, and a mismatch when the
+/// declared scale is not the reference's (the run passed zeros for the struct before, so the
+/// kernel wrote nothing and could only disagree).
+#[test]
+fn the_fields_of_a_struct_passed_by_value_reach_the_equivalence_run() {
+    let dir = temp_dir("struct-fields");
+    std::fs::create_dir_all(dir.join("references")).unwrap();
+    std::fs::write(
+        dir.join("scaled.cu"),
+        "struct scale_params {\n  int n;\n  float scale;\n};\n\
+         extern \"C\" __global__ void scaled(float* out, const float* x, const scale_params p) {\n\
+           int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < p.n) out[i] = x[i] * p.scale;\n}\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join("references/scaled.py"), "def reference(x):\n    return x * 0.5\n").unwrap();
+    let toml = |scale: &str| {
+        format!(
+            "[kernel.scaled]\ngrid = [2, 1, 1]\nblock = [256, 1, 1]\n[kernel.scaled.params]\nout = {{ dtype = \"f32\", len = 300 }}\nx = {{ dtype = \"f32\", len = 300 }}\n\
+             p.n = {{ value = 300 }}\np.scale = {{ value = {scale} }}\n[kernel.scaled.reference]\nfile = \"references/scaled.py\"\n[kernel.scaled.reference.args]\n\
+             x = {{ buffer = \"x\", shape = [300] }}\n[[kernel.scaled.reference.outputs]]\nbuffer = \"out\"\nshape = [300]\n"
+        )
+    };
+    let cu = dir.join("scaled.cu").display().to_string();
+    std::fs::write(dir.join("lark.toml"), toml("0.5")).unwrap();
+    let (code, doc) = json(&["check", &cu, "--format", "json"]);
+    assert_eq!(code, 0, "{doc:#}");
+    assert_eq!(kernel(&doc, "scaled")["verdict"], "verified", "{doc:#}");
+    std::fs::write(dir.join("lark.toml"), toml("0.25")).unwrap();
+    let r = run(&["check", &cu]);
+    assert_eq!(r.code, 1, "{r:?}");
+    assert!(r.stdout.contains("error[mismatch]"), "{r:?}");
+}
+
 /// `rintf(x)` compiles to `cvt.rni.f32.f32`: a rounding to an integral value, not a change of
 /// precision. Read as the identity (as conversions between float formats are), it agreed with
 /// a reference `x` on the drawn integer inputs and was `verified`; it is `uncertified`, naming

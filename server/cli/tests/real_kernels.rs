@@ -41,7 +41,10 @@ fn check_alone(stem: &str, args: &[&str]) -> std::process::Output {
 /// Like [`check_alone`], with `lark_toml` next to the kernel when given.
 fn check_alone_with(stem: &str, args: &[&str], lark_toml: Option<&str>) -> std::process::Output {
     let name = Path::new(stem).file_name().unwrap().to_str().unwrap();
-    let dir = std::env::temp_dir().join(format!("lark-real-{name}-{}-{}", std::process::id(), lark_toml.is_some()));
+    // One directory per call: tests of the same kernel run at once.
+    static CALLS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!("lark-real-{name}-{}-{call}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     if let Some(text) = lark_toml {
         std::fs::write(dir.join("lark.toml"), text).unwrap();
@@ -232,21 +235,51 @@ fn rows_that_overlap_only_for_undeclared_strides_are_warnings() {
     }
 }
 
-/// ggml's softmax takes its sizes in a struct passed by value (`soft_max_params p`), which
-/// lark.toml cannot declare. Its out-of-bounds candidates need a row length `p.ncols` (the
-/// field at byte 16) larger than the declared buffers hold: the replay now passes the
-/// counterexample's field values (it passed zeros, and the candidates stayed "not reproduced"),
-/// and since no interface can declare the field, the finding is a warning that says so.
+const GGML_SOFT_MAX: &str = "_ZL12soft_max_f32ILb1ELi0ELi0EDF16_EvPKfPKT2_S1_Pf15soft_max_params";
+
+/// The corpus's lark.toml entry for ggml's softmax: launch and buffers, then `extra` (fields of
+/// `soft_max_params p`).
+fn ggml_soft_max_toml(extra: &str) -> String {
+    format!(
+        "[kernel.{GGML_SOFT_MAX}]\ngrid = [64, 32, 1]\nblock = [1024, 1, 1]\ndynamic_shared_bytes = 4224\n[kernel.{GGML_SOFT_MAX}.params]\n\
+         x = {{ dtype = \"f32\", len = 2097152 }}\nmask = {{ dtype = \"f16\", len = 65536 }}\nsinks = {{ dtype = \"f32\", len = 32 }}\n\
+         dst = {{ dtype = \"f32\", len = 2097152 }}\n{extra}"
+    )
+}
+
+/// ggml's softmax takes its sizes in a struct passed by value (`soft_max_params p`). With the
+/// fields undeclared, its out-of-bounds candidates need a row length `p.ncols` (the field at
+/// byte 16) larger than the declared buffers hold: the replay passes the counterexample's field
+/// values, and the finding is a warning that says how to declare the field.
 #[test]
-fn a_finding_that_needs_a_struct_field_is_replayed_with_it_and_is_a_warning() {
-    let out = run(Command::new(env!("CARGO_BIN_EXE_lark"))
-        .args(["check", "tests/real/ggml_soft_max.ptx", "--kernel", "_ZL12soft_max_f32ILb1ELi0ELi0EDF16_EvPKfPKT2_S1_Pf15soft_max_params"])
-        .current_dir(repo()));
+fn a_finding_that_needs_a_struct_field_is_replayed_with_it_and_says_how_to_declare_it() {
+    let out = check_alone_with("ggml_soft_max", &["--kernel", GGML_SOFT_MAX], Some(&ggml_soft_max_toml("")));
     let text = String::from_utf8_lossy(&out.stdout);
     let warning = text.lines().find(|l| l.contains(":59: warning[out_of_bounds]")).unwrap_or_else(|| panic!("line 59 is replayed, as a warning:\n{text}"));
     assert!(warning.contains("found with p+16="), "{warning}");
-    assert!(warning.contains("`p+16` is a field of a struct passed by value, which lark.toml cannot declare"), "{warning}");
+    assert!(warning.contains("`\"p+16\"` is a field of a struct passed by value: `\"p+16\" = { value = ... }`"), "{warning}");
     assert!(!text.contains("error["), "{text}");
+}
+
+/// The same kernel with the fields it reads declared: by name as the corpus's lark.toml does
+/// (`p.ncols`, offsets read from the struct in the .cu), or by byte offset (`"p+16"`), it is
+/// verified; a name the struct does not have is an interface error that lists its fields.
+#[test]
+fn a_struct_passed_by_value_is_declared_field_by_field() {
+    let report = check_in_repo("tests/real/ggml_soft_max.ptx", GGML_SOFT_MAX);
+    assert_eq!(report["kernels"][0]["verdict"], "verified", "{report:#}");
+
+    // ncols at 16, n_head_log2 at 8, nb11..nb13 at 72..88, ne12 and ne13 at 96 and 104, max_bias at 116.
+    let by_offset = "\"p+16\" = { value = 1024 }\n\"p+96\" = { value = 1 }\n\"p+104\" = { value = 1 }\n\"p+72\" = { value = 2048 }\n\
+                     \"p+80\" = { value = 131072 }\n\"p+88\" = { value = 131072 }\n\"p+116\" = { value = 0.0 }\n\"p+8\" = { value = 32 }\n";
+    let out = check_alone_with("ggml_soft_max", &["--kernel", GGML_SOFT_MAX], Some(&ggml_soft_max_toml(by_offset)));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains(": verified ("), "{text}");
+
+    let out = check_alone_with("ggml_soft_max", &["--kernel", GGML_SOFT_MAX], Some(&ggml_soft_max_toml("p.num_cols = { value = 1024 }\n")));
+    let all = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(!out.status.success(), "{all}");
+    assert!(all.contains("`num_cols` is not a field of `p` (fields: nheads, n_head_log2, ncols,"), "{all}");
 }
 
 /// vLLM's top-k gating softmax with no setup: written for `block(32, 4)` under

@@ -85,6 +85,9 @@ pub struct Plan {
     pub ref_args: Vec<ArgValue>,
     pub outputs: Vec<OutputPlan>,
     pub binding: Binding,
+    /// The bytes of each struct passed by value whose fields the interface declares (see
+    /// [`check::struct_bytes`]); other structs are passed as zeros.
+    pub structs: HashMap<u32, Vec<u8>>,
 }
 
 /// Why a shape cannot be set up (reported as uncertified, with the reason).
@@ -311,7 +314,9 @@ pub fn plan(k: &Kernel, spec: &KernelSpec, source_names: Option<&[String]>, scal
         outputs.push(OutputPlan { param, buffer: o.buffer.clone(), shape, offset, strides });
     }
     let _ = scalars;
+    let structs = declared_structs(k, &binding);
     Ok(Plan {
+        structs,
         scalars: all_scalars,
         grid,
         block,
@@ -466,6 +471,25 @@ pub struct Run {
     pub contents: HashMap<u32, Vec<BigRational>>,
 }
 
+/// The bytes of the structs passed by value with fields the interface declares, each field as
+/// wide as the kernel reads it (which only the lifted model knows, so it is lifted only then).
+fn declared_structs(k: &Kernel, binding: &Binding) -> HashMap<u32, Vec<u8>> {
+    if binding.fields.is_empty() {
+        return HashMap::new();
+    }
+    let lifted = model::symbolic::lift(k);
+    let values = binding.declared_field_values(&lifted.exprs);
+    let mut out = HashMap::new();
+    for (i, p) in k.params.iter().enumerate().filter(|(_, p)| p.bytes * 8 != p.bits) {
+        let i = i as u32;
+        let fields: Vec<(u32, u64)> = values.iter().filter(|f| f.param == i).map(|f| (f.offset, f.value)).collect();
+        if !fields.is_empty() {
+            out.insert(i, check::struct_bytes(&lifted.exprs, i, p.bytes, fields));
+        }
+    }
+    out
+}
+
 pub fn prepare(k: &Kernel, plan: &Plan, draw: Draw, budget: &model::budget::Budget) -> Run {
     let mut mem = Memory::new();
     let mut ids = HashMap::new();
@@ -488,7 +512,7 @@ pub fn prepare(k: &Kernel, plan: &Plan, draw: Draw, budget: &model::budget::Budg
             contents.insert(i, values);
             args.push(Arg::Buffer(id));
         } else if p.bytes * 8 != p.bits {
-            args.push(Arg::Bytes(vec![0; p.bytes as usize]));
+            args.push(Arg::Bytes(plan.structs.get(&i).cloned().unwrap_or_else(|| vec![0; p.bytes as usize])));
         } else {
             args.push(Arg::Scalar(plan.scalar_bits.get(&i).copied().unwrap_or(0)));
         }

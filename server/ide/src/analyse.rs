@@ -681,7 +681,8 @@ fn kernel_setup(fa: &FileAnalysis, iface: &InterfaceInput, cu_text: Option<&str>
     let param_names = cu_params.as_ref().map(|ps| ps.iter().map(|p| p.name.clone()).collect::<Vec<_>>());
     let declared = |names: &[&str]| iface.layers.iter().find_map(|l| l.interface.kernel(&name)?.param(names)).map(spec::ParamSpec::is_buffer);
     let params = crate::inputs::param_names(func, cu_params.as_deref(), &declared);
-    let ki = iface.kernel(&name, &params);
+    let fields = cu_text.zip(cu_params).map(|(cu, ps)| crate::inputs::FieldSource::new(cu, ps, func));
+    let ki = iface.kernel(&name, &params, fields.as_ref());
     KernelSetup { fi, name, source_name, header, extent, param_names, ki }
 }
 

@@ -81,6 +81,28 @@ struct SectionSearchInput {
     dirs: Vec<PathBuf>,
 }
 
+/// What naming the fields of a kernel's by-value struct parameters needs: the `.cu` text (the
+/// structs' definitions), its signature's parameters and the PTX parameters' sizes.
+pub(crate) struct FieldSource<'a> {
+    pub cu: &'a str,
+    pub cu_params: Vec<spec::CuParam>,
+    pub param_bytes: Vec<u32>,
+}
+
+impl<'a> FieldSource<'a> {
+    pub fn new(cu: &'a str, cu_params: Vec<spec::CuParam>, func: &ptx::Function) -> FieldSource<'a> {
+        let param_bytes = func
+            .params
+            .iter()
+            .map(|p| {
+                let bits: u32 = p.ty.as_str().trim_start_matches(|c: char| !c.is_ascii_digit()).parse().unwrap_or(0);
+                (bits / 8).saturating_mul(p.array_len.unwrap_or(1) as u32)
+            })
+            .collect();
+        FieldSource { cu, cu_params, param_bytes }
+    }
+}
+
 /// One kernel's interface: every source's entry merged, what conflicted, and what is wrong with
 /// the result for this kernel's parameters.
 #[derive(Clone, Debug, Default)]
@@ -93,7 +115,10 @@ pub(crate) struct KernelInterface {
 impl InterfaceInput {
     /// The spec of one kernel (by its PTX name) with parameters `params`: each source's entry
     /// under the canonical parameter names, merged; the conflicts; and the validation errors.
-    pub fn kernel(&self, ptx_name: &str, params: &[ParamNames]) -> KernelInterface {
+    ///
+    /// With the kernel's `.cu` (`fields`), fields of structs passed by value named as `p.ncols`
+    /// are resolved to their byte offsets (`p+16`) first, so validation sees the offsets.
+    pub fn kernel(&self, ptx_name: &str, params: &[ParamNames], fields: Option<&FieldSource>) -> KernelInterface {
         let renamed: Vec<(SourceKind, Interface)> = self
             .layers
             .iter()
@@ -107,8 +132,12 @@ impl InterfaceInput {
         }
         let layers: Vec<(SourceKind, &Interface)> = renamed.iter().map(|(k, i)| (*k, i)).collect();
         let (mut merged, notes) = Interface::merge(&layers);
-        let spec = merged.kernels.remove(ptx_name);
-        let errors = spec.as_ref().map(|s| s.validate(params)).unwrap_or_default();
+        let mut spec = merged.kernels.remove(ptx_name);
+        let mut errors = match (&mut spec, fields) {
+            (Some(s), Some(f)) => spec::resolve_field_names(s, f.cu, &f.cu_params, &f.param_bytes),
+            _ => Vec::new(),
+        };
+        errors.extend(spec.as_ref().map(|s| s.validate(params)).unwrap_or_default());
         KernelInterface { spec, notes, errors }
     }
 

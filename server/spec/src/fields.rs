@@ -25,7 +25,8 @@ pub fn named_field_key(key: &str) -> Option<(&str, &str)> {
 /// offset form `p+16`. `params` are the kernel's `.cu` parameters and `param_bytes` the sizes of
 /// its PTX parameters, in the same order: a layout whose size is not the PTX parameter's was read
 /// wrongly and is not used. A name the struct does not have, or a struct whose layout cannot be
-/// read, is an error at the key; keys whose parameter is not in `params` are left for
+/// read, is an error at the key, and the key is taken out of the spec (it is reported once, here,
+/// and not again by validation); keys whose parameter is not in `params` are left for
 /// validation to report.
 pub fn resolve_field_names(spec: &mut KernelSpec, cu: &str, params: &[CuParam], param_bytes: &[u32]) -> Vec<SpecError> {
     let mut errors = Vec::new();
@@ -33,43 +34,44 @@ pub fn resolve_field_names(spec: &mut KernelSpec, cu: &str, params: &[CuParam], 
     for key in named {
         let (param, field) = named_field_key(&key).expect("filtered above");
         let Some(i) = params.iter().position(|p| p.name == param) else { continue };
-        let p = &params[i];
         let rel = format!("params.{}", crate::lark_toml::key_segment(&key));
-        let origin = spec.origin(&rel);
-        if p.is_pointer {
-            errors.push(SpecError::at(&origin, format!("`{param}` is a pointer, not a struct passed by value: `{key}` names no field of it")));
-            continue;
-        }
-        let layout = match struct_layout(cu, &p.ty) {
-            Ok(l) => l,
-            Err(why) => {
-                errors.push(SpecError::at(
-                    &origin,
-                    format!("the fields of `{param}` cannot be named: {why}; declare the field by its byte offset instead (`\"{param}+OFFSET\"`)"),
-                ));
-                continue;
+        match field_offset(cu, &params[i], field, param_bytes.get(i).copied()) {
+            Ok(offset) => {
+                let by_offset = format!("{param}+{offset}");
+                let value: ParamSpec = spec.params.remove(&key).expect("a key of the map");
+                spec.move_param_origins(&rel, &by_offset);
+                spec.params.insert(by_offset, value);
             }
-        };
-        if let Some(&bytes) = param_bytes.get(i) {
-            if layout.size != bytes {
-                errors.push(SpecError::at(
-                    &origin,
-                    format!("the fields of `{param}` cannot be named: its struct was read as {} bytes, the kernel's parameter has {bytes}; declare the field by its byte offset instead (`\"{param}+OFFSET\"`)", layout.size),
-                ));
-                continue;
+            Err(message) => {
+                errors.push(SpecError::at(&spec.origin(&rel), message));
+                spec.params.remove(&key);
             }
         }
-        let Some(f) = layout.field(field) else {
-            let names: Vec<&str> = layout.fields.iter().map(|f| f.name.as_str()).collect();
-            errors.push(SpecError::at(&origin, format!("`{field}` is not a field of `{param}` (fields: {})", names.join(", "))));
-            continue;
-        };
-        let by_offset = format!("{param}+{}", f.offset);
-        let spec_value: ParamSpec = spec.params.remove(&key).expect("a key of the map");
-        spec.move_param_origins(&rel, &by_offset);
-        spec.params.insert(by_offset, spec_value);
     }
     errors
+}
+
+/// The byte offset of `field` in parameter `p`'s struct, whose PTX parameter has `bytes`.
+fn field_offset(cu: &str, p: &CuParam, field: &str, bytes: Option<u32>) -> Result<u32, String> {
+    let param = &p.name;
+    if p.is_pointer {
+        return Err(format!("`{param}` is a pointer, not a struct passed by value: `{param}.{field}` names no field of it"));
+    }
+    let instead = format!("declare the field by its byte offset instead (`\"{param}+OFFSET\"`)");
+    let layout = struct_layout(cu, &p.ty).map_err(|why| format!("the fields of `{param}` cannot be named: {why}; {instead}"))?;
+    if let Some(bytes) = bytes.filter(|&b| b != layout.size) {
+        return Err(format!(
+            "the fields of `{param}` cannot be named: its struct was read as {} bytes, the kernel's parameter has {bytes}; {instead}",
+            layout.size
+        ));
+    }
+    match layout.field(field) {
+        Some(f) => Ok(f.offset),
+        None => {
+            let names: Vec<&str> = layout.fields.iter().map(|f| f.name.as_str()).collect();
+            Err(format!("`{field}` is not a field of `{param}` (fields: {})", names.join(", ")))
+        }
+    }
 }
 
 #[cfg(test)]
@@ -110,7 +112,7 @@ mod tests {
         let mut s = spec_with(&["p.n"]);
         let e = resolve_field_names(&mut s, CU, &params(CU), &[8, 24]);
         assert!(e[0].message.contains("read as 16 bytes, the kernel's parameter has 24"), "{e:?}");
-        assert!(s.params.contains_key("p.n"), "an unresolved key stays as written");
+        assert!(s.params.is_empty(), "a key in error is reported here, not again by validation");
         let mut s = spec_with(&["x.a"]);
         assert!(resolve_field_names(&mut s, CU, &params(CU), &[8, 16])[0].message.contains("is a pointer"));
     }

@@ -150,14 +150,24 @@ impl KernelSpec {
     pub fn with_canonical_names(&self, params: &[ParamNames]) -> KernelSpec {
         let canonical = |n: &str| -> Option<String> { lookup(params, n).and_then(|p| p.names.first()).filter(|c| c.as_str() != n).cloned() };
         let rename = |n: &str| canonical(n).unwrap_or_else(|| n.to_string());
+        // A field's key renames its parameter: `param_4+16` is `p+16`.
+        let rename_key = |k: &str| -> Option<String> {
+            if lookup(params, k).is_some() {
+                return canonical(k);
+            }
+            if let Some((base, offset)) = crate::field_key(k) {
+                return canonical(base).map(|c| format!("{c}+{offset}"));
+            }
+            crate::named_field_key(k).and_then(|(base, field)| canonical(base).map(|c| format!("{c}.{field}")))
+        };
         let mut out = self.clone();
         out.params.clear();
         out.origins.retain(|k, _| !k.starts_with("params."));
         // Canonically named entries first, so that they win over aliases of the same parameter.
         let mut entries: Vec<(&String, &ParamSpec)> = self.params.iter().collect();
-        entries.sort_by_key(|(k, _)| canonical(k).is_some());
+        entries.sort_by_key(|(k, _)| rename_key(k).is_some());
         for (key, spec) in entries {
-            let new = rename(key);
+            let new = rename_key(key).unwrap_or_else(|| key.clone());
             if out.params.contains_key(&new) {
                 continue;
             }
@@ -166,10 +176,10 @@ impl KernelSpec {
                 *len = crate::interface::Len::from_expr(len.to_expr().rename(&canonical));
             }
             out.params.insert(new.clone(), spec);
-            let old_prefix = format!("params.{key}");
+            let old_prefix = format!("params.{}", crate::lark_toml::key_segment(key));
             for (k, o) in &self.origins {
                 if let Some(rest) = k.strip_prefix(&old_prefix).filter(|r| r.is_empty() || r.starts_with('.')) {
-                    out.origins.insert(format!("params.{new}{rest}"), o.clone());
+                    out.origins.insert(format!("params.{}{rest}", crate::lark_toml::key_segment(&new)), o.clone());
                 }
             }
         }
@@ -247,7 +257,7 @@ impl Merger<'_> {
     fn param(&mut self, p: &str, specs: &[(SourceKind, &KernelSpec)]) {
         let all: Vec<(SourceKind, &KernelSpec, &ParamSpec)> = specs.iter().filter_map(|(k, s)| Some((*k, *s, s.params.get(p)?))).collect();
         let Some(&(top_kind, top_spec, top)) = all.first() else { return };
-        let rel = format!("params.{p}");
+        let rel = format!("params.{}", crate::lark_toml::key_segment(p));
         let kind_name = |s: &ParamSpec| if s.is_buffer() { "a buffer" } else { "a scalar" };
         // Whether the parameter is a scalar or a buffer is itself a fact: the highest layer
         // decides, and the other kind's facts from lower layers are dropped with a note.

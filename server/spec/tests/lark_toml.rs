@@ -430,3 +430,34 @@ fn every_fact_keeps_its_place() {
     "#]]
     .assert_eq(&(shown.join("\n") + "\n"));
 }
+
+/// A field of a struct passed by value is declared by byte offset (`"p+16"`) or by name, as a
+/// quoted key or a dotted one (which TOML reads as a table of fields); each keeps its place under
+/// the key as one name, and all round-trip.
+#[test]
+fn struct_fields_keep_their_place_and_round_trip() {
+    let text = "[kernel.k.params]\n\"p+16\" = { value = 1024 }\np.ne12 = { range = [1, 8] }\n\"p.scale\" = { value = 0.5 }\n";
+    let i = parse_lark_toml(FILE, text).unwrap();
+    let k = i.kernel("k").unwrap();
+    let shown: Vec<String> = k.origins.iter().map(|(rel, o)| format!("{rel} -> {}:{} {:?}", o.line, o.column, &text[o.span.clone()])).collect();
+    expect![[r#"
+         -> 1:9 "k"
+        params."p+16" -> 2:1 "\"p+16\""
+        params."p+16".value -> 2:20 "1024"
+        params."p.ne12" -> 3:3 "ne12"
+        params."p.ne12".range -> 3:20 "[1, 8]"
+        params."p.scale" -> 4:1 "\"p.scale\""
+        params."p.scale".value -> 4:23 "0.5"
+    "#]]
+    .assert_eq(&(shown.join("\n") + "\n"));
+    check_roundtrip(
+        text,
+        expect![[r#"
+            [kernel.k]
+            [kernel.k.params]
+            "p+16" = { value = 1024 }
+            "p.ne12" = { range = [1, 8] }
+            "p.scale" = { value = 0.5 }
+        "#]],
+    );
+}
