@@ -442,6 +442,15 @@ pub(crate) fn interface_stub(fa: &FileAnalysis, kr: &KernelResult) -> Option<Str
     let len_param = (0..k.params.len()).find(|&i| !dtypes.contains_key(&(i as u32)) && !is_float(&k.params[i].ty)).map(|i| kr.param_name(i));
     for (i, p) in k.params.iter().enumerate() {
         let pname = toml_key(&kr.param_name(i));
+        if p.bytes * 8 != p.bits {
+            // A struct passed by value: the fields the kernel reads, by byte offset.
+            for offset in (0..p.bytes).filter(|&offset| lifted.lifted.exprs.find_var(model::expr::Sym::Param { index: i as u32, offset }).is_some()) {
+                let key = toml_key(&format!("{}+{offset}", kr.param_name(i)));
+                let _ =
+                    writeln!(s, "{key} = {{ value = 1024 }}  # placeholder: a field of the struct passed by value (or `{}.FIELD` by name)", kr.param_name(i));
+            }
+            continue;
+        }
         match dtypes.get(&(i as u32)) {
             Some(counts) => {
                 let dtype = counts.iter().max_by_key(|(d, n)| (**n, d.starts_with('f'))).map_or("f32", |(d, _)| *d);

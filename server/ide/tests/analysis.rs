@@ -150,6 +150,29 @@ fn the_interface_stub_parses_and_names_the_cuda_parameters() {
     assert!(i.kernel("reduce_missing_sync").is_some());
 }
 
+/// A struct passed by value gets one line per field the kernel reads, by byte offset (the
+/// form lark.toml declares fields in without the struct's layout), and the stub parses.
+#[test]
+fn the_interface_stub_lists_the_fields_a_kernel_reads_of_a_struct_passed_by_value() {
+    let dir = workspace("stub-struct", &[]);
+    let path = dir.join("scaled.cu");
+    let text = "struct scale_params {\n  int n;\n  float scale;\n};\n\
+                extern \"C\" __global__ void scaled(float* out, const float* x, const scale_params p) {\n\
+                  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < p.n) out[i] = x[i] * p.scale;\n}\n";
+    std::fs::write(&path, text).unwrap();
+    let mut host = AnalysisHost::new(Settings::default());
+    let key = open(&mut host, &path, text, 1);
+    let fa = analyse(&host, &key);
+    let at = text.find("out[i]").unwrap();
+    let fixes = host.snapshot().fixes(&fa, at..at, &ide::CancelToken::new());
+    let fix = fixes.iter().find(|f| f.title.contains("interface stub") || f.title.starts_with("Declare the")).expect("a stub fix");
+    let stub = fix.edits[0].edits[0].new_text.clone();
+    assert!(stub.contains("\"p+0\" = { value = 1024 }"), "{stub}");
+    assert!(stub.contains("\"p+4\" = { value = 1024 }"), "{stub}");
+    assert!(!stub.contains("\np = "), "the struct itself takes no value: {stub}");
+    spec::parse_lark_toml("lark.toml", &stub).expect("the stub parses");
+}
+
 #[test]
 fn a_missing_compiler_is_a_diagnostic_and_a_status() {
     let dir = workspace("nocc", &["reduce_missing_sync.cu"]);
