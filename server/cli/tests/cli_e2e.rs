@@ -641,6 +641,31 @@ fn an_accumulation_into_an_output_is_verified_once_the_output_is_declared_zeroed
     assert_eq!(kernel(&doc, "total_sum")["verdict"], "verified", "{doc:#}");
 }
 
+/// A loop whose test scales its induction variable (`i * 4 < n`, PyTorch's `offset * ILP <
+/// size` in `int`) is read as C++ reads it, without the product overflowing: the loop ends where
+/// it ends, and its accesses are in bounds (`uncertified`, "did not reproduce", when `i * 4`
+/// could wrap to a small number for an `i` near 2^30). The same loop with `<=` reads one element
+/// past the end, which is still found.
+#[test]
+fn a_loop_test_on_a_scaled_induction_variable_does_not_wrap() {
+    let dir = temp_dir("scaled-loop");
+    let source = |name: &str, cmp: &str| {
+        format!("extern \"C\" __global__ void {name}(float* out, const float* in, int n) {{\n  for (int i = threadIdx.x; i * 4 {cmp} n; i += blockDim.x) out[i] = in[i] * 2.0f;\n}}\n")
+    };
+    std::fs::write(dir.join("scaled.cu"), source("scaled", "<") + &source("scaled_bug", "<=")).unwrap();
+    let entry = |name: &str| {
+        format!(
+            "[kernel.{name}]\ngrid = [1, 1, 1]\nblock = [[32, 1024], 1, 1]\n[kernel.{name}.params]\nout = {{ dtype = \"f32\", len = 250 }}\n\
+             in = {{ dtype = \"f32\", len = 250 }}\nn = {{ range = [1, 1000] }}\n"
+        )
+    };
+    std::fs::write(dir.join("lark.toml"), entry("scaled") + &entry("scaled_bug")).unwrap();
+    let (code, doc) = json(&["check", &dir.join("scaled.cu").display().to_string(), "--format", "json"]);
+    assert_eq!(code, 1, "{doc:#}");
+    assert_eq!(kernel(&doc, "scaled")["verdict"], "verified", "{doc:#}");
+    assert_eq!(kernel(&doc, "scaled_bug")["verdict"], "out_of_bounds", "{doc:#}");
+}
+
 /// A kernel that takes its length and scale in a struct passed by value: with the fields
 /// declared by name (offsets read from the struct in the .cu), the race check and the
 /// equivalence run both use them: `verified` against `x * 0.5`, and a mismatch when the

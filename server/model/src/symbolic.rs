@@ -501,6 +501,9 @@ impl Lifter<'_> {
                         }
                     }
                 }
+                for nw in self.scaled_no_wrap(cont_prev, Sym::Counter(l)) {
+                    guard = self.x.and(guard, nw);
+                }
                 for bound in self.not_equal_exit_bounds(l, counter, cont_prev, &ivs, &entry) {
                     guard = self.x.and(guard, bound);
                 }
@@ -632,6 +635,65 @@ impl Lifter<'_> {
         let exact = self.x.bin(BinOp::Add, i, delta);
         let actual = self.x.ext(value, 64, signed);
         self.x.cmp(CmpOp::Eq, exact, actual)
+    }
+
+    /// A loop test that compares a scaled induction variable with a signed comparison
+    /// (PyTorch's `offset * ILP < size - last` in `int`, which clang writes `offset << 2`) is read
+    /// as C++ reads it: the product does not overflow (the induction variable's own no-wrap fact
+    /// does not cover it). Otherwise an `offset` near 2^30 makes `offset << 2` wrap to a small
+    /// number that passes the test, the loop seems to run forever, and its accesses out of
+    /// bounds (the ILP softmax stayed `uncertified` with its launch declared). One fact per
+    /// constant multiple (`*c`, `<< c`) of a term that depends on the loop's counter (other than
+    /// the bare counter), inside an operand of a signed comparison.
+    fn scaled_no_wrap(&mut self, test: ExprId, counter: Sym) -> Vec<ExprId> {
+        use crate::expr::Node;
+        let mut scaled = Vec::new();
+        let mut stack = vec![(test, false)];
+        let mut seen = std::collections::HashSet::new();
+        while let Some((e, in_signed)) = stack.pop() {
+            if !seen.insert((e, in_signed)) {
+                continue;
+            }
+            match *self.x.node(e) {
+                Node::Cmp { op, a, b } => {
+                    let signed = matches!(op, CmpOp::LtS | CmpOp::LeS | CmpOp::GtS | CmpOp::GeS);
+                    stack.extend([(a, signed), (b, signed)]);
+                    continue;
+                }
+                Node::Bin { op: op @ (BinOp::Mul | BinOp::Shl), a, b, bits } if in_signed && bits < 64 => {
+                    let factor = match (op, self.x.node(b)) {
+                        (BinOp::Shl, Node::Const { value, .. }) if *value < u64::from(bits) - 1 => Some(1i64 << value),
+                        (BinOp::Mul, Node::Const { value, bits: cb }) => Some(crate::ops::sext(*value, *cb)),
+                        _ => None,
+                    };
+                    // The counter scaled by the step is the induction variable's own product,
+                    // which its no-wrap fact already covers.
+                    let bare_counter = matches!(self.x.node(a), Node::Var { sym, .. } if *sym == counter);
+                    if let Some(c) = factor.filter(|_| !bare_counter && self.x.symbols(a).contains(&counter)) {
+                        scaled.push((e, a, c));
+                    }
+                }
+                _ => {}
+            }
+            stack.extend(self.x.children(e).into_iter().map(|c| (c, in_signed)));
+        }
+        // As a range of the scaled term (`-2^31/c <= a <= (2^31-1)/c` for `int`): two
+        // comparisons with constants, where an equation of 64-bit products made every question
+        // through the loop's exit slower to decide.
+        scaled
+            .into_iter()
+            .filter(|&(_, _, c)| c > 0)
+            .map(|(e, a, c)| {
+                let bits = self.x.bits(e);
+                let (min, max) = (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1);
+                let (lo, hi) = ((min / c as i128) as i64, (max / c as i128) as i64);
+                let lo = self.x.konst(lo as u64, bits);
+                let hi = self.x.konst(hi as u64, bits);
+                let above = self.x.cmp(CmpOp::GeS, a, lo);
+                let below = self.x.cmp(CmpOp::LeS, a, hi);
+                self.x.and(above, below)
+            })
+            .collect()
     }
 
     /// Whether the loop test compares (an expression of) `h` with a signed comparison.
