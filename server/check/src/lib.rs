@@ -99,7 +99,22 @@ pub fn check_ptx(file: &str, text: &str, cx: &Context, opts: &Options, solver: &
                 let cu_file = k.main_file.and_then(|f| map.file_name(ptx::SourceLoc { file: f, line: 1, col: 0 })).map(str::to_string);
                 let src = Sources { ptx: text, index: &index, cu_file, param_names: cx.cu_text.and_then(|cu| spec::cu_param_names(cu, &source_name)) };
                 let spec = cx.interface.and_then(|i| i.kernel(&name));
-                let report = check_kernel_guarded(&k, spec, &src, opts, solver);
+                // Fields named `p.ncols` are placed by the struct's definition in the .cu.
+                let named = match (spec, cx.cu_text) {
+                    (Some(s), Some(cu)) if s.params.keys().any(|key| spec::field_key(key).is_none() && spec::named_field_key(key).is_some()) => {
+                        let mut s = s.clone();
+                        let cu_params = spec::cu_params(cu, &source_name).unwrap_or_default();
+                        let bytes: Vec<u32> = k.params.iter().map(|p| p.bytes).collect();
+                        let errors = spec::resolve_field_names(&mut s, cu, &cu_params, &bytes);
+                        Some((s, errors))
+                    }
+                    _ => None,
+                };
+                let spec = named.as_ref().map(|(s, _)| s).or(spec);
+                let mut report = check_kernel_guarded(&k, spec, &src, opts, solver);
+                for e in named.iter().flat_map(|(_, errors)| errors) {
+                    report.notes.push(Note::UnresolvedField { key: e.key.clone(), why: e.message.clone() });
+                }
                 kernels.push(report);
             }
             Err(e) => {
