@@ -33,6 +33,11 @@ impl StructLayout {
     }
 }
 
+/// A layout with more named fields than this (array elements count one each) is refused: no
+/// kernel parameter holds more (CUDA allows 4 KiB of them, 32 KiB on recent drivers), and a
+/// struct of a huge array must not cost the editor its memory.
+const MAX_FIELDS: usize = 32 * 1024;
+
 /// Structs nested deeper than this are refused (a struct that contains itself through a
 /// typedef would otherwise recurse forever).
 const MAX_NESTING: u32 = 8;
@@ -65,7 +70,12 @@ fn layout_of(text: &str, name: &str, depth: u32) -> Result<StructLayout, String>
         for d in declarators {
             let (pointer, field, dims) = declarator(&d).ok_or_else(|| format!("member `{d}` of `{name}` is not read"))?;
             let (elem, elem_align, inner) = if pointer { (8, 8, None) } else { type_layout(text, &ty, depth)? };
-            let count: u32 = dims.iter().product();
+            let count = dims.iter().try_fold(1u32, |n, &d| n.checked_mul(d)).filter(|&n| (n as usize) < MAX_FIELDS);
+            let Some(count) = count else { return Err(format!("member `{d}` of `{name}` is too large an array")) };
+            let elements_named = count as usize * inner.as_ref().map_or(1, |i| i.fields.len().max(1));
+            if fields.len() + elements_named > MAX_FIELDS {
+                return Err(format!("`{name}` has more than {MAX_FIELDS} fields"));
+            }
             offset = offset.next_multiple_of(elem_align);
             align = align.max(elem_align);
             let elements = if dims.is_empty() { vec![(field.clone(), 0)] } else { element_names(&field, &dims, elem) };
@@ -87,7 +97,7 @@ fn layout_of(text: &str, name: &str, depth: u32) -> Result<StructLayout, String>
                     }
                 }
             }
-            offset += elem * count;
+            offset = elem.checked_mul(count).and_then(|b| offset.checked_add(b)).ok_or_else(|| format!("`{name}` is too large"))?;
         }
     }
     Ok(StructLayout { fields, size: offset.next_multiple_of(align), align })
@@ -376,5 +386,8 @@ mod tests {
         assert!(struct_layout("struct A { int a; };", "B").unwrap_err().contains("no definition"));
         assert!(struct_layout("", "Params<T>").unwrap_err().contains("template"));
         assert!(struct_layout("struct alignas(16) A { int a; };", "A").is_err());
+        assert!(struct_layout("struct A { float v[100000000]; };", "A").unwrap_err().contains("too large an array"));
+        assert!(struct_layout("struct A { A a; };", "A").unwrap_err().contains("nests structs"));
+        assert!(struct_layout("struct A { int a;", "A").unwrap_err().contains("no definition"), "an unterminated definition");
     }
 }

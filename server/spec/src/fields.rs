@@ -4,7 +4,7 @@
 //! kernel's `.cu` (see [`crate::cu_struct`]).
 
 use crate::cu_signature::CuParam;
-use crate::cu_struct::struct_layout;
+use crate::cu_struct::{struct_layout, StructLayout};
 use crate::error::SpecError;
 use crate::interface::{KernelSpec, ParamSpec};
 
@@ -31,11 +31,14 @@ pub fn named_field_key(key: &str) -> Option<(&str, &str)> {
 pub fn resolve_field_names(spec: &mut KernelSpec, cu: &str, params: &[CuParam], param_bytes: &[u32]) -> Vec<SpecError> {
     let mut errors = Vec::new();
     let named: Vec<String> = spec.params.keys().filter(|k| field_key(k).is_none() && named_field_key(k).is_some()).cloned().collect();
+    // One layout per struct parameter, however many of its fields are named.
+    let mut layouts: std::collections::HashMap<usize, Result<StructLayout, String>> = std::collections::HashMap::new();
     for key in named {
         let (param, field) = named_field_key(&key).expect("filtered above");
         let Some(i) = params.iter().position(|p| p.name == param) else { continue };
         let rel = format!("params.{}", crate::lark_toml::key_segment(&key));
-        match field_offset(cu, &params[i], field, param_bytes.get(i).copied()) {
+        let layout = layouts.entry(i).or_insert_with(|| layout_of_param(cu, &params[i], param_bytes.get(i).copied()));
+        match field_offset(layout, &params[i].name, field) {
             Ok(offset) => {
                 let by_offset = format!("{param}+{offset}");
                 let value: ParamSpec = spec.params.remove(&key).expect("a key of the map");
@@ -51,11 +54,12 @@ pub fn resolve_field_names(spec: &mut KernelSpec, cu: &str, params: &[CuParam], 
     errors
 }
 
-/// The byte offset of `field` in parameter `p`'s struct, whose PTX parameter has `bytes`.
-fn field_offset(cu: &str, p: &CuParam, field: &str, bytes: Option<u32>) -> Result<u32, String> {
+/// The layout of parameter `p`'s struct, whose PTX parameter has `bytes`: refused for a pointer,
+/// a struct whose layout cannot be read, or one read at another size than the PTX's.
+fn layout_of_param(cu: &str, p: &CuParam, bytes: Option<u32>) -> Result<StructLayout, String> {
     let param = &p.name;
     if p.is_pointer {
-        return Err(format!("`{param}` is a pointer, not a struct passed by value: `{param}.{field}` names no field of it"));
+        return Err(format!("`{param}` is a pointer, not a struct passed by value, and has no fields"));
     }
     let instead = format!("declare the field by its byte offset instead (`\"{param}+OFFSET\"`)");
     let layout = struct_layout(cu, &p.ty).map_err(|why| format!("the fields of `{param}` cannot be named: {why}; {instead}"))?;
@@ -65,10 +69,20 @@ fn field_offset(cu: &str, p: &CuParam, field: &str, bytes: Option<u32>) -> Resul
             layout.size
         ));
     }
+    Ok(layout)
+}
+
+/// The byte offset of `field` in `param`'s struct.
+fn field_offset(layout: &Result<StructLayout, String>, param: &str, field: &str) -> Result<u32, String> {
+    let layout = layout.as_ref().map_err(Clone::clone)?;
     match layout.field(field) {
         Some(f) => Ok(f.offset),
         None => {
-            let names: Vec<&str> = layout.fields.iter().map(|f| f.name.as_str()).collect();
+            const SHOWN: usize = 40;
+            let mut names: Vec<&str> = layout.fields.iter().take(SHOWN).map(|f| f.name.as_str()).collect();
+            if layout.fields.len() > SHOWN {
+                names.push("…");
+            }
             Err(format!("`{field}` is not a field of `{param}` (fields: {})", names.join(", ")))
         }
     }
