@@ -274,3 +274,38 @@ fn an_accumulation_mismatch_is_fixed_by_a_rechecked_zeroed_output() {
     assert!(d.iter().all(|x| x["code"] != "mismatch"), "{d:#?}");
     c.shutdown(Duration::from_secs(10));
 }
+
+const SCALED_CU: &str = "struct scale_params {\n  int n;\n  float scale;\n};\n\
+extern \"C\" __global__ void scaled(float* out, const float* x, const scale_params p) {\n\
+  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < p.n) out[i] = x[i] * p.scale;\n}\n";
+
+/// Fields of a struct passed by value, named in lark.toml, through `lark serve`: a name the
+/// struct lacks is an interface error at its place in lark.toml that lists the struct's fields;
+/// with the field named right the kernel shows no diagnostics (its length `p.n` is declared, so
+/// the stores are in bounds).
+#[test]
+fn a_struct_field_named_in_lark_toml_is_resolved_or_reported_in_the_editor() {
+    let toml = |field: &str| {
+        format!(
+            "[kernel.scaled]\ngrid = [2, 1, 1]\nblock = [256, 1, 1]\n[kernel.scaled.params]\nout = {{ dtype = \"f32\", len = 300 }}\n\
+             x = {{ dtype = \"f32\", len = 300 }}\np.{field} = {{ value = 300 }}\n"
+        )
+    };
+    let dir = folder("struct-fields", &[("scaled.cu", SCALED_CU), ("lark.toml", &toml("count"))]);
+    let mut c = start(&dir, json!({}));
+    let u = open(&mut c, &dir.join("scaled.cu"), "cuda-cpp");
+    let d = diagnostics(&mut c, &u);
+    let error = d
+        .iter()
+        .find(|x| x["message"].as_str().unwrap().contains("lark.toml:7:3: kernel.scaled.params.p.count: `count` is not a field of `p` (fields: n, scale)"))
+        .unwrap_or_else(|| panic!("{d:#?}"));
+    assert_eq!(error["severity"].as_u64(), Some(1), "{error:#}");
+    c.shutdown(Duration::from_secs(10));
+
+    std::fs::write(dir.join("lark.toml"), toml("n")).unwrap();
+    let mut c = start(&dir, json!({}));
+    let u = open(&mut c, &dir.join("scaled.cu"), "cuda-cpp");
+    let d = diagnostics_when(&mut c, &u, |ks| ks.as_array().is_some_and(|ks| ks.iter().any(|k| k["verdict"] == "verified")));
+    assert!(d.iter().all(|x| x["severity"].as_u64() != Some(1)), "no errors: {d:#?}");
+    c.shutdown(Duration::from_secs(10));
+}
