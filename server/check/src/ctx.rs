@@ -358,7 +358,14 @@ impl<'a> Ctx<'a> {
         // With a restriction to ask first, the question itself is posted for a worker out of
         // checks to start meanwhile (see `crate::prefetch`); a restriction that decides it withdraws
         // it (dropping `early`), and the question below waits for the answer being given.
-        let early = if small || ordinary || q.has_index_lemmas() { self.post_question(q) } else { None };
+        // Once an alike question (the same kind of question about the same lines) was
+        // satisfiable or ran out of its whole time, the lines are reported undecided unless a
+        // witness reproduces, and another pair of them only adds to the report with a witness
+        // of its own: it gets a quarter of the time, as witness tiers do after a timeout
+        // (PyTorch's ILP softmax with no setup: a second pair of one line ran a whole second
+        // out for the same report).
+        let question_ms = if spent(Probe::Question) { (self.timeout_ms / 4).max(1) } else { self.timeout_ms };
+        let early = if small || ordinary || q.has_index_lemmas() { self.post_question(q, question_ms) } else { None };
         // A question whose address reads an index from memory is asked at ordinary values
         // first (see `ordinary_probe`): the small probe, whose sizes are free, ran out of time on
         // each such store of the KV-cache writes (0.65 s apiece) before the ordinary probe found
@@ -434,8 +441,11 @@ impl<'a> Ctx<'a> {
             },
         };
         let asked = std::time::Instant::now();
-        let first = self.ask_as(&query, text, self.timeout_ms);
+        let first = self.ask_as(&query, text, question_ms);
         crate::trace::line(|| format!("question: {} ({:.0} ms)", first.describe(), asked.elapsed().as_secs_f64() * 1e3));
+        if matches!(first, Answer::Sat(_) | Answer::Unknown(Undecided::Timeout { .. })) {
+            lock(self.spent_probes).insert((alike.clone(), Probe::Question));
+        }
         let Answer::Sat(_) = first else { return first };
         if self.decide_only {
             return first.reported(q);
@@ -514,11 +524,11 @@ impl<'a> Ctx<'a> {
     }
 
     /// Posts `q`'s question for a worker out of checks of its own (see [`crate::prefetch`]).
-    fn post_question(&self, q: &Query) -> Option<(::smt::Query, crate::prefetch::Posted)> {
+    fn post_question(&self, q: &Query, timeout_ms: u64) -> Option<(::smt::Query, crate::prefetch::Posted)> {
         let prefetch = self.prefetch?;
         let script = q.script();
         let query = crate::smt::read_query(&script).ok()?;
-        let posted = prefetch.post(script, query.to_smtlib(), self.timeout_ms);
+        let posted = prefetch.post(script, query.to_smtlib(), timeout_ms);
         Some((query, posted))
     }
 
@@ -859,6 +869,8 @@ enum Probe {
     Small,
     /// The scalar confirmation's ordinary values, fixed (see [`Ctx::ordinary_tier`]).
     Ordinary,
+    /// Not a restriction: the question itself, found satisfiable or unanswered in its whole time.
+    Question,
 }
 
 /// Which questions are alike for [`Ctx::run_witness`]'s probe: the same kind of question
