@@ -8,7 +8,7 @@
 //!
 //! So a finding that still names the verdict after [`crate::launch_confirm`], and whose
 //! counterexample sets scalar parameters the interface leaves open (or fields of a struct passed
-//! by value, which it cannot declare), is checked again with every such parameter and field at
+//! by value that it leaves undeclared), is checked again with every such parameter and field at
 //! one ordinary value ([`ORDINARY`]), on an undeclared grid of [`ORDINARY_GRID`]
 //! blocks along each dimension the kernel reads: several blocks, warps and loop iterations, and
 //! all sizes equal (no degenerate or overlapping shape). A finding that does not
@@ -359,7 +359,7 @@ fn mark_assumed_scalars(
 }
 
 /// A value a counterexample sets that no interface declares: an integer parameter, or a field
-/// (by byte offset) of an aggregate parameter, which interfaces cannot declare.
+/// (by byte offset) of an aggregate parameter.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum OpenValue {
     Scalar(u32),
