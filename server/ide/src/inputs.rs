@@ -91,14 +91,7 @@ pub(crate) struct FieldSource<'a> {
 
 impl<'a> FieldSource<'a> {
     pub fn new(cu: &'a str, cu_params: Vec<spec::CuParam>, func: &ptx::Function) -> FieldSource<'a> {
-        let param_bytes = func
-            .params
-            .iter()
-            .map(|p| {
-                let bits: u32 = p.ty.as_str().trim_start_matches(|c: char| !c.is_ascii_digit()).parse().unwrap_or(0);
-                (bits / 8).saturating_mul(p.array_len.unwrap_or(1) as u32)
-            })
-            .collect();
+        let param_bytes = func.params.iter().map(model::decode::param_bytes).collect();
         FieldSource { cu, cu_params, param_bytes }
     }
 }

@@ -65,6 +65,13 @@ pub struct ParamInfo {
     pub bytes: u32,
 }
 
+/// The byte size of a PTX parameter (`.b8 p[128]`: 128; `.u64 n`: 8), as [`ParamInfo::bytes`]
+/// records it.
+pub fn param_bytes(p: &ptx::ast::Param) -> u32 {
+    let bits = type_bits(&p.ty).unwrap_or(64);
+    u32::try_from((bits as u64 / 8).max(1).saturating_mul(p.array_len.unwrap_or(1))).unwrap_or(u32::MAX)
+}
+
 /// A function body as a flat list of labels and decoded instructions.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Item {
@@ -137,7 +144,7 @@ pub fn decode(module: &ptx::Module, func: &ptx::Function) -> Decoded {
     }
     for p in &func.params {
         let bits = type_bits(&p.ty).unwrap_or(64);
-        let bytes = u32::try_from((bits as u64 / 8).max(1).saturating_mul(p.array_len.unwrap_or(1))).unwrap_or(u32::MAX);
+        let bytes = param_bytes(p);
         d.param_ids.insert(p.name.clone(), d.params.len() as u32);
         d.params.push(ParamInfo { name: p.name.clone(), ty: p.ty.clone(), bits, bytes });
     }
