@@ -78,22 +78,24 @@ fn declared_field(k: &Kernel, names: &[Vec<String>], key: &str, ps: &ParamSpec) 
     let by_offset = spec::field_key(key);
     let base = by_offset.map(|(b, _)| b).or_else(|| spec::named_field_key(key).map(|(b, _)| b))?;
     let i = names.iter().position(|n| n.iter().any(|x| x == base))?;
-    let p = &k.params[i];
-    Some((|| {
-        let Some((_, offset)) = by_offset else {
-            return Err(format!(
-                "fields are named from the struct's definition in the kernel's .cu, which is not at hand or could not be read: declare it by byte offset (`\"{base}+OFFSET\"`)"
-            ));
-        };
-        if p.bytes * 8 == p.bits {
-            return Err(format!("`{base}` is not a struct passed by value"));
-        }
-        if offset >= p.bytes {
-            return Err(format!("`{base}` has {} bytes", p.bytes));
-        }
-        let ParamSpec::Scalar { value, range } = ps else { return Err("a field takes a `value` or a `range`".into()) };
-        Ok(DeclaredField { param: i as u32, offset, value: *value, range: *range })
-    })())
+    Some(place_field(&k.params[i], i as u32, base, by_offset.map(|(_, offset)| offset), ps))
+}
+
+/// Field `offset` of parameter `p` (number `index`, called `base`), declared as `ps`.
+fn place_field(p: &ParamInfo, index: u32, base: &str, offset: Option<u32>, ps: &ParamSpec) -> Result<DeclaredField, String> {
+    let Some(offset) = offset else {
+        return Err(format!(
+            "fields are named from the struct's definition in the kernel's .cu, which is not at hand or could not be read: declare it by byte offset (`\"{base}+OFFSET\"`)"
+        ));
+    };
+    if p.bytes * 8 == p.bits {
+        return Err(format!("`{base}` is not a struct passed by value"));
+    }
+    if offset >= p.bytes {
+        return Err(format!("`{base}` has {} bytes", p.bytes));
+    }
+    let ParamSpec::Scalar { value, range } = ps else { return Err("a field takes a `value` or a `range`".into()) };
+    Ok(DeclaredField { param: index, offset, value: *value, range: *range })
 }
 
 /// The most blocks along x an undeclared grid has: 2²¹ blocks of at most 1024 threads number
@@ -190,10 +192,13 @@ impl Binding {
     }
 
     /// The declared fields with a value, as the raw bits of the width the kernel reads each at
-    /// (a field the kernel never reads has no width and needs no value). A float value is
-    /// stored as the float of that width.
-    pub fn declared_field_values(&self, x: &model::expr::Exprs) -> Vec<crate::witness::ParamField> {
+    /// (a field the kernel never reads has no width and needs no value; a float value is stored
+    /// as the float of that width), and the fields whose value has no such bits (a float read at
+    /// 16 bits), by key with the reason: those must not be passed as zeros (see
+    /// [`Binding::unresolved_fields`]).
+    pub fn declared_field_values(&self, x: &model::expr::Exprs) -> (Vec<crate::witness::ParamField>, Vec<(String, String)>) {
         let mut out = Vec::new();
+        let mut unencodable = Vec::new();
         for f in &self.fields {
             let Some(value) = f.value else { continue };
             let Some((_, bits)) = x.find_var(model::expr::Sym::Param { index: f.param, offset: f.offset }) else { continue };
@@ -201,11 +206,15 @@ impl Binding {
                 Scalar::Int(v) => v as u64,
                 Scalar::Float(v) if bits == 32 => u64::from((v as f32).to_bits()),
                 Scalar::Float(v) if bits == 64 => v.to_bits(),
-                Scalar::Float(_) => continue,
+                Scalar::Float(_) => {
+                    let key = format!("{}+{}", self.name(f.param), f.offset);
+                    unencodable.push((key, format!("the kernel reads it as {bits} bits, and only 32- and 64-bit float values are passed")));
+                    continue;
+                }
             };
             out.push(crate::witness::ParamField { param: f.param, offset: f.offset, value: raw });
         }
-        out
+        (out, unencodable)
     }
 
     /// Documented defaults for a launch the interface leaves open (README "Launches without a

@@ -182,7 +182,9 @@ fn check_kernel_in(k: &Kernel, spec: Option<&KernelSpec>, src: &Sources, opts: &
     let model::Analysis { mut lifted, phases } = model::analyse(k);
     let mut bind = Binding::new(k, spec, src.param_names.as_deref());
     bind.pinned_fields = opts.pinned_fields.clone();
-    bind.pinned_fields.extend(bind.declared_field_values(&lifted.exprs));
+    let (field_values, unencodable) = bind.declared_field_values(&lifted.exprs);
+    bind.pinned_fields.extend(field_values);
+    bind.unresolved_fields.extend(unencodable);
     let assumed = bind.assume_unread_dimensions(spec, k, &lifted);
     let known = bind.known_values(k, &mut lifted.exprs);
     lifted.specialize(&known);

@@ -701,6 +701,35 @@ fn the_fields_of_a_struct_passed_by_value_reach_the_equivalence_run() {
     assert!(r.stdout.contains("error[mismatch]"), "{r:?}");
 }
 
+/// A declared field whose value the run cannot pass (a `__half` read at 16 bits) leaves the
+/// equivalence unchecked with the reason, rather than passing zeros for it (a kernel scaling by
+/// zero disagreed with its reference: a false mismatch).
+#[test]
+fn a_declared_field_the_run_cannot_pass_leaves_the_equivalence_unchecked() {
+    let dir = temp_dir("half-field");
+    std::fs::create_dir_all(dir.join("references")).unwrap();
+    std::fs::write(
+        dir.join("h.cu"),
+        "#include <cuda_fp16.h>\nstruct hp {\n  int n;\n  __half scale;\n};\n\
+         extern \"C\" __global__ void h(float* out, const float* x, const hp p) {\n\
+           int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < p.n) out[i] = x[i] * __half2float(p.scale);\n}\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join("references/h.py"), "def reference(x):\n    return x * 0.5\n").unwrap();
+    std::fs::write(
+        dir.join("lark.toml"),
+        "[kernel.h]\ngrid = [2, 1, 1]\nblock = [256, 1, 1]\n[kernel.h.params]\nout = { dtype = \"f32\", len = 300 }\nx = { dtype = \"f32\", len = 300 }\n\
+         p.n = { value = 300 }\np.scale = { value = 0.5 }\n[kernel.h.reference]\nfile = \"references/h.py\"\n[kernel.h.reference.args]\n\
+         x = { buffer = \"x\", shape = [300] }\n[[kernel.h.reference.outputs]]\nbuffer = \"out\"\nshape = [300]\n",
+    )
+    .unwrap();
+    let r = run(&["check", &dir.join("h.cu").display().to_string()]);
+    assert_eq!(r.code, 1, "{r:?}");
+    assert!(r.stdout.contains("kernel h: uncertified"), "{r:?}");
+    assert!(!r.stdout.contains("error[mismatch]"), "{r:?}");
+    assert!(r.stdout.contains("the declared field `p+4` cannot be passed to the kernel: the kernel reads it as 16 bits"), "{r:?}");
+}
+
 /// `rintf(x)` compiles to `cvt.rni.f32.f32`: a rounding to an integral value, not a change of
 /// precision. Read as the identity (as conversions between float formats are), it agreed with
 /// a reference `x` on the drawn integer inputs and was `verified`; it is `uncertified`, naming

@@ -314,7 +314,7 @@ pub fn plan(k: &Kernel, spec: &KernelSpec, source_names: Option<&[String]>, scal
         outputs.push(OutputPlan { param, buffer: o.buffer.clone(), shape, offset, strides });
     }
     let _ = scalars;
-    let structs = declared_structs(k, &binding);
+    let structs = declared_structs(k, &binding)?;
     Ok(Plan {
         structs,
         scalars: all_scalars,
@@ -473,12 +473,16 @@ pub struct Run {
 
 /// The bytes of the structs passed by value with fields the interface declares, each field as
 /// wide as the kernel reads it (which only the lifted model knows, so it is lifted only then).
-fn declared_structs(k: &Kernel, binding: &Binding) -> HashMap<u32, Vec<u8>> {
+/// A declared value that cannot be passed is a set-up error: the run would pass zeros for it.
+fn declared_structs(k: &Kernel, binding: &Binding) -> Result<HashMap<u32, Vec<u8>>, SetupError> {
     if binding.fields.is_empty() {
-        return HashMap::new();
+        return Ok(HashMap::new());
     }
     let lifted = model::symbolic::lift(k);
-    let values = binding.declared_field_values(&lifted.exprs);
+    let (values, unencodable) = binding.declared_field_values(&lifted.exprs);
+    if let Some((key, why)) = unencodable.first() {
+        return Err(format!("the declared field `{key}` cannot be passed to the kernel: {why}"));
+    }
     let mut out = HashMap::new();
     for (i, p) in k.params.iter().enumerate().filter(|(_, p)| p.bytes * 8 != p.bits) {
         let i = i as u32;
@@ -487,7 +491,7 @@ fn declared_structs(k: &Kernel, binding: &Binding) -> HashMap<u32, Vec<u8>> {
             out.insert(i, check::struct_bytes(&lifted.exprs, i, p.bytes, fields));
         }
     }
-    out
+    Ok(out)
 }
 
 pub fn prepare(k: &Kernel, plan: &Plan, draw: Draw, budget: &model::budget::Budget) -> Run {
