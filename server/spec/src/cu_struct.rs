@@ -10,12 +10,24 @@
 //! unknown types) is refused with the reason, and the byte-offset form still works; the caller
 //! also checks the size against the PTX parameter's, so a layout read wrongly is never used.
 
-/// One field: its name (`ncols`, `dims.x`, `v[1]`), byte offset and size.
+/// One field: its name (`ncols`, `dims.x`, `v[1]`), byte offset, size and kind.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FieldLayout {
     pub name: String,
     pub offset: u32,
     pub bytes: u32,
+    pub kind: FieldKind,
+}
+
+/// What a field holds, for the value `lark.toml` may give it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FieldKind {
+    /// An integer, `bool` or pointer.
+    Integer,
+    /// `float`, `double`, `half`, `bfloat16`.
+    Float,
+    /// A CUDA vector type (`float2`, `int4`): declared element by element, by byte offset.
+    Vector,
 }
 
 /// A struct's fields, flattened (nested structs' fields as `outer.inner`, array elements as
@@ -69,7 +81,7 @@ fn layout_of(text: &str, name: &str, depth: u32) -> Result<StructLayout, String>
         let (ty, declarators) = split_declaration(&decl).ok_or_else(|| format!("member `{decl}` of `{name}` is not read"))?;
         for d in declarators {
             let (pointer, field, dims) = declarator(&d).ok_or_else(|| format!("member `{d}` of `{name}` is not read"))?;
-            let (elem, elem_align, inner) = if pointer { (8, 8, None) } else { type_layout(text, &ty, depth)? };
+            let (elem, elem_align, kind, inner) = if pointer { (8, 8, FieldKind::Integer, None) } else { type_layout(text, &ty, depth)? };
             let count = dims.iter().try_fold(1u32, |n, &d| n.checked_mul(d)).filter(|&n| (n as usize) < MAX_FIELDS);
             let Some(count) = count else { return Err(format!("member `{d}` of `{name}` is too large an array")) };
             let elements_named = count as usize * inner.as_ref().map_or(1, |i| i.fields.len().max(1));
@@ -85,8 +97,9 @@ fn layout_of(text: &str, name: &str, depth: u32) -> Result<StructLayout, String>
                         name: format!("{element}.{}", f.name),
                         offset: offset + at + f.offset,
                         bytes: f.bytes,
+                        kind: f.kind,
                     })),
-                    None => fields.push(FieldLayout { name: element, offset: offset + at, bytes: elem }),
+                    None => fields.push(FieldLayout { name: element, offset: offset + at, bytes: elem, kind }),
                 }
             }
             if !dims.is_empty() {
@@ -114,16 +127,17 @@ fn element_names(field: &str, dims: &[u32], elem: u32) -> Vec<(String, u32)> {
 }
 
 /// Size and alignment of a member type, and the layout of a struct type's own fields.
-fn type_layout(text: &str, ty: &str, depth: u32) -> Result<(u32, u32, Option<StructLayout>), String> {
+fn type_layout(text: &str, ty: &str, depth: u32) -> Result<(u32, u32, FieldKind, Option<StructLayout>), String> {
     let name = type_name(ty);
     if let Some(size) = builtin_size(&name) {
-        return Ok((size, size.min(8), None));
+        let float = matches!(name.as_str(), "float" | "double" | "half" | "__half" | "nv_bfloat16" | "__nv_bfloat16");
+        return Ok((size, size.min(8), if float { FieldKind::Float } else { FieldKind::Integer }, None));
     }
     if let Some((size, align)) = vector_type(&name) {
-        return Ok((size, align, None));
+        return Ok((size, align, FieldKind::Vector, None));
     }
     let inner = layout_of(text, &name, depth + 1).map_err(|e| format!("member type `{name}`: {e}"))?;
-    Ok((inner.size, inner.align, Some(inner)))
+    Ok((inner.size, inner.align, FieldKind::Integer, Some(inner)))
 }
 
 fn builtin_size(name: &str) -> Option<u32> {
@@ -363,6 +377,7 @@ mod tests {
         assert_eq!(at("scale"), Some((40, 4)));
         assert_eq!(at("m0"), Some((44, 4)));
         assert_eq!((l.size, l.align), (48, 8));
+        assert_eq!((l.field("ncols").unwrap().kind, l.field("scale").unwrap().kind), (FieldKind::Integer, FieldKind::Float));
     }
 
     #[test]

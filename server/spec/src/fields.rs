@@ -4,9 +4,9 @@
 //! kernel's `.cu` (see [`crate::cu_struct`]).
 
 use crate::cu_signature::CuParam;
-use crate::cu_struct::{struct_layout, StructLayout};
+use crate::cu_struct::{struct_layout, FieldKind, StructLayout};
 use crate::error::SpecError;
-use crate::interface::{KernelSpec, ParamSpec};
+use crate::interface::{KernelSpec, ParamSpec, Scalar};
 
 /// `p+16` -> (`p`, 16): a field of parameter `p` at byte offset 16.
 pub fn field_key(key: &str) -> Option<(&str, u32)> {
@@ -38,10 +38,11 @@ pub fn resolve_field_names(spec: &mut KernelSpec, cu: &str, params: &[CuParam], 
         let Some(i) = params.iter().position(|p| p.name == param) else { continue };
         let rel = format!("params.{}", crate::lark_toml::key_segment(&key));
         let layout = layouts.entry(i).or_insert_with(|| layout_of_param(cu, &params[i], param_bytes.get(i).copied()));
-        match field_offset(layout, &params[i].name, field) {
-            Ok(offset) => {
+        let placed = field_offset(layout, &params[i].name, field).and_then(|f| Ok((f.offset, typed(&spec.params[&key], f.kind, &key)?)));
+        match placed {
+            Ok((offset, value)) => {
                 let by_offset = format!("{param}+{offset}");
-                let value: ParamSpec = spec.params.remove(&key).expect("a key of the map");
+                spec.params.remove(&key);
                 spec.move_param_origins(&rel, &by_offset);
                 spec.params.insert(by_offset, value);
             }
@@ -72,11 +73,29 @@ fn layout_of_param(cu: &str, p: &CuParam, bytes: Option<u32>) -> Result<StructLa
     Ok(layout)
 }
 
-/// The byte offset of `field` in `param`'s struct.
-fn field_offset(layout: &Result<StructLayout, String>, param: &str, field: &str) -> Result<u32, String> {
+/// The value a named field is declared with, checked against the field's C type: an integer
+/// written for a `float` field is that float (TOML's `1` for `1.0`; passed as the integer's bits
+/// it would be a denormal), a float for an integer field, a range for a float field, and any
+/// value for a vector field are errors.
+fn typed(ps: &ParamSpec, kind: FieldKind, key: &str) -> Result<ParamSpec, String> {
+    match (ps, kind) {
+        (ParamSpec::Scalar { value: Some(Scalar::Int(v)), range: None }, FieldKind::Float) => {
+            Ok(ParamSpec::Scalar { value: Some(Scalar::Float(*v as f64)), range: None })
+        }
+        (ParamSpec::Scalar { range: Some(_), .. }, FieldKind::Float) => Err(format!("`{key}` is a floating-point field: give it a `value`")),
+        (ParamSpec::Scalar { value: Some(Scalar::Float(_)), .. }, FieldKind::Integer) => {
+            Err(format!("`{key}` is an integer field: give it an integer `value`"))
+        }
+        (_, FieldKind::Vector) => Err(format!("`{key}` is a vector field: declare its elements by byte offset (`\"p+OFFSET\"`)")),
+        _ => Ok(ps.clone()),
+    }
+}
+
+/// The field `field` of `param`'s struct.
+fn field_offset<'l>(layout: &'l Result<StructLayout, String>, param: &str, field: &str) -> Result<&'l crate::cu_struct::FieldLayout, String> {
     let layout = layout.as_ref().map_err(Clone::clone)?;
     match layout.field(field) {
-        Some(f) => Ok(f.offset),
+        Some(f) => Ok(f),
         None => {
             const SHOWN: usize = 40;
             let mut names: Vec<&str> = layout.fields.iter().take(SHOWN).map(|f| f.name.as_str()).collect();
@@ -129,5 +148,26 @@ mod tests {
         assert!(s.params.is_empty(), "a key in error is reported here, not again by validation");
         let mut s = spec_with(&["x.a"]);
         assert!(resolve_field_names(&mut s, CU, &params(CU), &[8, 16])[0].message.contains("is a pointer"));
+    }
+
+    /// A named field's value is checked against its C type: `1` for a `float` field is `1.0`
+    /// (as its bits it would be a denormal); a float for an `int`, a range for a `float` and a
+    /// value for a `float2` are errors at the key.
+    #[test]
+    fn a_named_field_takes_a_value_of_its_type() {
+        let cu = "struct Q { int n; float s; float2 v; };\n__global__ void k(const Q q) {}";
+        let resolve = |key: &str, ps: ParamSpec| {
+            let mut s = KernelSpec::default();
+            s.params.insert(key.to_string(), ps);
+            let errors = resolve_field_names(&mut s, cu, &params(cu), &[16]);
+            (s, errors.into_iter().map(|e| e.message).collect::<Vec<_>>())
+        };
+        let value = |v: Scalar| ParamSpec::Scalar { value: Some(v), range: None };
+        let (s, e) = resolve("q.s", value(Scalar::Int(1)));
+        assert!(e.is_empty(), "{e:?}");
+        assert_eq!(s.params["q+4"], value(Scalar::Float(1.0)));
+        assert!(resolve("q.n", value(Scalar::Float(2.5))).1[0].contains("is an integer field"));
+        assert!(resolve("q.s", ParamSpec::Scalar { value: None, range: Some((0, 1)) }).1[0].contains("floating-point field"));
+        assert!(resolve("q.v", value(Scalar::Float(1.0))).1[0].contains("vector field"));
     }
 }

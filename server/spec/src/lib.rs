@@ -32,7 +32,7 @@ mod values;
 mod write_toml;
 
 pub use cu_signature::{cu_param_names, cu_params, CuParam};
-pub use cu_struct::{struct_layout, FieldLayout, StructLayout};
+pub use cu_struct::{struct_layout, FieldKind, FieldLayout, StructLayout};
 pub use edit::{add_assumption, TomlEdit};
 pub use error::{Origin, SpecError};
 pub use fields::{field_key, named_field_key, resolve_field_names};
