@@ -2,6 +2,7 @@
 //! which PTX parameter, the launch geometry to assume, and buffer sizes.
 
 use model::decode::ParamInfo;
+use model::symbolic::Base;
 use model::Kernel;
 use spec::{DimRange, KernelSpec, Len, ParamSpec, Scalar};
 
@@ -42,6 +43,25 @@ pub struct Binding {
     /// Field keys that name no field this binding can place, with the reason (see
     /// [`crate::report::Note::UnresolvedField`]).
     pub unresolved_fields: Vec<(String, String)>,
+    /// Pointer fields of structs passed by value that the interface declares as buffers
+    /// (`"p+32" = { dtype = "f16", len = 4096 }`).
+    pub field_buffers: Vec<FieldBuffer>,
+}
+
+/// A pointer field of a struct passed by value, declared as the buffer it points to.
+#[derive(Clone, Debug)]
+pub struct FieldBuffer {
+    pub param: u32,
+    pub offset: u32,
+    pub spec: ParamSpec,
+    /// The buffer's bytes, when the interface fixes its contents (as [`Binding::fixed`]).
+    pub fixed: Option<std::sync::Arc<[u8]>>,
+}
+
+/// A field key placed in its struct: a scalar fact or the buffer of a pointer field.
+enum PlacedField {
+    Scalar(DeclaredField),
+    Buffer(FieldBuffer),
 }
 
 /// A field of a struct passed by value, by byte offset, with the value or range the interface
@@ -74,7 +94,7 @@ pub fn struct_bytes(x: &model::expr::Exprs, param: u32, len: u32, fields: impl I
 /// The field `key` (`p+16`, or `p.ncols` where no layout placed it) declares, when its
 /// parameter is one of the kernel's: the field, or why it cannot be placed. `None` when `key`
 /// names no parameter at all.
-fn declared_field(k: &Kernel, names: &[Vec<String>], key: &str, ps: &ParamSpec) -> Option<Result<DeclaredField, String>> {
+fn declared_field(k: &Kernel, names: &[Vec<String>], key: &str, ps: &ParamSpec) -> Option<Result<PlacedField, String>> {
     let by_offset = spec::field_key(key);
     let base = by_offset.map(|(b, _)| b).or_else(|| spec::named_field_key(key).map(|(b, _)| b))?;
     let i = names.iter().position(|n| n.iter().any(|x| x == base))?;
@@ -82,7 +102,7 @@ fn declared_field(k: &Kernel, names: &[Vec<String>], key: &str, ps: &ParamSpec) 
 }
 
 /// Field `offset` of parameter `p` (number `index`, called `base`), declared as `ps`.
-fn place_field(p: &ParamInfo, index: u32, base: &str, offset: Option<u32>, ps: &ParamSpec) -> Result<DeclaredField, String> {
+fn place_field(p: &ParamInfo, index: u32, base: &str, offset: Option<u32>, ps: &ParamSpec) -> Result<PlacedField, String> {
     let Some(offset) = offset else {
         return Err(format!(
             "fields are named from the struct's definition in the kernel's .cu, which is not at hand or could not be read: declare it by byte offset (`\"{base}+OFFSET\"`)"
@@ -94,8 +114,14 @@ fn place_field(p: &ParamInfo, index: u32, base: &str, offset: Option<u32>, ps: &
     if offset >= p.bytes {
         return Err(format!("`{base}` has {} bytes", p.bytes));
     }
-    let ParamSpec::Scalar { value, range } = ps else { return Err("a field takes a `value` or a `range`".into()) };
-    Ok(DeclaredField { param: index, offset, value: *value, range: *range })
+    match ps {
+        ParamSpec::Scalar { value, range } => Ok(PlacedField::Scalar(DeclaredField { param: index, offset, value: *value, range: *range })),
+        // The kernel reads a pointer as eight aligned bytes (see `model::symbolic::Base::Field`).
+        ParamSpec::Buffer { .. } if offset % 8 != 0 || offset + 8 > p.bytes => {
+            Err(format!("a pointer field is 8 bytes at an offset that is a multiple of 8, inside the {} bytes of `{base}`", p.bytes))
+        }
+        ParamSpec::Buffer { .. } => Ok(PlacedField::Buffer(FieldBuffer { param: index, offset, spec: ps.clone(), fixed: fixed_bytes(ps) })),
+    }
 }
 
 /// The most blocks along x an undeclared grid has: 2²¹ blocks of at most 1024 threads number
@@ -132,6 +158,7 @@ impl Binding {
         let mut params = vec![None; k.params.len()];
         let mut unmatched = Vec::new();
         let mut fields = Vec::new();
+        let mut field_buffers = Vec::new();
         let mut unresolved_fields = Vec::new();
         let mut dynamic_shared_bytes = None;
         if let Some(spec) = spec {
@@ -152,7 +179,8 @@ impl Binding {
                     continue;
                 }
                 match declared_field(k, &names, key, ps) {
-                    Some(Ok(f)) => fields.push(f),
+                    Some(Ok(PlacedField::Scalar(f))) => fields.push(f),
+                    Some(Ok(PlacedField::Buffer(b))) => field_buffers.push(b),
                     Some(Err(why)) => unresolved_fields.push((key.clone(), why)),
                     None => unmatched.push(key.clone()),
                 }
@@ -183,6 +211,7 @@ impl Binding {
             launch_exprs,
             fields,
             unresolved_fields,
+            field_buffers,
         }
     }
 
@@ -320,9 +349,44 @@ impl Binding {
         self.names.iter().position(|n| n.iter().any(|x| x == name)).map(|i| i as u32)
     }
 
+    /// What the interface declares about the buffer a pointer parameter or pointer field
+    /// points to.
+    pub fn buffer_spec(&self, base: Base) -> Option<&ParamSpec> {
+        match base {
+            Base::Param(p) => self.params.get(p as usize)?.as_ref(),
+            Base::Field { param, offset } => self.field_buffers.iter().find(|b| (b.param, b.offset) == (param, offset)).map(|b| &b.spec),
+            Base::Var(_) => None,
+        }
+    }
+
+    /// The contents of the buffer `base` points to, when the interface fixes them.
+    pub fn base_fixed_bytes(&self, base: Base) -> Option<&std::sync::Arc<[u8]>> {
+        match base {
+            Base::Param(p) => self.fixed_bytes(p),
+            Base::Field { param, offset } => self.field_buffers.iter().find(|b| (b.param, b.offset) == (param, offset))?.fixed.as_ref(),
+            Base::Var(_) => None,
+        }
+    }
+
+    /// The display name of the buffer `base` points to: the parameter's name, or `p+OFFSET`
+    /// for a pointer field.
+    pub fn base_name(&self, base: Base) -> String {
+        match base {
+            Base::Param(p) => self.name(p).to_string(),
+            Base::Field { param, offset } => format!("{}+{offset}", self.name(param)),
+            Base::Var(_) => "?".into(),
+        }
+    }
+
     /// The size of the buffer parameter `i` points to, if the interface gives it.
     pub fn buffer_bytes(&self, i: u32) -> Option<ByteSize> {
-        let Some(ParamSpec::Buffer { dtype, len: Some(len), .. }) = self.params.get(i as usize)?.as_ref() else { return None };
+        self.base_bytes(Base::Param(i))
+    }
+
+    /// The size of the buffer a pointer parameter or pointer field points to, if the
+    /// interface gives it.
+    pub fn base_bytes(&self, base: Base) -> Option<ByteSize> {
+        let Some(ParamSpec::Buffer { dtype, len: Some(len), .. }) = self.buffer_spec(base) else { return None };
         let elem = dtype.map_or(1, |d| d.bytes());
         Some(match len {
             Len::Elements(n) => ByteSize::Fixed(n * elem),
@@ -344,9 +408,10 @@ impl Binding {
         })
     }
 
-    pub fn assumptions(&self, i: u32) -> &[spec::Assumption] {
-        match self.params.get(i as usize) {
-            Some(Some(ParamSpec::Buffer { assume, .. })) => assume,
+    /// What the interface assumes about the contents of the buffer `base` points to.
+    pub fn assumptions(&self, base: Base) -> &[spec::Assumption] {
+        match self.buffer_spec(base) {
+            Some(ParamSpec::Buffer { assume, .. }) => assume,
             _ => &[],
         }
     }

@@ -37,7 +37,7 @@ pub fn declared_size(ctx: &Ctx, base: Base) -> Option<ByteSize> {
                 None => None,
             }
         }
-        Base::Param(p) => ctx.bind.buffer_bytes(p),
+        Base::Param(_) | Base::Field { .. } => ctx.bind.base_bytes(base),
     }
 }
 

@@ -790,10 +790,7 @@ impl<'a> Ctx<'a> {
                 todo.extend(self.l.exprs.symbols(fixed.offset));
             }
             let read_only = !self.written.contains(&base);
-            let assumptions: &[Assumption] = match base {
-                Base::Param(p) => self.bind.assumptions(p),
-                Base::Var(_) => &[],
-            };
+            let assumptions: &[Assumption] = self.bind.assumptions(base);
             if threads == 2 && (read_only || assumptions.contains(&Assumption::Injective)) {
                 let (a1, a2) = (q.enc.term(a.addr, 1), q.enc.term(a.addr, 2));
                 let (v1, v2) = (q.enc.term(vid, 1), q.enc.term(vid, 2));
@@ -953,7 +950,7 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 pub fn target_name(k: &Kernel, bind: &Binding, a: &Access) -> String {
     match a.base {
         Some(Base::Var(v)) => demangle_local(&k.vars[v as usize].name),
-        Some(Base::Param(p)) => bind.name(p).to_string(),
+        Some(b @ (Base::Param(_) | Base::Field { .. })) => bind.base_name(b),
         None => "memory".into(),
     }
 }

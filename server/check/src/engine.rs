@@ -447,9 +447,12 @@ impl Explain<'_> {
         let mut params = BTreeMap::new();
         // A field of a struct passed by value goes by its byte offset (`p+16`), as lark.toml
         // declares it.
-        let aggregate = |i: u32| self.k.params.get(i as usize).is_some_and(|p| p.bytes * 8 != p.bits);
+        let aggregate = |i: u32| self.k.params.get(i as usize).is_some_and(|p| p.is_aggregate());
         let fields = w.params.iter().map(|(&i, &v)| (i, 0, v)).chain(w.fields.iter().map(|f| (f.param, f.offset, f.value)));
-        for (i, offset, v) in fields {
+        // Pointers are the replay's own buffers, whatever the solver made of them.
+        let (pointers, pointer_fields) = (self.l.pointer_params(), self.l.pointer_fields());
+        let pointer = |i: u32, offset: u32| if aggregate(i) { pointer_fields.contains(&(i, offset)) } else { pointers.contains(&i) };
+        for (i, offset, v) in fields.filter(|&(i, offset, _)| !pointer(i, offset)) {
             if let Some((_, bits)) = self.l.exprs.find_var(Sym::Param { index: i, offset }) {
                 let name = if aggregate(i) { format!("{}+{offset}", self.bind.name(i)) } else { self.bind.name(i).to_string() };
                 params.insert(name, model::ops::sext(v, bits.max(1)));
@@ -467,10 +470,8 @@ impl Explain<'_> {
     }
 
     fn elem_bytes(&self, a: &Access) -> u64 {
-        if let Some(Base::Param(p)) = a.base {
-            if let Some(Some(spec::ParamSpec::Buffer { dtype: Some(d), .. })) = self.bind.params.get(p as usize) {
-                return d.bytes();
-            }
+        if let Some(spec::ParamSpec::Buffer { dtype: Some(d), .. }) = a.base.and_then(|b| self.bind.buffer_spec(b)) {
+            return d.bytes();
         }
         a.bytes.clamp(1, 8) as u64
     }
@@ -486,10 +487,10 @@ impl Explain<'_> {
         w.memory
             .iter()
             .map(|c| InputValue {
-                buffer: self.bind.name(c.param).to_string(),
+                buffer: self.bind.base_name(c.buffer()),
                 element: c.byte_offset / c.bytes.max(1) as u64,
                 value: model::ops::sext(c.value, c.bytes * 8),
-                declared: self.bind.fixed_bytes(c.param).is_some(),
+                declared: self.bind.base_fixed_bytes(c.buffer()).is_some(),
             })
             .collect()
     }
@@ -596,33 +597,33 @@ impl Explain<'_> {
     /// The input buffers whose contents under `fill` the race of `a1` and `a2` between
     /// witness `w`'s threads needs (see [`replay::contents_needed`]); none when the budget ends
     /// first (the finding stands, with its fill).
-    fn contents_needed(&self, a1: &Access, a2: &Access, w: &Witness, min_bytes: &HashMap<u32, u64>, fill: Fill) -> Vec<String> {
-        let mut read: Vec<u32> = Vec::new();
+    fn contents_needed(&self, a1: &Access, a2: &Access, w: &Witness, min_bytes: &HashMap<Base, u64>, fill: Fill) -> Vec<String> {
+        let mut read: Vec<Base> = Vec::new();
         for a in &self.l.accesses {
-            if let (AccessKind::Read, Some(Base::Param(p))) = (a.kind, a.base) {
-                if self.bind.fixed_bytes(p).is_none() && !read.contains(&p) {
-                    read.push(p);
+            if let (AccessKind::Read, Some(b @ (Base::Param(_) | Base::Field { .. }))) = (a.kind, a.base) {
+                if self.bind.base_fixed_bytes(b).is_none() && !read.contains(&b) {
+                    read.push(b);
                 }
             }
         }
         let (t1, t2) = (w.thread(0), w.thread(1));
         let inputs = self.replay_inputs(w, min_bytes, self.race_recording.clone());
         match replay::contents_needed(&inputs, fill, &read, |_, trace, _| replay::confirm_race(trace, a1, t1, a2, t2).map(|_| ())) {
-            Ok(needed) => needed.iter().map(|&p| self.bind.name(p).to_string()).collect(),
+            Ok(needed) => needed.iter().map(|&b| self.bind.base_name(b)).collect(),
             Err(_) => Vec::new(),
         }
     }
 
-    fn replay_inputs<'b>(&'b self, w: &'b Witness, min_bytes: &'b HashMap<u32, u64>, recording: Recording) -> replay::ReplayInputs<'b> {
+    fn replay_inputs<'b>(&'b self, w: &'b Witness, min_bytes: &'b HashMap<Base, u64>, recording: Recording) -> replay::ReplayInputs<'b> {
         replay::ReplayInputs { k: self.k, l: self.l, bind: self.bind, w, min_bytes, budget: self.budget, recording, runs: self.runs }
     }
 
     /// Bytes a buffer of unknown size needs so the witnessed offsets are inside it.
-    fn min_bytes(&self, accesses: &[(&Access, Option<u64>)]) -> HashMap<u32, u64> {
+    fn min_bytes(&self, accesses: &[(&Access, Option<u64>)]) -> HashMap<Base, u64> {
         let mut out = HashMap::new();
         for (a, off) in accesses {
-            if let (Some(Base::Param(p)), Some(o)) = (a.base, off) {
-                let e = out.entry(p).or_insert(0);
+            if let (Some(b @ (Base::Param(_) | Base::Field { .. })), Some(o)) = (a.base, off) {
+                let e = out.entry(b).or_insert(0);
                 *e = (*e).max(o.saturating_add(a.bytes as u64).saturating_add(4096));
             }
         }
@@ -725,10 +726,7 @@ impl Explain<'_> {
             // The offset into the target, as the interpreter saw it.
             let offset = match (a.space, a.base) {
                 (model::ops::Space::Shared, _) => trace.shared_var_at(e.addr).map(|(_, inner)| inner as i64),
-                (_, Some(Base::Param(p))) => match launch.args.get(p as usize) {
-                    Some(model::interp::Arg::Buffer(id)) => Some(e.addr.wrapping_sub(model::interp::Memory::base(*id)) as i64),
-                    _ => None,
-                },
+                (_, Some(base)) => replay::buffer_address(launch, base).map(|start| e.addr.wrapping_sub(start) as i64),
                 _ => None,
             };
             Some((e, offset))

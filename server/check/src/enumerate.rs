@@ -351,7 +351,7 @@ impl Program {
             if ev.poisoned(*value) {
                 continue;
             }
-            let cell = MemoryCell { param: load.param, byte_offset: ev.vals[*off] + load.skip, bytes: load.width, value: ev.vals[*value] };
+            let cell = MemoryCell::new(load.buffer, ev.vals[*off] + load.skip, load.width, ev.vals[*value]);
             if !out.contains(&cell) {
                 out.push(cell);
             }

@@ -16,8 +16,8 @@ use std::sync::Arc;
 /// One value a load reads from a fixed buffer.
 #[derive(Clone, Debug)]
 pub struct FixedLoad {
-    /// The buffer's parameter.
-    pub param: u32,
+    /// The buffer: a pointer parameter's or a pointer field's.
+    pub buffer: Base,
     pub bytes: Arc<[u8]>,
     /// The access's byte offset from the buffer's start (64-bit expression).
     pub offset: ExprId,
@@ -68,15 +68,15 @@ pub fn load_access(l: &Lifted, s: Sym) -> Option<&model::symbolic::Access> {
 pub fn fixed_load(k: &Kernel, l: &Lifted, bind: &Binding, s: Sym) -> Option<FixedLoad> {
     let Sym::Value { block, inst, elem } = s else { return None };
     let a = load_access(l, s)?;
-    let (Some(Base::Param(param)), Some(offset), AccessKind::Read) = (a.base, a.offset, a.kind) else { return None };
-    let bytes = bind.fixed_bytes(param)?.clone();
-    let written = l.accesses.iter().any(|b| b.kind != AccessKind::Read && b.base == Some(Base::Param(param)));
+    let (Some(buffer @ (Base::Param(_) | Base::Field { .. })), Some(offset), AccessKind::Read) = (a.base, a.offset, a.kind) else { return None };
+    let bytes = bind.base_fixed_bytes(buffer)?.clone();
+    let written = l.accesses.iter().any(|b| b.kind != AccessKind::Read && b.base == Some(buffer));
     if written {
         return None;
     }
     let Op::Ld { elem_bytes, .. } = &k.cfg.blocks.get(block as usize)?.insts.get(inst as usize)?.op else { return None };
     let (_, bits) = l.exprs.find_var(s)?;
-    Some(FixedLoad { param, bytes, offset, skip: elem as u64 * *elem_bytes as u64, width: *elem_bytes, bits })
+    Some(FixedLoad { buffer, bytes, offset, skip: elem as u64 * *elem_bytes as u64, width: *elem_bytes, bits })
 }
 
 /// `roots` and, transitively, the offsets of the fixed loads they read: everything a value

@@ -31,7 +31,7 @@ pub(crate) fn seeds_for(ctx: &Ctx, q: &mut Query, roots: &[ExprId], t: u8) -> Ve
     let mut out = Vec::new();
     for &e in roots {
         for (sym, acc) in ctx.loads_in(e) {
-            let (Some(model::symbolic::Base::Param(param)), Some(off)) = (acc.base, acc.offset) else { continue };
+            let (Some(buffer @ (model::symbolic::Base::Param(_) | model::symbolic::Base::Field { .. })), Some(off)) = (acc.base, acc.offset) else { continue };
             let Some((var, bits)) = ctx.l.exprs.find_var(sym) else { continue };
             if bits == 0 {
                 continue;
@@ -45,7 +45,7 @@ pub(crate) fn seeds_for(ctx: &Ctx, q: &mut Query, roots: &[ExprId], t: u8) -> Ve
                     }
                 }
             }
-            out.push(Seed { param, offset, value, bytes: bits / 8 });
+            out.push(Seed { buffer, offset, value, bytes: bits / 8 });
         }
     }
     out

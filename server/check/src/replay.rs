@@ -66,8 +66,8 @@ struct Plan<'a> {
 }
 
 struct BufferPlan<'a> {
-    /// The kernel parameter that points to it.
-    param: u32,
+    /// The kernel parameter or pointer field that points to it.
+    base: Base,
     name: String,
     contents: Contents<'a>,
 }
@@ -91,32 +91,34 @@ impl Plan<'_> {
             .collect()
     }
 
-    /// The replay: buffers filled with `fill` (but buffer parameter `zeroed` with zeros), then
-    /// the loaded values witness `w` relies on written into them (see [`apply_memory`]).
-    fn materialize(self, fill: Fill, zeroed: Option<u32>, bind: &Binding, w: &Witness) -> Replay {
+    /// The replay: buffers filled with `fill` (but buffer `zeroed` with zeros), then the loaded
+    /// values witness `w` relies on written into them (see [`apply_memory`]).
+    fn materialize(self, fill: Fill, zeroed: Option<Base>, bind: &Binding, w: &Witness) -> Replay {
         let mut mem = Memory::new();
+        let mut ids = HashMap::new();
         for b in self.buffers {
-            match b.contents {
+            let id = match b.contents {
                 Contents::Fixed(bytes) => mem.add_buffer(b.name, bytes.to_vec()),
                 // Zeros are a zeroed allocation (pages the run never touches cost nothing).
-                Contents::Filled { len, .. } if fill == Fill::Zero || zeroed == Some(b.param) => mem.add_zeroed(b.name, len),
+                Contents::Filled { len, .. } if fill == Fill::Zero || zeroed == Some(b.base) => mem.add_zeroed(b.name, len),
                 Contents::Filled { len, dtype } => mem.add_patterned(b.name, len, fill_pattern(dtype, fill)),
             };
+            ids.insert(b.base, id);
         }
-        let mut r = Replay { launch: self.launch, mem };
-        apply_memory(&mut r, bind, w);
-        r
+        apply_memory(&mut mem, &ids, bind, w);
+        Replay { launch: self.launch, mem }
     }
 }
 
-/// Writes the loaded values a witness relies on into the replay's buffers (not into buffers
-/// whose contents the interface fixes: those hold what it says).
-fn apply_memory(r: &mut Replay, bind: &Binding, w: &Witness) {
-    for c in w.memory.iter().filter(|c| bind.fixed_bytes(c.param).is_none()) {
-        let Some(Arg::Buffer(id)) = r.launch.args.get(c.param as usize) else { continue };
+/// Writes the loaded values a witness relies on into the replay's buffers (`ids`: which buffer
+/// each pointer points to), not into buffers whose contents the interface fixes: those hold
+/// what it says.
+fn apply_memory(mem: &mut Memory, ids: &HashMap<Base, model::interp::BufferId>, bind: &Binding, w: &Witness) {
+    for c in w.memory.iter().filter(|c| bind.base_fixed_bytes(c.buffer()).is_none()) {
+        let Some(&id) = ids.get(&c.buffer()) else { continue };
         let end = c.byte_offset.saturating_add(c.bytes as u64);
-        if end <= r.mem.buffer_len(*id) {
-            r.mem.write_bytes(*id, c.byte_offset, &c.value.to_le_bytes()[..c.bytes as usize]);
+        if end <= mem.buffer_len(id) {
+            mem.write_bytes(id, c.byte_offset, &c.value.to_le_bytes()[..c.bytes as usize]);
         }
     }
 }
@@ -124,7 +126,7 @@ fn apply_memory(r: &mut Replay, bind: &Binding, w: &Witness) {
 /// Plans a launch for a witness: its geometry and scalars (`unset` for the scalars neither the
 /// witness nor the interface gives a value), and its buffers (sized by the interface, else by
 /// what the witness reaches, see `min_bytes`).
-fn plan<'a>(k: &Kernel, l: &Lifted, bind: &'a Binding, w: &Witness, min_bytes: &HashMap<u32, u64>, unset: u64) -> Plan<'a> {
+fn plan<'a>(k: &Kernel, l: &Lifted, bind: &'a Binding, w: &Witness, min_bytes: &HashMap<Base, u64>, unset: u64) -> Plan<'a> {
     let pointer_params = l.pointer_params();
     let mut buffers = Vec::new();
     let mut args = Vec::new();
@@ -133,22 +135,9 @@ fn plan<'a>(k: &Kernel, l: &Lifted, bind: &'a Binding, w: &Witness, min_bytes: &
         let spec = bind.params.get(i as usize).and_then(|s| s.as_ref());
         let is_buffer = pointer_params.contains(&i) || matches!(spec, Some(ParamSpec::Buffer { .. }));
         if is_buffer {
-            let size = match bind.buffer_bytes(i) {
-                Some(ByteSize::Fixed(n)) => n,
-                Some(ByteSize::ParamTimes { param, elem_bytes }) => w.params.get(&param).map_or(DEFAULT_BUFFER_BYTES, |v| v.saturating_mul(elem_bytes)),
-                None => DEFAULT_BUFFER_BYTES.max(min_bytes.get(&i).copied().unwrap_or(0)),
-            };
-            let dtype = match spec {
-                Some(ParamSpec::Buffer { dtype, .. }) => *dtype,
-                _ => None,
-            };
-            let contents = match bind.fixed_bytes(i) {
-                Some(bytes) => Contents::Fixed(bytes),
-                None => Contents::Filled { len: size.min(MAX_BUFFER_BYTES), dtype },
-            };
             args.push(Arg::Buffer(model::interp::BufferId(buffers.len() as u32)));
-            buffers.push(BufferPlan { param: i, name: bind.name(i).to_string(), contents });
-        } else if p.bytes * 8 != p.bits {
+            buffers.push(buffer_plan(bind, w, min_bytes, Base::Param(i)));
+        } else if p.is_aggregate() {
             args.push(Arg::Bytes(aggregate_bytes(l, bind, w, i, p.bytes)));
         } else {
             let from_witness = w.params.get(&i).copied();
@@ -159,6 +148,16 @@ fn plan<'a>(k: &Kernel, l: &Lifted, bind: &'a Binding, w: &Witness, min_bytes: &
                 _ => None,
             };
             args.push(Arg::Scalar(from_witness.or(from_spec).unwrap_or(unset)));
+        }
+    }
+    // A pointer inside a struct passed by value points to a buffer of its own, whose address
+    // the struct's bytes carry (the kernel reads it with `ld.param.u64`).
+    for (param, offset) in l.pointer_fields() {
+        let id = model::interp::BufferId(buffers.len() as u32);
+        buffers.push(buffer_plan(bind, w, min_bytes, Base::Field { param, offset }));
+        let slot = offset as usize..offset as usize + 8;
+        if let Some(bytes) = args.get_mut(param as usize).and_then(|a| if let Arg::Bytes(b) = a { b.get_mut(slot) } else { None }) {
+            bytes.copy_from_slice(&Memory::base(id).to_le_bytes());
         }
     }
     let (grid, block, blocks) = (w.grid, w.block, w.blocks());
@@ -183,6 +182,25 @@ fn plan<'a>(k: &Kernel, l: &Lifted, bind: &'a Binding, w: &Witness, min_bytes: &
     Plan { launch, buffers }
 }
 
+/// The buffer `base` points to: sized by the interface, else by what the witness reaches (see
+/// `min_bytes`); holding what the interface fixes, else the fill.
+fn buffer_plan<'a>(bind: &'a Binding, w: &Witness, min_bytes: &HashMap<Base, u64>, base: Base) -> BufferPlan<'a> {
+    let size = match bind.base_bytes(base) {
+        Some(ByteSize::Fixed(n)) => n,
+        Some(ByteSize::ParamTimes { param, elem_bytes }) => w.params.get(&param).map_or(DEFAULT_BUFFER_BYTES, |v| v.saturating_mul(elem_bytes)),
+        None => DEFAULT_BUFFER_BYTES.max(min_bytes.get(&base).copied().unwrap_or(0)),
+    };
+    let dtype = match bind.buffer_spec(base) {
+        Some(ParamSpec::Buffer { dtype, .. }) => *dtype,
+        _ => None,
+    };
+    let contents = match bind.base_fixed_bytes(base) {
+        Some(bytes) => Contents::Fixed(bytes),
+        None => Contents::Filled { len: size.min(MAX_BUFFER_BYTES), dtype },
+    };
+    BufferPlan { base, name: bind.base_name(base), contents }
+}
+
 /// The bytes of aggregate parameter `i` (a `struct` passed by value): the fields the witness
 /// or the check fixes, zeros elsewhere.
 fn aggregate_bytes(l: &Lifted, bind: &Binding, w: &Witness, i: u32, len: u32) -> Vec<u8> {
@@ -203,7 +221,7 @@ pub struct ReplayInputs<'a> {
     pub bind: &'a Binding,
     pub w: &'a Witness,
     /// Least sizes of buffers the interface does not size.
-    pub min_bytes: &'a HashMap<u32, u64>,
+    pub min_bytes: &'a HashMap<Base, u64>,
     pub budget: &'a model::budget::Budget,
     /// The accesses the judge reads (a race's two instructions; none for bounds, whose
     /// out-of-bounds accesses are listed anyway, or divergence).
@@ -216,7 +234,7 @@ impl ReplayInputs<'_> {
     /// The run of this witness under `fill` (made now, or found among the check's runs), with
     /// `dynamic_shared` bytes for the `extern __shared__` arrays when given; whether it was
     /// found.
-    fn run_planned(&self, fill: Fill, zeroed: Option<u32>, unset: u64, dynamic_shared: Option<u64>) -> (Arc<Run>, bool) {
+    fn run_planned(&self, fill: Fill, zeroed: Option<Base>, unset: u64, dynamic_shared: Option<u64>) -> (Arc<Run>, bool) {
         let mut plan = plan(self.k, self.l, self.bind, self.w, self.min_bytes, unset);
         plan.launch.budget = self.budget.clone();
         plan.launch.recording = self.recording.clone();
@@ -238,11 +256,11 @@ impl ReplayInputs<'_> {
         self.once_zeroing(fill, None, unset, judge)
     }
 
-    /// Like [`ReplayInputs::once`], with buffer parameter `zeroed` (if any) left at zeros.
+    /// Like [`ReplayInputs::once`], with buffer `zeroed` (if any) left at zeros.
     fn once_zeroing<T>(
         &self,
         fill: Fill,
-        zeroed: Option<u32>,
+        zeroed: Option<Base>,
         unset: u64,
         judge: &impl Fn(&Launch, &Trace, &Result<(), InterpError>) -> Option<T>,
     ) -> Result<Option<T>, Exhausted> {
@@ -269,7 +287,7 @@ impl ReplayInputs<'_> {
         crate::trace::line(|| {
             format!(
                 "replay {fill:?}{} unset={unset} params={:?} threads={:?} grid={:?} block={:?} blocks_run={} steps={} {:.1} ms {}{}",
-                zeroed.map(|p| format!(" (param {p} zeros)")).unwrap_or_default(),
+                zeroed.map(|b| format!(" ({b:?} zeros)")).unwrap_or_default(),
                 self.w.params,
                 self.w.threads.iter().map(|t| (t.id.block, t.id.thread, &t.iterations)).collect::<Vec<_>>(),
                 run.launch.grid,
@@ -334,9 +352,9 @@ pub fn first_reproduction<T>(inputs: &ReplayInputs, judge: impl Fn(&Launch, &Tra
 pub fn contents_needed<T>(
     inputs: &ReplayInputs,
     fill: Fill,
-    buffers: &[u32],
+    buffers: &[Base],
     judge: impl Fn(&Launch, &Trace, &Result<(), InterpError>) -> Option<T>,
-) -> Result<Vec<u32>, model::budget::Stop> {
+) -> Result<Vec<Base>, model::budget::Stop> {
     let mut needed = Vec::new();
     for &p in buffers {
         match inputs.once_zeroing(fill, Some(p), 0, &judge) {
@@ -540,11 +558,18 @@ pub fn any_race<'t>(trace: &'t Trace, a1: &Access, a2: &Access, warp_synced: boo
 pub fn target_offset(launch: &Launch, trace: &Trace, a: &Access, e: &AccessEvent) -> Option<u64> {
     match a.base? {
         Base::Var(_) if e.space == model::ops::Space::Shared => trace.shared_var_at(e.addr).map(|(_, off)| off),
-        Base::Param(p) => match launch.args.get(p as usize)? {
-            Arg::Buffer(id) => e.addr.checked_sub(Memory::base(*id)),
-            _ => None,
-        },
         Base::Var(_) => None,
+        base => e.addr.checked_sub(buffer_address(launch, base)?),
+    }
+}
+
+/// Where the buffer a pointer parameter or pointer field points to starts, in a launch: the
+/// parameter's value, or the eight bytes of the struct that hold the pointer.
+pub fn buffer_address(launch: &Launch, base: Base) -> Option<u64> {
+    match (base, launch.args.get(base.param()? as usize)?) {
+        (Base::Param(_), Arg::Buffer(id)) => Some(Memory::base(*id)),
+        (Base::Field { offset, .. }, Arg::Bytes(bytes)) => crate::bind::read_le(bytes, offset as u64, 8),
+        _ => None,
     }
 }
 

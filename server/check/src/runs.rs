@@ -41,7 +41,7 @@ pub struct RunKey {
     memory: Vec<MemoryCell>,
     fill: Fill,
     /// A buffer left at zeros whatever the fill (see `replay::contents_needed`).
-    zeroed: Option<u32>,
+    zeroed: Option<model::symbolic::Base>,
 }
 
 impl RunKey {
@@ -53,8 +53,8 @@ impl RunKey {
         RunKey { launch: Launch { budget: model::budget::Budget::unlimited(), ..launch.clone() }, sizes, memory: memory.to_vec(), fill, zeroed: None }
     }
 
-    /// The key of the same run with buffer parameter `zeroed` (if any) left at zeros.
-    pub fn zeroing(self, zeroed: Option<u32>) -> RunKey {
+    /// The key of the same run with buffer `zeroed` (if any) left at zeros.
+    pub fn zeroing(self, zeroed: Option<model::symbolic::Base>) -> RunKey {
         RunKey { zeroed, ..self }
     }
 }
@@ -176,7 +176,7 @@ mod tests {
         assert!(runs.find(&RunKey::new(&launch, vec![32], &[], Fill::Zero)).is_none());
         let other = Launch::new([2, 1, 1], [64, 1, 1], vec![Arg::u32(97)]);
         assert!(runs.find(&RunKey::new(&other, vec![16], &[], Fill::Zero)).is_none());
-        let cell = MemoryCell { param: 0, byte_offset: 4, bytes: 4, value: 7 };
+        let cell = MemoryCell { param: 0, field: None, byte_offset: 4, bytes: 4, value: 7 };
         assert!(runs.find(&RunKey::new(&launch, vec![16], &[cell], Fill::Zero)).is_none());
     }
 

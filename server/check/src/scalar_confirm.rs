@@ -378,7 +378,7 @@ impl OpenValue {
 
 /// The open values `f`'s counterexample sets, with the values it gives them.
 fn open_values(k: &Kernel, open: &BTreeSet<u32>, bind: &crate::bind::Binding, f: &Finding) -> Vec<(OpenValue, i64)> {
-    let aggregate = |i: u32| k.params.get(i as usize).is_some_and(|p| p.bytes * 8 != p.bits);
+    let aggregate = |i: u32| k.params.get(i as usize).is_some_and(|p| p.is_aggregate());
     let undeclared = |i: u32, offset: u32| bind.declared_field(i, offset).is_none();
     let mut out = Vec::new();
     for (&i, &raw) in &f.witness.params {
@@ -398,7 +398,7 @@ fn open_values(k: &Kernel, open: &BTreeSet<u32>, bind: &crate::bind::Binding, f:
 /// does not declare.
 fn open_fields(k: &Kernel, lifted: &Lifted, bind: &crate::bind::Binding) -> Vec<OpenValue> {
     let mut fields = Vec::new();
-    for (i, p) in k.params.iter().enumerate().filter(|(_, p)| p.bytes * 8 != p.bits) {
+    for (i, p) in k.params.iter().enumerate().filter(|(_, p)| p.is_aggregate()) {
         for offset in 0..p.bytes {
             let read = lifted.exprs.find_var(model::expr::Sym::Param { index: i as u32, offset }).is_some();
             if read && bind.declared_field(i as u32, offset).is_none() {

@@ -8,6 +8,7 @@
 
 use crate::query::ThreadId;
 use model::cfg::LoopId;
+use model::symbolic::Base;
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
 
@@ -32,10 +33,13 @@ pub struct ParamField {
 }
 
 /// A value the witness needs to find in memory: `bytes` little-endian bytes at `byte_offset`
-/// of the buffer behind parameter `param`.
+/// of the buffer behind parameter `param` (behind the pointer at byte `field` of it, for a
+/// struct passed by value).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct MemoryCell {
     pub param: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub field: Option<u32>,
     pub byte_offset: u64,
     pub bytes: u32,
     pub value: u64,
@@ -101,10 +105,28 @@ impl Term {
     }
 }
 
+impl MemoryCell {
+    pub fn new(buffer: Base, byte_offset: u64, bytes: u32, value: u64) -> MemoryCell {
+        let (param, field) = match buffer {
+            Base::Field { param, offset } => (param, Some(offset)),
+            other => (other.param().unwrap_or(u32::MAX), None),
+        };
+        MemoryCell { param, field, byte_offset, bytes, value }
+    }
+
+    /// The buffer the cell is in.
+    pub fn buffer(&self) -> Base {
+        match self.field {
+            Some(offset) => Base::Field { param: self.param, offset },
+            None => Base::Param(self.param),
+        }
+    }
+}
+
 /// A loaded value an SMT witness relies on, before the model is read.
 #[derive(Clone, Debug)]
 pub struct Seed {
-    pub param: u32,
+    pub buffer: Base,
     pub offset: Term,
     pub value: Term,
     pub bytes: u32,
@@ -151,7 +173,7 @@ impl Witness {
         let mut memory: Vec<MemoryCell> = Vec::new();
         for s in seeds {
             if let (Some(byte_offset), Some(value)) = (s.offset.value(model), s.value.value(model)) {
-                let cell = MemoryCell { param: s.param, byte_offset, bytes: s.bytes, value };
+                let cell = MemoryCell::new(s.buffer, byte_offset, s.bytes, value);
                 if !memory.contains(&cell) {
                     memory.push(cell);
                 }

@@ -701,6 +701,45 @@ fn the_fields_of_a_struct_passed_by_value_reach_the_equivalence_run() {
     assert!(r.stdout.contains("error[mismatch]"), "{r:?}");
 }
 
+/// A pointer inside a struct passed by value (`Rows::out`) points to a buffer of its own. With
+/// no setup a race through it is found and named (it was an "untracked address", uncertified);
+/// declared in lark.toml by field name, with a length, its bounds are checked and a correct
+/// kernel is verified.
+#[test]
+fn a_pointer_inside_a_struct_passed_by_value_is_a_buffer_of_its_own() {
+    let dir = temp_dir("pointer-fields");
+    std::fs::write(
+        dir.join("rows.cu"),
+        "struct Rows {\n  float* out;\n  const float* in;\n  int n;\n};\n\
+         extern \"C\" __global__ void scale_rows(Rows r) {\n  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < r.n) r.out[i] = 2.0f * r.in[i];\n}\n\
+         extern \"C\" __global__ void last_writer_wins(Rows r) {\n  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < r.n) r.out[0] = r.in[i];\n}\n",
+    )
+    .unwrap();
+    let cu = dir.join("rows.cu").display().to_string();
+    let (_, doc) = json(&["check", &cu, "--format", "json"]);
+    assert_eq!(kernel(&doc, "scale_rows")["verdict"], "verified", "{doc:#}");
+    assert_eq!(kernel(&doc, "last_writer_wins")["verdict"], "race", "{doc:#}");
+    assert!(kernel(&doc, "last_writer_wins")["uncertified"].as_array().unwrap().is_empty(), "{doc:#}");
+    let r = run(&["check", &cu]);
+    assert!(r.stdout.contains("data race on global r+0[0]"), "{r:?}");
+    assert!(r.stdout.contains("rows.cu:12: error[race]"), "{r:?}");
+    let toml = |n: u32| {
+        format!(
+            "[kernel.scale_rows]\ngrid = [2, 1, 1]\nblock = [256, 1, 1]\n[kernel.scale_rows.params]\n\
+             r.out = {{ dtype = \"f32\", len = 300 }}\nr.in = {{ dtype = \"f32\", len = 300 }}\nr.n = {{ value = {n} }}\n"
+        )
+    };
+    std::fs::write(dir.join("lark.toml"), toml(300)).unwrap();
+    let (code, doc) = json(&["check", &cu, "--format", "json", "--kernel", "scale_rows"]);
+    assert_eq!(code, 0, "{doc:#}");
+    assert_eq!(kernel(&doc, "scale_rows")["verdict"], "verified", "{doc:#}");
+    std::fs::write(dir.join("lark.toml"), toml(301)).unwrap();
+    let r = run(&["check", &cu, "--kernel", "scale_rows"]);
+    assert_eq!(r.code, 1, "{r:?}");
+    assert!(r.stdout.contains("error[out_of_bounds]"), "{r:?}");
+    assert!(r.stdout.contains("`r+8` has 1200 bytes"), "{r:?}");
+}
+
 /// A declared field whose value the run cannot pass (a `__half` read at 16 bits) leaves the
 /// equivalence unchecked with the reason, rather than passing zeros for it (a kernel scaling by
 /// zero disagreed with its reference: a false mismatch).

@@ -484,7 +484,7 @@ fn declared_structs(k: &Kernel, binding: &Binding) -> Result<HashMap<u32, Vec<u8
         return Err(format!("the declared field `{key}` cannot be passed to the kernel: {why}"));
     }
     let mut out = HashMap::new();
-    for (i, p) in k.params.iter().enumerate().filter(|(_, p)| p.bytes * 8 != p.bits) {
+    for (i, p) in k.params.iter().enumerate().filter(|(_, p)| p.is_aggregate()) {
         let i = i as u32;
         let fields: Vec<(u32, u64)> = values.iter().filter(|f| f.param == i).map(|f| (f.offset, f.value)).collect();
         if !fields.is_empty() {
@@ -515,7 +515,7 @@ pub fn prepare(k: &Kernel, plan: &Plan, draw: Draw, budget: &model::budget::Budg
             ids.insert(i, id);
             contents.insert(i, values);
             args.push(Arg::Buffer(id));
-        } else if p.bytes * 8 != p.bits {
+        } else if p.is_aggregate() {
             args.push(Arg::Bytes(plan.structs.get(&i).cloned().unwrap_or_else(|| vec![0; p.bytes as usize])));
         } else {
             args.push(Arg::Scalar(plan.scalar_bits.get(&i).copied().unwrap_or(0)));

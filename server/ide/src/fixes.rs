@@ -418,11 +418,11 @@ fn dtype_of(inst_text: &str) -> Option<&'static str> {
 pub(crate) fn interface_stub(fa: &FileAnalysis, kr: &KernelResult) -> Option<String> {
     let k = kr.model()?;
     let lifted = kr.lifted()?;
-    let mut dtypes: BTreeMap<u32, BTreeMap<&'static str, usize>> = BTreeMap::new();
+    let mut dtypes: BTreeMap<Base, BTreeMap<&'static str, usize>> = BTreeMap::new();
     for a in &lifted.lifted.accesses {
-        if let Some(Base::Param(p)) = a.base {
+        if let Some(b @ (Base::Param(_) | Base::Field { .. })) = a.base {
             let text = fa.ptx.get(a.span.range()).unwrap_or("");
-            let counts = dtypes.entry(p).or_default();
+            let counts = dtypes.entry(b).or_default();
             if let Some(d) = dtype_of(text) {
                 *counts.entry(d).or_default() += 1;
             }
@@ -439,22 +439,33 @@ pub(crate) fn interface_stub(fa: &FileAnalysis, kr: &KernelResult) -> Option<Str
     }
     let _ = writeln!(s, "[kernel.{name}.params]");
     let is_float = |ty: &str| ty.starts_with(".f");
-    let len_param = (0..k.params.len()).find(|&i| !dtypes.contains_key(&(i as u32)) && !is_float(&k.params[i].ty)).map(|i| kr.param_name(i));
+    let len_param = (0..k.params.len())
+        .find(|&i| !dtypes.contains_key(&Base::Param(i as u32)) && !k.params[i].is_aggregate() && !is_float(&k.params[i].ty))
+        .map(|i| kr.param_name(i));
+    let guessed = |counts: &BTreeMap<&'static str, usize>| counts.iter().max_by_key(|(d, n)| (**n, d.starts_with('f'))).map_or("f32", |(d, _)| *d);
+    let len = len_param.as_ref().map_or_else(|| "1024".to_string(), |n| format!("{n:?}"));
     for (i, p) in k.params.iter().enumerate() {
         let pname = toml_key(&kr.param_name(i));
-        if p.bytes * 8 != p.bits {
+        if p.is_aggregate() {
             // A struct passed by value: the fields the kernel reads, by byte offset.
             for offset in (0..p.bytes).filter(|&offset| lifted.lifted.exprs.find_var(model::expr::Sym::Param { index: i as u32, offset }).is_some()) {
                 let key = toml_key(&format!("{}+{offset}", kr.param_name(i)));
-                let _ =
-                    writeln!(s, "{key} = {{ value = 1024 }}  # placeholder: a field of the struct passed by value (or `{}.FIELD` by name)", kr.param_name(i));
+                let field = kr.param_name(i);
+                match dtypes.get(&Base::Field { param: i as u32, offset }) {
+                    Some(counts) => {
+                        let dtype = guessed(counts);
+                        let _ = writeln!(s, "{key} = {{ dtype = \"{dtype}\", len = {len} }}  # a pointer in the struct: the buffer it points to (or `{field}.FIELD` by name); check the length");
+                    }
+                    None => {
+                        let _ = writeln!(s, "{key} = {{ value = 1024 }}  # placeholder: a field of the struct passed by value (or `{field}.FIELD` by name)");
+                    }
+                }
             }
             continue;
         }
-        match dtypes.get(&(i as u32)) {
+        match dtypes.get(&Base::Param(i as u32)) {
             Some(counts) => {
-                let dtype = counts.iter().max_by_key(|(d, n)| (**n, d.starts_with('f'))).map_or("f32", |(d, _)| *d);
-                let len = len_param.as_ref().map_or_else(|| "1024".to_string(), |n| format!("{n:?}"));
+                let dtype = guessed(counts);
                 let _ = writeln!(s, "{pname} = {{ dtype = \"{dtype}\", len = {len} }}  # guessed from its loads and stores: check the length");
             }
             None if is_float(&p.ty) => {

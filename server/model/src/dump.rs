@@ -117,6 +117,7 @@ pub fn dump(k: &Kernel, l: &Lifted, phases: &Phases) -> String {
             let target = match a.base {
                 Some(Base::Var(v)) => k.vars[v as usize].name.to_string(),
                 Some(Base::Param(p)) => short_param(&k.name, &k.params[p as usize].name),
+                Some(Base::Field { param, offset }) => sym_name(k, Sym::Param { index: param, offset }),
                 None => "?".into(),
             };
             let addr = match a.offset {

@@ -48,6 +48,20 @@ pub enum Base {
     Var(VarId),
     /// The buffer a pointer parameter points to.
     Param(u32),
+    /// The buffer a pointer held in a struct passed by value points to: the 8 bytes at
+    /// `offset` of aggregate parameter `param` (`p.k_data` of a `Params` struct). Like pointer
+    /// parameters, distinct pointers are taken to point into distinct buffers.
+    Field { param: u32, offset: u32 },
+}
+
+impl Base {
+    /// The parameter that holds the pointer, for a buffer.
+    pub fn param(self) -> Option<u32> {
+        match self {
+            Base::Param(p) | Base::Field { param: p, .. } => Some(p),
+            Base::Var(_) => None,
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -285,6 +299,18 @@ pub fn lift(k: &Kernel) -> Lifted {
 }
 
 impl Lifted {
+    /// The pointer fields of structs passed by value some access addresses from, as
+    /// `(parameter, byte offset)`: buffers of the kernel that are not parameters.
+    pub fn pointer_fields(&self) -> std::collections::BTreeSet<(u32, u32)> {
+        self.accesses
+            .iter()
+            .filter_map(|a| match a.base {
+                Some(Base::Field { param, offset }) => Some((param, offset)),
+                _ => None,
+            })
+            .collect()
+    }
+
     /// The parameters some access addresses from: the kernel's buffers.
     pub fn pointer_params(&self) -> std::collections::BTreeSet<u32> {
         self.accesses
@@ -1268,15 +1294,19 @@ impl Lifter<'_> {
     /// when the base appears once as a summand.
     fn split_base(&mut self, e: ExprId) -> Option<(Base, ExprId)> {
         use crate::expr::Node;
-        let base_of = |s: Sym, k: &Kernel| -> Option<Base> {
+        let base_of = |s: Sym, bits: u32, k: &Kernel| -> Option<Base> {
             match s {
                 Sym::VarBase(v) => Some(Base::Var(v)),
                 Sym::Param { index, offset: 0 } if k.params.get(index as usize).is_some_and(|p| p.bits == 64) => Some(Base::Param(index)),
+                // Eight aligned bytes of a struct passed by value, read whole: a pointer field.
+                Sym::Param { index, offset } if bits == 64 && offset % 8 == 0 && k.params.get(index as usize).is_some_and(|p| p.is_aggregate()) => {
+                    Some(Base::Field { param: index, offset })
+                }
                 _ => None,
             }
         };
         match self.x.node(e).clone() {
-            Node::Var { sym, .. } => base_of(sym, self.k).map(|b| (b, self.x.konst(0, 64))),
+            Node::Var { sym, bits } => base_of(sym, bits, self.k).map(|b| (b, self.x.konst(0, 64))),
             Node::Bin { op: BinOp::Add, a, b, .. } => {
                 if let Some((base, off)) = self.split_base(a) {
                     if self.split_base(b).is_none() {

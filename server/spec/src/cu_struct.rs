@@ -22,8 +22,10 @@ pub struct FieldLayout {
 /// What a field holds, for the value `lark.toml` may give it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FieldKind {
-    /// An integer, `bool` or pointer.
+    /// An integer or `bool`.
     Integer,
+    /// A pointer: declared as the buffer it points to (`{ dtype = "f16", len = 4096 }`).
+    Pointer,
     /// `float`, `double`, `half`, `bfloat16`.
     Float,
     /// A CUDA vector type (`float2`, `int4`): declared element by element, by byte offset.
@@ -81,7 +83,7 @@ fn layout_of(text: &str, name: &str, depth: u32) -> Result<StructLayout, String>
         let (ty, declarators) = split_declaration(&decl).ok_or_else(|| format!("member `{decl}` of `{name}` is not read"))?;
         for d in declarators {
             let (pointer, field, dims) = declarator(&d).ok_or_else(|| format!("member `{d}` of `{name}` is not read"))?;
-            let (elem, elem_align, kind, inner) = if pointer { (8, 8, FieldKind::Integer, None) } else { type_layout(text, &ty, depth)? };
+            let (elem, elem_align, kind, inner) = if pointer { (8, 8, FieldKind::Pointer, None) } else { type_layout(text, &ty, depth)? };
             let count = dims.iter().try_fold(1u32, |n, &d| n.checked_mul(d)).filter(|&n| (n as usize) < MAX_FIELDS);
             let Some(count) = count else { return Err(format!("member `{d}` of `{name}` is too large an array")) };
             let elements_named = count as usize * inner.as_ref().map_or(1, |i| i.fields.len().max(1));

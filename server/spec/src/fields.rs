@@ -76,9 +76,15 @@ fn layout_of_param(cu: &str, p: &CuParam, bytes: Option<u32>) -> Result<StructLa
 /// The value a named field is declared with, checked against the field's C type: an integer
 /// written for a `float` field is that float (TOML's `1` for `1.0`; passed as the integer's bits
 /// it would be a denormal), a float for an integer field, a range for a float field, and any
-/// value for a vector field are errors.
+/// value for a vector field are errors; a pointer field is declared as the buffer it points to,
+/// and only a pointer field is.
 fn typed(ps: &ParamSpec, kind: FieldKind, key: &str) -> Result<ParamSpec, String> {
     match (ps, kind) {
+        (ParamSpec::Buffer { .. }, FieldKind::Pointer) => Ok(ps.clone()),
+        (ParamSpec::Buffer { .. }, _) => Err(format!("`{key}` is not a pointer: give it a `value` or a `range`")),
+        (ParamSpec::Scalar { .. }, FieldKind::Pointer) => {
+            Err(format!("`{key}` is a pointer field: declare the buffer it points to (`{{ dtype = \"f32\", len = ... }}`)"))
+        }
         (ParamSpec::Scalar { value: Some(Scalar::Int(v)), range: None }, FieldKind::Float) => {
             Ok(ParamSpec::Scalar { value: Some(Scalar::Float(*v as f64)), range: None })
         }
@@ -169,5 +175,22 @@ mod tests {
         assert!(resolve("q.n", value(Scalar::Float(2.5))).1[0].contains("is an integer field"));
         assert!(resolve("q.s", ParamSpec::Scalar { value: None, range: Some((0, 1)) }).1[0].contains("floating-point field"));
         assert!(resolve("q.v", value(Scalar::Float(1.0))).1[0].contains("vector field"));
+    }
+
+    #[test]
+    fn a_pointer_field_is_declared_as_its_buffer_and_only_a_pointer_field_is() {
+        let cu = "struct Q { int n; float* data; };\n__global__ void k(const Q q) {}";
+        let resolve = |key: &str, ps: ParamSpec| {
+            let mut s = KernelSpec::default();
+            s.params.insert(key.to_string(), ps);
+            let errors = resolve_field_names(&mut s, cu, &params(cu), &[16]);
+            (s, errors.into_iter().map(|e| e.message).collect::<Vec<_>>())
+        };
+        let buffer = ParamSpec::Buffer { dtype: Some(crate::DType::F32), len: Some(crate::Len::Elements(64)), values: None, assume: Vec::new() };
+        let (s, e) = resolve("q.data", buffer.clone());
+        assert!(e.is_empty(), "{e:?}");
+        assert_eq!(s.params["q+8"], buffer);
+        assert!(resolve("q.n", buffer).1[0].contains("is not a pointer"));
+        assert!(resolve("q.data", ParamSpec::Scalar { value: Some(Scalar::Int(0)), range: None }).1[0].contains("is a pointer field"));
     }
 }

@@ -114,51 +114,58 @@ impl Validator<'_> {
                     }
                 }
             }
-            ParamSpec::Buffer { dtype, len, values, assume } => {
+            ParamSpec::Buffer { .. } => {
                 if !p.is_pointer {
                     self.error(&rel, format!("`{key}` is a scalar; dtype, len, assume and values are for pointer parameters"));
                     return;
                 }
-                if values.is_some() && assume.contains(&crate::Assumption::Zeroed) {
-                    self.error(&format!("{rel}.assume"), "`zeroed` and fixed `values` both give the contents: keep one");
+                self.buffer(&rel, ps);
+            }
+        }
+    }
+
+    /// The facts about a buffer (a pointer parameter, or a pointer field of a struct passed by
+    /// value): its length and fixed contents agree with each other and with its dtype.
+    fn buffer(&mut self, rel: &str, ps: &ParamSpec) {
+        let ParamSpec::Buffer { dtype, len, values, assume } = ps else { return };
+        if values.is_some() && assume.contains(&crate::Assumption::Zeroed) {
+            self.error(&format!("{rel}.assume"), "`zeroed` and fixed `values` both give the contents: keep one");
+        }
+        let len_key = format!("{rel}.len");
+        match len {
+            Some(Len::Elements(0)) => self.error(&len_key, "`len` is at least 1, found 0"),
+            Some(l @ (Len::Param(_) | Len::Expr(_))) => {
+                let e = l.to_expr();
+                self.expr(&len_key, &e);
+                if let Some((_, hi)) = e.bounds(&|n| self.spec.scalar_range(n)) {
+                    if hi < 1 {
+                        self.error(&len_key, format!("`len` is at most {hi} for the declared scalars; a buffer has at least 1 element"));
+                    }
                 }
-                let len_key = format!("{rel}.len");
-                match len {
-                    Some(Len::Elements(0)) => self.error(&len_key, "`len` is at least 1, found 0"),
-                    Some(l @ (Len::Param(_) | Len::Expr(_))) => {
-                        let e = l.to_expr();
-                        self.expr(&len_key, &e);
-                        if let Some((_, hi)) = e.bounds(&|n| self.spec.scalar_range(n)) {
-                            if hi < 1 {
-                                self.error(&len_key, format!("`len` is at most {hi} for the declared scalars; a buffer has at least 1 element"));
-                            }
-                        }
-                    }
-                    _ => {}
+            }
+            _ => {}
+        }
+        if let Some(values) = values {
+            if dtype.is_none() {
+                // The contents are integers; how many bytes each takes in memory is the
+                // dtype's to say, and guessing it would read the wrong elements.
+                self.error(&format!("{rel}.values"), "fixed contents need the buffer's `dtype` (how each element is stored)");
+            }
+            if let Some(d) = dtype {
+                if let Err((_, message)) = check_values_fit(values, *d) {
+                    self.error(&format!("{rel}.values"), message);
                 }
-                if let Some(values) = values {
-                    if dtype.is_none() {
-                        // The contents are integers; how many bytes each takes in memory is the
-                        // dtype's to say, and guessing it would read the wrong elements.
-                        self.error(&format!("{rel}.values"), "fixed contents need the buffer's `dtype` (how each element is stored)");
-                    }
-                    if let Some(d) = dtype {
-                        if let Err((_, message)) = check_values_fit(values, *d) {
-                            self.error(&format!("{rel}.values"), message);
-                        }
-                    }
-                    if let Some(Len::Elements(n)) = len {
-                        if *n != values.len() as u64 {
-                            self.error(&len_key, format!("`len` is {n} but the fixed contents have {} elements", values.len()));
-                        }
-                    }
+            }
+            if let Some(Len::Elements(n)) = len {
+                if *n != values.len() as u64 {
+                    self.error(&len_key, format!("`len` is {n} but the fixed contents have {} elements", values.len()));
                 }
             }
         }
     }
 
     /// A field of a struct passed by value (`p+16`, or `p.ncols` where no layout resolved it):
-    /// a scalar fact about a parameter that is not a pointer. Whether the offset lies inside the
+    /// a scalar fact, or a buffer for a pointer field, about a parameter that is not a pointer. Whether the offset lies inside the
     /// struct is the binding's to say (the PTX knows the struct's size).
     fn field(&mut self, key: &str, base: &str, rel: &str, ps: &ParamSpec) {
         let Some(p) = lookup(self.params, base) else {
@@ -181,7 +188,9 @@ impl Validator<'_> {
                 self.error(&format!("{rel}.range"), format!("a range is [lo, hi] with lo <= hi, found [{lo}, {hi}]"));
             }
             ParamSpec::Scalar { .. } => {}
-            ParamSpec::Buffer { .. } => self.error(rel, format!("`{key}` is a field; give it a `value` or a `range`")),
+            // A pointer inside the struct: whether eight bytes at that offset are one is the
+            // binding's to say (the PTX reads them).
+            ParamSpec::Buffer { .. } => self.buffer(rel, ps),
         }
     }
 

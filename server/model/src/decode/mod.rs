@@ -65,6 +65,13 @@ pub struct ParamInfo {
     pub bytes: u32,
 }
 
+impl ParamInfo {
+    /// A struct passed by value (`.param .align A .b8 name[N]`), not a scalar or pointer.
+    pub fn is_aggregate(&self) -> bool {
+        self.bytes * 8 != self.bits
+    }
+}
+
 /// The byte size of a PTX parameter (`.b8 p[128]`: 128; `.u64 n`: 8), as [`ParamInfo::bytes`]
 /// records it.
 pub fn param_bytes(p: &ptx::ast::Param) -> u32 {
