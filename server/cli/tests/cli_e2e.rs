@@ -740,6 +740,42 @@ fn a_pointer_inside_a_struct_passed_by_value_is_a_buffer_of_its_own() {
     assert!(r.stdout.contains("`r+8` has 1200 bytes"), "{r:?}");
 }
 
+/// The equivalence run has no buffer for a pointer inside a struct: a kernel that reads through
+/// one has its equivalence unchecked with that reason (the run passed a null pointer), and a
+/// reference cannot bind such a field (an interface error that says so).
+#[test]
+fn an_equivalence_through_a_pointer_inside_a_struct_is_unchecked_with_the_reason() {
+    let dir = temp_dir("pointer-field-equiv");
+    std::fs::create_dir_all(dir.join("references")).unwrap();
+    std::fs::write(
+        dir.join("s.cu"),
+        "struct Scale {\n  const float* by;\n  int n;\n};\n\
+         extern \"C\" __global__ void scale_into(float* out, const float* x, Scale r) {\n\
+           int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < r.n) out[i] = x[i] * r.by[0];\n}\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join("references/s.py"), "def reference(x):\n    return x * 2\n").unwrap();
+    let toml = |arg: &str| {
+        format!(
+            "[kernel.scale_into]\ngrid = [2, 1, 1]\nblock = [256, 1, 1]\n[kernel.scale_into.params]\nout = {{ dtype = \"f32\", len = 300 }}\n\
+             x = {{ dtype = \"f32\", len = 300 }}\nr.by = {{ dtype = \"f32\", len = 1 }}\nr.n = {{ value = 300 }}\n\
+             [kernel.scale_into.reference]\nfile = \"references/s.py\"\n[kernel.scale_into.reference.args]\n\
+             x = {{ buffer = \"{arg}\", shape = [300] }}\n[[kernel.scale_into.reference.outputs]]\nbuffer = \"out\"\nshape = [300]\n"
+        )
+    };
+    let cu = dir.join("s.cu").display().to_string();
+    std::fs::write(dir.join("lark.toml"), toml("x")).unwrap();
+    let r = run(&["check", &cu]);
+    assert_eq!(r.code, 1, "{r:?}");
+    assert!(r.stdout.contains("kernel scale_into: uncertified"), "{r:?}");
+    assert!(r.stdout.contains("reads memory through the pointer `r+0` inside a struct passed by value"), "{r:?}");
+    assert!(!r.stdout.contains("mismatch"), "{r:?}");
+    std::fs::write(dir.join("lark.toml"), toml("r.by")).unwrap();
+    let r = run(&["check", &cu]);
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(r.stderr.contains("`r.by` is a field of a struct passed by value; the reference binds parameters only"), "{r:?}");
+}
+
 /// A declared field whose value the run cannot pass (a `__half` read at 16 bits) leaves the
 /// equivalence unchecked with the reason, rather than passing zeros for it (a kernel scaling by
 /// zero disagreed with its reference: a false mismatch).

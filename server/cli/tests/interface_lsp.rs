@@ -155,6 +155,37 @@ fn a_race_on_undeclared_index_values_is_a_warning_fixed_by_a_rechecked_assumptio
     c.shutdown(Duration::from_secs(10));
 }
 
+/// A scatter through an index buffer inside a struct passed by value (`g.idx`, a CUTLASS-style
+/// `Params`): the race names it by byte offset (`g+0`), and the re-checked assumption goes into
+/// lark.toml under that key; saved, the race is gone.
+#[test]
+fn an_index_buffer_inside_a_struct_gets_a_rechecked_assumption() {
+    let cu = "struct Scatter {\n  const int* idx;\n  float* out;\n  int n;\n};\n\
+              extern \"C\" __global__ void scatter(const float* x, Scatter g) {\n\
+                int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < g.n) g.out[g.idx[i]] = x[i];\n}\n";
+    let toml = "[kernel.scatter]\ngrid = [2, 1, 1]\nblock = [128, 1, 1]\n[kernel.scatter.params]\nx = { dtype = \"f32\", len = 256 }\ng.n = { value = 256 }\n";
+    let dir = folder("struct-index", &[("lark.toml", toml), ("scatter.cu", cu)]);
+    let mut c = start(&dir, json!({}));
+    let u = open(&mut c, &dir.join("scatter.cu"), "cuda-cpp");
+    let d = diagnostics(&mut c, &u);
+    let race = d.iter().find(|x| x["code"] == "race").unwrap_or_else(|| panic!("{d:#?}"));
+    assert_eq!(race["severity"], 2, "a warning: {race:#}");
+    let message = race["message"].as_str().unwrap();
+    assert!(message.contains("g+8") && message.contains("`g+0`") && message.contains("assume = [\"injective\"]"), "{message}");
+    let line = race["range"]["start"]["line"].as_u64().unwrap();
+    let title = "Assume `g+0` is injective";
+    let actions = code_actions(&mut c, &u, line, title);
+    let fix = actions.as_array().unwrap().iter().find(|a| a["title"].as_str().unwrap().starts_with(title)).unwrap_or_else(|| panic!("{actions:#}"));
+    let change = &fix["edit"]["documentChanges"][0];
+    let edited = apply(toml, change["edits"].as_array().unwrap());
+    assert!(edited.contains("\"g+0\" = { assume = [\"injective\"] }"), "{edited}");
+    std::fs::write(dir.join("lark.toml"), &edited).unwrap();
+    c.notify("workspace/didChangeWatchedFiles", json!({ "changes": [{ "uri": uri(&dir.join("lark.toml")), "type": 2 }] }));
+    let d = diagnostics_when(&mut c, &u, |ks| ks[0]["verdict"] != "race");
+    assert!(d.iter().all(|x| x["code"] != "race"), "{d:#?}");
+    c.shutdown(Duration::from_secs(10));
+}
+
 /// vLLM's expert counting (tests/real/bugs, `vllm_moe_align_zero_init_fixed`): shared counters
 /// indexed by expert ids read from `topk_ids`.
 const MOE_COUNT_CU: &str =

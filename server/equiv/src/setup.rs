@@ -473,12 +473,22 @@ pub struct Run {
 
 /// The bytes of the structs passed by value with fields the interface declares, each field as
 /// wide as the kernel reads it (which only the lifted model knows, so it is lifted only then).
-/// A declared value that cannot be passed is a set-up error: the run would pass zeros for it.
+/// A declared value that cannot be passed is a set-up error: the run would pass zeros for it;
+/// so is a pointer inside a struct the kernel reads through (the run has no buffer for it).
 fn declared_structs(k: &Kernel, binding: &Binding) -> Result<HashMap<u32, Vec<u8>>, SetupError> {
-    if binding.fields.is_empty() {
+    if !k.params.iter().any(|p| p.is_aggregate()) {
         return Ok(HashMap::new());
     }
     let lifted = model::symbolic::lift(k);
+    if let Some(&(param, offset)) = lifted.pointer_fields().first() {
+        return Err(format!(
+            "the kernel reads memory through the pointer `{}+{offset}` inside a struct passed by value, which the equivalence run cannot pass yet",
+            binding.name(param)
+        ));
+    }
+    if binding.fields.is_empty() {
+        return Ok(HashMap::new());
+    }
     let (values, unencodable) = binding.declared_field_values(&lifted.exprs);
     if let Some((key, why)) = unencodable.first() {
         return Err(format!("the declared field `{key}` cannot be passed to the kernel: {why}"));

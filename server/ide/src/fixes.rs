@@ -226,10 +226,18 @@ fn assumption_fix(
         .unwrap_or(&kr.source_name)
         .to_string();
     let k = kr.model()?;
-    let index = (0..k.params.len()).find(|&i| kr.param_name(i) == buffer)?;
-    let names = [kr.param_name(index), k.params[index].name.to_string(), format!("param_{index}")];
-    let entry = written.and_then(|i| i.kernels.get(&section));
-    let key = names.iter().find(|n| entry.is_some_and(|e| e.params.contains_key(*n))).unwrap_or(&names[0]).clone();
+    let key = match (0..k.params.len()).find(|&i| kr.param_name(i) == buffer) {
+        Some(index) => {
+            let names = [kr.param_name(index), k.params[index].name.to_string(), format!("param_{index}")];
+            let entry = written.and_then(|i| i.kernels.get(&section));
+            names.iter().find(|n| entry.is_some_and(|e| e.params.contains_key(*n))).unwrap_or(&names[0]).clone()
+        }
+        // A pointer inside a struct passed by value goes by its byte offset (`p+48`).
+        None => {
+            let (base, _) = spec::field_key(buffer)?;
+            (0..k.params.len()).any(|i| kr.param_name(i) == base && k.params[i].is_aggregate()).then(|| buffer.to_string())?
+        }
+    };
     let mut edited = original.to_string();
     for a in assumptions {
         let edit = spec::add_assumption(&edited, &section, &key, a)?;

@@ -151,14 +151,15 @@ fn the_interface_stub_parses_and_names_the_cuda_parameters() {
 }
 
 /// A struct passed by value gets one line per field the kernel reads, by byte offset (the
-/// form lark.toml declares fields in without the struct's layout), and the stub parses.
+/// form lark.toml declares fields in without the struct's layout): a value for a scalar, the
+/// buffer for a pointer the kernel reads through; and the stub parses.
 #[test]
 fn the_interface_stub_lists_the_fields_a_kernel_reads_of_a_struct_passed_by_value() {
     let dir = workspace("stub-struct", &[]);
     let path = dir.join("scaled.cu");
-    let text = "struct scale_params {\n  int n;\n  float scale;\n};\n\
+    let text = "struct scale_params {\n  int n;\n  float scale;\n  const float* bias;\n};\n\
                 extern \"C\" __global__ void scaled(float* out, const float* x, const scale_params p) {\n\
-                  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < p.n) out[i] = x[i] * p.scale;\n}\n";
+                  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < p.n) out[i] = x[i] * p.scale + p.bias[i];\n}\n";
     std::fs::write(&path, text).unwrap();
     let mut host = AnalysisHost::new(Settings::default());
     let key = open(&mut host, &path, text, 1);
@@ -169,6 +170,7 @@ fn the_interface_stub_lists_the_fields_a_kernel_reads_of_a_struct_passed_by_valu
     let stub = fix.edits[0].edits[0].new_text.clone();
     assert!(stub.contains("\"p+0\" = { value = 1024 }"), "{stub}");
     assert!(stub.contains("\"p+4\" = { value = 1024 }"), "{stub}");
+    assert!(stub.contains("\"p+8\" = { dtype = \"f32\", len = 1024 }  # a pointer in the struct"), "{stub}");
     assert!(!stub.contains("\np = "), "the struct itself takes no value: {stub}");
     spec::parse_lark_toml("lark.toml", &stub).expect("the stub parses");
 }

@@ -224,6 +224,9 @@ impl Validator<'_> {
         let message = match lookup(self.params, name) {
             Some(p) if p.is_pointer == pointer => return,
             Some(_) => format!("`{name}` is a {other} parameter; expected a {what}"),
+            None if crate::field_key(name).is_some() || crate::named_field_key(name).is_some() => {
+                format!("`{name}` is a field of a struct passed by value; the reference binds parameters only (fields cannot be bound yet)")
+            }
             None => format!("`{name}` is not a {what} parameter of this kernel ({what}s: {})", list(self.params, Some(pointer))),
         };
         self.error(rel, message);
