@@ -153,9 +153,33 @@ pub struct Mono {
 }
 
 /// A sum of monomials with nonzero rational coefficients, sorted by monomial.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct Poly {
     pub terms: Vec<(Mono, BigRational)>,
+}
+
+// Coefficients are always in lowest terms (every arithmetic result is), so polynomials are
+// compared and hashed by their terms' parts. `Ratio`'s own `Hash` expands each coefficient into
+// a continued fraction, and that dominated interning long sums: a LayerNorm row's `x - mean`,
+// grouped once per element.
+impl PartialEq for Poly {
+    fn eq(&self, other: &Poly) -> bool {
+        self.terms.len() == other.terms.len()
+            && self.terms.iter().zip(&other.terms).all(|((m1, c1), (m2, c2))| m1 == m2 && c1.numer() == c2.numer() && c1.denom() == c2.denom())
+    }
+}
+
+impl Eq for Poly {}
+
+impl Hash for Poly {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.terms.len().hash(state);
+        for (m, c) in &self.terms {
+            m.hash(state);
+            c.numer().hash(state);
+            c.denom().hash(state);
+        }
+    }
 }
 
 /// A value: a polynomial, or an infinity (only `-inf` as a max/min identity, and infinities in
@@ -192,25 +216,41 @@ impl std::fmt::Display for NfError {
 
 pub type R<T> = Result<T, NfError>;
 
-struct Interner<T: Hash + Eq + Clone> {
+/// Items by id, each stored once: the index maps an item's hash to the ids with that hash (a
+/// row's thousands of grouped sums, thousands of terms each, were held twice, as items and as
+/// keys).
+struct Interner<T: Hash + Eq> {
     items: Vec<T>,
-    index: HashMap<T, u32>,
+    index: HashMap<u64, Vec<u32>>,
 }
 
-impl<T: Hash + Eq + Clone> Default for Interner<T> {
+impl<T: Hash + Eq> Default for Interner<T> {
     fn default() -> Self {
         Interner { items: Vec::new(), index: HashMap::new() }
     }
 }
 
-impl<T: Hash + Eq + Clone> Interner<T> {
+impl<T: Hash + Eq> Interner<T> {
+    fn hash_of(t: &T) -> u64 {
+        use std::hash::Hasher;
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        t.hash(&mut h);
+        h.finish()
+    }
+
+    /// The id of an item interned before.
+    fn get(&self, t: &T) -> Option<u32> {
+        self.index.get(&Self::hash_of(t))?.iter().copied().find(|&i| self.items[i as usize] == *t)
+    }
+
     fn intern(&mut self, t: T) -> u32 {
-        if let Some(&i) = self.index.get(&t) {
+        let h = Self::hash_of(&t);
+        if let Some(i) = self.index.get(&h).and_then(|ids| ids.iter().copied().find(|&i| self.items[i as usize] == t)) {
             return i;
         }
         let i = self.items.len() as u32;
-        self.items.push(t.clone());
-        self.index.insert(t, i);
+        self.items.push(t);
+        self.index.entry(h).or_default().push(i);
         i
     }
 }
@@ -434,9 +474,17 @@ impl Nf {
         }
         if p.terms.len() > 1 && q.terms.len() > 1 && p.terms.len() * q.terms.len() > EXPAND_LIMIT {
             let (gp, cp) = self.group(p);
-            let (gq, cq) = self.group(q);
+            // A square (`d * d` for a variance) groups its sum once.
+            let (gq, cq) = if p == q { (gp.clone(), cp.clone()) } else { self.group(q) };
             let m = self.mono_mul(&gp, &gq);
             return m.scale(&(cp * cq));
+        }
+        for (many, one) in [(p, q), (q, p)] {
+            if let [(m, c)] = one.terms.as_slice() {
+                if let Some(product) = self.times_inert(many, m, c) {
+                    return product;
+                }
+            }
         }
         let mut terms = Vec::with_capacity(p.terms.len() * q.terms.len());
         let mut extra = Poly::zero();
@@ -456,6 +504,54 @@ impl Nf {
         out
     }
 
+    /// `p · c·m` term by term, when no rule of [`Nf::reduce`] can apply to any product: both
+    /// monomials are reduced (square roots at power one), no square root is in both, no sum has
+    /// its inverse on one side and its group on the other, every inverse is of a sum too long to
+    /// be divided out (over four terms), and at most one side has an exponential. Then each
+    /// product is the merged factor list, which is what [`Nf::mono_mul`] returns, without its
+    /// per-term work: a row of `(x - mean) · rstd · gamma` multiplies thousands of terms by one
+    /// monomial per element.
+    fn times_inert(&self, p: &Poly, m: &Mono, c: &BigRational) -> Option<Poly> {
+        let (mut roots, mut inverses, mut groups) = (Vec::new(), Vec::new(), Vec::new());
+        for &(a, k) in &m.factors {
+            match self.atom_of(a) {
+                Atom::Apply(Func::Sqrt, _) if k == 1 => roots.push(a),
+                Atom::Apply(Func::Inv, q) if self.poly_of(*q).terms.len() > 4 => inverses.push(*q),
+                Atom::Apply(Func::Group, q) => groups.push(*q),
+                Atom::Apply(Func::Sqrt | Func::Inv, _) => return None,
+                _ => {}
+            }
+        }
+        let inert = |t: &Mono| {
+            !(t.exp.is_some() && m.exp.is_some())
+                && t.factors.iter().all(|&(a, k)| match self.atom_of(a) {
+                    Atom::Apply(Func::Sqrt, _) => k == 1 && !roots.contains(&a),
+                    Atom::Apply(Func::Inv, q) => self.poly_of(*q).terms.len() > 4 && !groups.contains(q),
+                    Atom::Apply(Func::Group, q) => !inverses.contains(q),
+                    _ => true,
+                })
+        };
+        if !p.terms.iter().all(|(t, _)| inert(t)) {
+            return None;
+        }
+        let mut terms = Vec::with_capacity(p.terms.len());
+        // Runs of equal coefficients (`Σ x/768`) are multiplied once, as in `Poly::scale`.
+        let mut last: Option<(&BigRational, BigRational)> = None;
+        for (t, k) in &p.terms {
+            let coefficient = match &last {
+                _ if c.is_one() => k.clone(),
+                Some((from, to)) if *from == k => to.clone(),
+                _ => {
+                    let scaled = k * c;
+                    last = Some((k, scaled.clone()));
+                    scaled
+                }
+            };
+            terms.push((merge_factors(t, m), coefficient));
+        }
+        Some(Poly::from_terms(terms))
+    }
+
     /// A sum as a group factor: `p = c · group(p/c)`.
     fn group(&mut self, p: &Poly) -> (Mono, BigRational) {
         let c = p.leading().cloned().unwrap_or_else(BigRational::one);
@@ -467,37 +563,7 @@ impl Nf {
 
     /// The product of two monomials (a polynomial, since `sqrt(P)²` multiplies `P` in).
     fn mono_mul(&mut self, a: &Mono, b: &Mono) -> Poly {
-        let mut factors: Vec<(AtomId, i32)> = Vec::with_capacity(a.factors.len() + b.factors.len());
-        let (mut i, mut j) = (0, 0);
-        while i < a.factors.len() || j < b.factors.len() {
-            let next = match (a.factors.get(i), b.factors.get(j)) {
-                (Some(x), Some(y)) if x.0 == y.0 => {
-                    i += 1;
-                    j += 1;
-                    (x.0, x.1 + y.1)
-                }
-                (Some(x), Some(y)) if x.0 < y.0 => {
-                    i += 1;
-                    *x
-                }
-                (Some(_), Some(y)) => {
-                    j += 1;
-                    *y
-                }
-                (Some(x), None) => {
-                    i += 1;
-                    *x
-                }
-                (None, Some(y)) => {
-                    j += 1;
-                    *y
-                }
-                (None, None) => unreachable!("the loop condition"),
-            };
-            if next.1 != 0 {
-                factors.push(next);
-            }
-        }
+        let factors = merge_powers(&a.factors, &b.factors);
         let exp = match (a.exp, b.exp) {
             (None, e) | (e, None) => e,
             (Some(x), Some(y)) => {
@@ -545,7 +611,7 @@ impl Nf {
             .collect();
         for (n, p) in inv_of {
             let group = Atom::Apply(Func::Group, p);
-            if let Some(&g) = self.atoms.index.get(&group) {
+            if let Some(g) = self.atoms.get(&group) {
                 if let Some(gi) = out_factors.iter().position(|(a, _)| a.0 == g) {
                     let k = out_factors[n].1;
                     out_factors[gi].1 -= k;
@@ -1005,7 +1071,7 @@ impl Nf {
                 let sign_flipped = lead.is_negative();
                 let normalized = diff.scale(&lead.abs().recip());
                 let normalized = if sign_flipped { normalized.scale(&rat(-1)) } else { normalized };
-                if self.polys.index.get(&normalized).is_some_and(|&i| i == d.0) {
+                if self.polys.get(&normalized).is_some_and(|i| i == d.0) {
                     // The condition compares a - b (or b - a) with 0.
                     let rel = if sign_flipped { rel.flip() } else { rel };
                     match rel {
@@ -1057,6 +1123,47 @@ impl Nf {
 }
 
 /// `n = s²·r` with the square factors of `n` (found by trial division up to 10⁴) in `s`.
+/// The product of two sorted factor lists: powers of one atom added, zero powers dropped.
+fn merge_powers(a: &[(AtomId, i32)], b: &[(AtomId, i32)]) -> Vec<(AtomId, i32)> {
+    let mut factors: Vec<(AtomId, i32)> = Vec::with_capacity(a.len() + b.len());
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() || j < b.len() {
+        let next = match (a.get(i), b.get(j)) {
+            (Some(x), Some(y)) if x.0 == y.0 => {
+                i += 1;
+                j += 1;
+                (x.0, x.1 + y.1)
+            }
+            (Some(x), Some(y)) if x.0 < y.0 => {
+                i += 1;
+                *x
+            }
+            (Some(_), Some(y)) => {
+                j += 1;
+                *y
+            }
+            (Some(x), None) => {
+                i += 1;
+                *x
+            }
+            (None, Some(y)) => {
+                j += 1;
+                *y
+            }
+            (None, None) => unreachable!("the loop condition"),
+        };
+        if next.1 != 0 {
+            factors.push(next);
+        }
+    }
+    factors
+}
+
+/// The product of two monomials at most one of which has an exponential, with no rule applied.
+fn merge_factors(a: &Mono, b: &Mono) -> Mono {
+    Mono { factors: merge_powers(&a.factors, &b.factors), exp: a.exp.or(b.exp) }
+}
+
 fn split_square(n: &BigInt) -> (BigInt, BigInt) {
     let mut r = n.abs();
     let mut s = BigInt::one();
@@ -1092,6 +1199,53 @@ mod tests {
 
     fn c(n: i64) -> Val {
         Nf::constant(rat(n))
+    }
+
+    /// A product by one monomial taken term by term without the rules (`times_inert`) is what
+    /// the rules give, and a monomial the rules react to (an inverse of a short sum, which
+    /// divides out) takes the general path.
+    #[test]
+    fn products_by_one_monomial_agree_with_the_rules() {
+        let mut nf = Nf::default();
+        let general = |nf: &mut Nf, p: &Poly, m: &Mono, k: &BigRational| {
+            let mut out = Poly::zero();
+            for (t, c) in &p.terms {
+                let prod = nf.mono_mul(t, m);
+                out.add_assign(prod.scale(&(c * k)));
+            }
+            out
+        };
+        // p = x0 + 2 x1 - x2/3 - x3 (a row's `x - mean`, shortened)
+        let mut p = Poly::zero();
+        for (i, k) in [(0, rat(1)), (1, rat(2)), (2, BigRational::new(BigInt::from(-1), BigInt::from(3))), (3, rat(-1))] {
+            let Val::Finite(xi) = x(&mut nf, i) else { unreachable!() };
+            p.add_assign(xi.scale(&k));
+        }
+        // m = x3 · sqrt(S) · inv(S) · exp(x4), S a long sum: rstd · gamma-like, with an input of p.
+        let mut long = Poly::zero();
+        for i in 10..20 {
+            let Val::Finite(xi) = x(&mut nf, i) else { unreachable!() };
+            long.add_assign(xi);
+        }
+        let Val::Finite(rstd) = nf.sqrt(Val::Finite(long.clone())).and_then(|r| nf.inv(r)).unwrap() else { unreachable!() };
+        let Val::Finite(x3) = x(&mut nf, 3) else { unreachable!() };
+        let Val::Finite(x4) = x(&mut nf, 4) else { unreachable!() };
+        let Val::Finite(e) = nf.exp(Val::Finite(x4)).unwrap() else { unreachable!() };
+        let rstd_x3 = nf.mul_poly(&rstd, &x3);
+        let m = nf.mul_poly(&rstd_x3, &e);
+        let [(mono, k)] = m.terms.as_slice() else { panic!("one monomial: {m:?}") };
+        let fast = nf.times_inert(&p, mono, k).expect("inert");
+        assert_eq!(fast, general(&mut nf, &p, mono, k));
+        assert_eq!(nf.mul_poly(&p, &m), fast);
+        assert_eq!(nf.mul_poly(&m, &p), fast);
+        // 1/(1 + x5) times x5 divides out: not inert.
+        let Val::Finite(x5) = x(&mut nf, 5) else { unreachable!() };
+        let mut short = x5.clone();
+        short.add_assign(Poly::constant(rat(1)));
+        let Val::Finite(inv) = nf.inv(Val::Finite(short)).unwrap() else { unreachable!() };
+        let [(mono, k)] = inv.terms.as_slice() else { panic!("one monomial: {inv:?}") };
+        assert!(nf.times_inert(&x5, mono, k).is_none());
+        assert_eq!(nf.mul_poly(&x5, &inv), general(&mut nf, &x5, mono, k));
     }
 
     #[test]
