@@ -46,6 +46,9 @@ pub struct Binding {
     /// Pointer fields of structs passed by value that the interface declares as buffers
     /// (`"p+32" = { dtype = "f16", len = 4096 }`).
     pub field_buffers: Vec<FieldBuffer>,
+    /// Names of fields by `(parameter, byte offset)`, where the `.cu` defines the struct
+    /// (`crate::Sources::field_names`).
+    pub field_names: crate::FieldNames,
 }
 
 /// A pointer field of a struct passed by value, declared as the buffer it points to.
@@ -212,7 +215,14 @@ impl Binding {
             fields,
             unresolved_fields,
             field_buffers,
+            field_names: crate::FieldNames::new(),
         }
+    }
+
+    /// How messages name field `offset` of struct parameter `param`: by its name in the `.cu`
+    /// (`p.ncols`), else by byte offset (`p+16`); either is a lark.toml key.
+    pub fn field_name(&self, param: u32, offset: u32) -> String {
+        self.field_names.get(&(param, offset)).cloned().unwrap_or_else(|| format!("{}+{offset}", self.name(param)))
     }
 
     /// The field of parameter `param` at byte `offset`, when the interface declares it.
@@ -236,7 +246,7 @@ impl Binding {
                 Scalar::Float(v) if bits == 32 => u64::from((v as f32).to_bits()),
                 Scalar::Float(v) if bits == 64 => v.to_bits(),
                 Scalar::Float(_) => {
-                    let key = format!("{}+{}", self.name(f.param), f.offset);
+                    let key = self.field_name(f.param, f.offset);
                     unencodable.push((key, format!("the kernel reads it as {bits} bits, and only 32- and 64-bit float values are passed")));
                     continue;
                 }
@@ -373,7 +383,7 @@ impl Binding {
     pub fn base_name(&self, base: Base) -> String {
         match base {
             Base::Param(p) => self.name(p).to_string(),
-            Base::Field { param, offset } => format!("{}+{offset}", self.name(param)),
+            Base::Field { param, offset } => self.field_name(param, offset),
             Base::Var(_) => "?".into(),
         }
     }

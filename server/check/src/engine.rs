@@ -83,6 +83,19 @@ pub struct Sources<'a> {
     pub cu_file: Option<String>,
     /// Parameter names from the CUDA signature, if the `.cu` text was available.
     pub param_names: Option<Vec<String>>,
+    /// Names of the fields of structs passed by value, `(parameter, byte offset) -> "p.ncols"`,
+    /// where the `.cu` defines the struct (see [`spec::field_names`]): messages use them.
+    pub field_names: FieldNames,
+}
+
+/// `(parameter index, byte offset) -> "p.ncols"`.
+pub type FieldNames = std::collections::BTreeMap<(u32, u32), String>;
+
+/// The names of the fields of kernel `k`'s structs passed by value, from its `.cu` text.
+pub fn field_names(k: &Kernel, cu: &str, source_name: &str) -> FieldNames {
+    let Some(params) = spec::cu_params(cu, source_name) else { return FieldNames::new() };
+    let struct_bytes: Vec<Option<u32>> = k.params.iter().map(|p| p.is_aggregate().then_some(p.bytes)).collect();
+    spec::field_names(cu, &params, &struct_bytes)
 }
 
 impl Sources<'_> {
@@ -181,6 +194,7 @@ fn check_kernel_in(k: &Kernel, spec: Option<&KernelSpec>, src: &Sources, opts: &
     let started = Instant::now();
     let model::Analysis { mut lifted, phases } = model::analyse(k);
     let mut bind = Binding::new(k, spec, src.param_names.as_deref());
+    bind.field_names = src.field_names.clone();
     bind.pinned_fields = opts.pinned_fields.clone();
     let (field_values, unencodable) = bind.declared_field_values(&lifted.exprs);
     bind.pinned_fields.extend(field_values);
@@ -445,8 +459,8 @@ struct Explain<'a> {
 impl Explain<'_> {
     fn launch(&self, w: &Witness) -> LaunchReport {
         let mut params = BTreeMap::new();
-        // A field of a struct passed by value goes by its byte offset (`p+16`), as lark.toml
-        // declares it.
+        // A field of a struct passed by value goes by its name (`p.ncols`) or its byte offset
+        // (`p+16`), as lark.toml declares it.
         let aggregate = |i: u32| self.k.params.get(i as usize).is_some_and(|p| p.is_aggregate());
         let fields = w.params.iter().map(|(&i, &v)| (i, 0, v)).chain(w.fields.iter().map(|f| (f.param, f.offset, f.value)));
         // Pointers are the replay's own buffers, whatever the solver made of them.
@@ -454,7 +468,7 @@ impl Explain<'_> {
         let pointer = |i: u32, offset: u32| if aggregate(i) { pointer_fields.contains(&(i, offset)) } else { pointers.contains(&i) };
         for (i, offset, v) in fields.filter(|&(i, offset, _)| !pointer(i, offset)) {
             if let Some((_, bits)) = self.l.exprs.find_var(Sym::Param { index: i, offset }) {
-                let name = if aggregate(i) { format!("{}+{offset}", self.bind.name(i)) } else { self.bind.name(i).to_string() };
+                let name = if aggregate(i) { self.bind.field_name(i, offset) } else { self.bind.name(i).to_string() };
                 params.insert(name, model::ops::sext(v, bits.max(1)));
             }
         }

@@ -41,7 +41,7 @@ pub mod witness;
 pub use self::smt::{Solver, SolverKind};
 pub use bind::{struct_bytes, Binding, ByteSize, DeclaredField};
 pub use ctx::demangle_local;
-pub use engine::{check_kernel, check_kernel_guarded, Options, Sources};
+pub use engine::{check_kernel, check_kernel_guarded, field_names, FieldNames, Options, Sources};
 pub use incomplete::incomplete_parse;
 pub use query::ThreadId;
 pub use report::*;
@@ -97,7 +97,13 @@ pub fn check_ptx(file: &str, text: &str, cx: &Context, opts: &Options, solver: &
         match lowered {
             Ok(k) => {
                 let cu_file = k.main_file.and_then(|f| map.file_name(ptx::SourceLoc { file: f, line: 1, col: 0 })).map(str::to_string);
-                let src = Sources { ptx: text, index: &index, cu_file, param_names: cx.cu_text.and_then(|cu| spec::cu_param_names(cu, &source_name)) };
+                let src = Sources {
+                    ptx: text,
+                    index: &index,
+                    cu_file,
+                    param_names: cx.cu_text.and_then(|cu| spec::cu_param_names(cu, &source_name)),
+                    field_names: cx.cu_text.map(|cu| engine::field_names(&k, cu, &source_name)).unwrap_or_default(),
+                };
                 let spec = cx.interface.and_then(|i| i.kernel(&name));
                 // Fields named `p.ncols` are placed by the struct's definition in the .cu.
                 let named = match (spec, cx.cu_text) {

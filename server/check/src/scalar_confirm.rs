@@ -95,7 +95,8 @@ pub fn confirm(
         })
         .collect();
     let mut judged = Judged { settled: candidates.iter().map(|&n| finding_key(&report.findings[n])).collect(), vanished: BTreeMap::new() };
-    let bind = crate::bind::Binding::new(k, None, src.param_names.as_deref());
+    let mut bind = crate::bind::Binding::new(k, None, src.param_names.as_deref());
+    bind.field_names = src.field_names.clone();
     let grid_pinned = spec.is_none_or(|s| s.grid.is_none());
     // Every open value is ordinary in the re-check, not only those the findings' witnesses
     // name: a witness sets what its own query needed, and another open value (a mask's row
@@ -315,7 +316,7 @@ fn mark_assumed_scalars(
     f.benign = None;
     let name = |v: OpenValue| match v {
         OpenValue::Scalar(i) => bind.name(i).to_string(),
-        OpenValue::Field(i, offset) => format!("{}+{offset}", bind.name(i)),
+        OpenValue::Field(i, offset) => bind.field_name(i, offset),
     };
     let values: Vec<String> = set.iter().map(|&(v, value)| format!("{}={value}", name(v))).collect();
     let sizes: Vec<String> = set.iter().filter(|(v, _)| !strides.contains_key(&v.slot())).map(|&(v, _)| name(v)).collect();
@@ -329,19 +330,21 @@ fn mark_assumed_scalars(
         ),
         (true, _) => format!("the row strides {} (every other undeclared integer parameter at {ORDINARY})", apart.join(", ")),
     };
-    // A field of a struct passed by value is declared under the name the message uses, quoted
-    // (`"p+16" = { value = ... }`), or by field name where the kernel's .cu is at hand.
-    let fields: Vec<String> = set.iter().filter(|(v, _)| matches!(v, OpenValue::Field(..))).map(|&(v, _)| format!("`\"{}\"`", name(v))).collect();
+    // A field of a struct passed by value is declared under the name the message uses: by field
+    // name where the kernel's .cu defines the struct (`p.ncols = { value = ... }`), else by
+    // byte offset, quoted (`"p+16" = { value = ... }`).
+    let key = |n: String| if spec::field_key(&n).is_some() { format!("`\"{n}\"`") } else { format!("`{n}`") };
+    let fields: Vec<String> = set.iter().filter(|(v, _)| matches!(v, OpenValue::Field(..))).map(|&(v, _)| key(name(v))).collect();
+    let by_name = if fields.iter().all(|f| !f.contains('+')) { "" } else { ", or `p.field` by name" };
     let remedy = format!(
         "declare {} in lark.toml if {} can occur{}",
         if set.len() == 1 { "its value or range" } else { "their values or ranges" },
         if set.len() == 1 { "such a value" } else { "such values" },
         match fields.len() {
             0 => String::new(),
-            1 =>
-                format!(" ({} is a field of a struct passed by value: `{} = {{ value = ... }}`, or `p.field` by name)", fields[0], fields[0].trim_matches('`')),
-            _ =>
-                format!(" ({} are fields of a struct passed by value, declared as `\"p+OFFSET\" = {{ value = ... }}`, or `p.field` by name)", fields.join(", ")),
+            1 => format!(" ({} is a field of a struct passed by value: `{} = {{ value = ... }}`{by_name})", fields[0], fields[0].trim_matches('`')),
+            _ if by_name.is_empty() => format!(" ({} are fields of a struct passed by value, declared as `p.field = {{ value = ... }}`)", fields.join(", ")),
+            _ => format!(" ({} are fields of a struct passed by value, declared as `\"p+OFFSET\" = {{ value = ... }}`{by_name})", fields.join(", ")),
         }
     );
     let grid = if grid_pinned { format!(" on a grid of {ORDINARY_GRID} blocks along each dimension the kernel reads") } else { String::new() };

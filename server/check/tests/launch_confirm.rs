@@ -23,7 +23,7 @@ fn findings_at_an_undeclared_launch_are_confirmed_at_the_common_blocks() {
     let (_, lowered) = model::lower_module(&parsed.module).into_iter().find(|(n, _)| *n == "blur_early_return").unwrap();
     let k = lowered.unwrap();
     let cu_file = k.main_file.and_then(|f| map.file_name(ptx::SourceLoc { file: f, line: 1, col: 0 })).map(str::to_string);
-    let src = Sources { ptx: &text, index: &index, cu_file, param_names: spec::cu_param_names(&cu, "blur_early_return") };
+    let src = Sources { ptx: &text, index: &index, cu_file, param_names: spec::cu_param_names(&cu, "blur_early_return"), field_names: Default::default() };
     let mut solver = Solver::new();
     let report = check_kernel_scoped(&k, None, &src, &Options::default(), &mut solver);
     let lines = |f: &check::Finding| {

@@ -702,7 +702,8 @@ fn the_fields_of_a_struct_passed_by_value_reach_the_equivalence_run() {
 }
 
 /// A pointer inside a struct passed by value (`Rows::out`) points to a buffer of its own. With
-/// no setup a race through it is found and named (it was an "untracked address", uncertified);
+/// no setup a race through it is found and named as the .cu names the field (it was an
+/// "untracked address", uncertified);
 /// declared in lark.toml by field name, with a length, its bounds are checked and a correct
 /// kernel is verified.
 #[test]
@@ -721,7 +722,7 @@ fn a_pointer_inside_a_struct_passed_by_value_is_a_buffer_of_its_own() {
     assert_eq!(kernel(&doc, "last_writer_wins")["verdict"], "race", "{doc:#}");
     assert!(kernel(&doc, "last_writer_wins")["uncertified"].as_array().unwrap().is_empty(), "{doc:#}");
     let r = run(&["check", &cu]);
-    assert!(r.stdout.contains("data race on global r+0[0]"), "{r:?}");
+    assert!(r.stdout.contains("data race on global r.out[0]"), "{r:?}");
     assert!(r.stdout.contains("rows.cu:12: error[race]"), "{r:?}");
     let toml = |n: u32| {
         format!(
@@ -737,7 +738,7 @@ fn a_pointer_inside_a_struct_passed_by_value_is_a_buffer_of_its_own() {
     let r = run(&["check", &cu, "--kernel", "scale_rows"]);
     assert_eq!(r.code, 1, "{r:?}");
     assert!(r.stdout.contains("error[out_of_bounds]"), "{r:?}");
-    assert!(r.stdout.contains("`r+8` has 1200 bytes"), "{r:?}");
+    assert!(r.stdout.contains("`r.in` has 1200 bytes"), "{r:?}");
 }
 
 /// The equivalence run has no buffer for a pointer inside a struct: a kernel that reads through

@@ -156,8 +156,8 @@ fn a_race_on_undeclared_index_values_is_a_warning_fixed_by_a_rechecked_assumptio
 }
 
 /// A scatter through an index buffer inside a struct passed by value (`g.idx`, a CUTLASS-style
-/// `Params`): the race names it by byte offset (`g+0`), and the re-checked assumption goes into
-/// lark.toml under that key; saved, the race is gone.
+/// `Params`): the race names it as the .cu does (`g.idx`), and the re-checked assumption goes
+/// into lark.toml under that key; saved, the race is gone.
 #[test]
 fn an_index_buffer_inside_a_struct_gets_a_rechecked_assumption() {
     let cu = "struct Scatter {\n  const int* idx;\n  float* out;\n  int n;\n};\n\
@@ -171,14 +171,14 @@ fn an_index_buffer_inside_a_struct_gets_a_rechecked_assumption() {
     let race = d.iter().find(|x| x["code"] == "race").unwrap_or_else(|| panic!("{d:#?}"));
     assert_eq!(race["severity"], 2, "a warning: {race:#}");
     let message = race["message"].as_str().unwrap();
-    assert!(message.contains("g+8") && message.contains("`g+0`") && message.contains("assume = [\"injective\"]"), "{message}");
+    assert!(message.contains("g.out[") && message.contains("`g.idx`") && message.contains("assume = [\"injective\"]"), "{message}");
     let line = race["range"]["start"]["line"].as_u64().unwrap();
-    let title = "Assume `g+0` is injective";
+    let title = "Assume `g.idx` is injective";
     let actions = code_actions(&mut c, &u, line, title);
     let fix = actions.as_array().unwrap().iter().find(|a| a["title"].as_str().unwrap().starts_with(title)).unwrap_or_else(|| panic!("{actions:#}"));
     let change = &fix["edit"]["documentChanges"][0];
     let edited = apply(toml, change["edits"].as_array().unwrap());
-    assert!(edited.contains("\"g+0\" = { assume = [\"injective\"] }"), "{edited}");
+    assert!(edited.contains("\"g.idx\" = { assume = [\"injective\"] }"), "{edited}");
     std::fs::write(dir.join("lark.toml"), &edited).unwrap();
     c.notify("workspace/didChangeWatchedFiles", json!({ "changes": [{ "uri": uri(&dir.join("lark.toml")), "type": 2 }] }));
     let d = diagnostics_when(&mut c, &u, |ks| ks[0]["verdict"] != "race");

@@ -250,14 +250,15 @@ fn ggml_soft_max_toml(extra: &str) -> String {
 /// ggml's softmax takes its sizes in a struct passed by value (`soft_max_params p`). With the
 /// fields undeclared, its out-of-bounds candidates need a row length `p.ncols` (the field at
 /// byte 16) larger than the declared buffers hold: the replay passes the counterexample's field
-/// values, and the finding is a warning that says how to declare the field.
+/// values, and the finding is a warning that names the field as the .cu does and says how to
+/// declare it.
 #[test]
 fn a_finding_that_needs_a_struct_field_is_replayed_with_it_and_says_how_to_declare_it() {
     let out = check_alone_with("ggml_soft_max", &["--kernel", GGML_SOFT_MAX], Some(&ggml_soft_max_toml("")));
     let text = String::from_utf8_lossy(&out.stdout);
     let warning = text.lines().find(|l| l.contains(":59: warning[out_of_bounds]")).unwrap_or_else(|| panic!("line 59 is replayed, as a warning:\n{text}"));
-    assert!(warning.contains("found with p+16="), "{warning}");
-    assert!(warning.contains("`\"p+16\"` is a field of a struct passed by value: `\"p+16\" = { value = ... }`"), "{warning}");
+    assert!(warning.contains("found with p.ncols="), "{warning}");
+    assert!(warning.contains("`p.ncols` is a field of a struct passed by value: `p.ncols = { value = ... }`"), "{warning}");
     assert!(!text.contains("error["), "{text}");
 }
 

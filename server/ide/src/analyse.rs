@@ -83,6 +83,8 @@ pub struct KernelResult {
     /// The kernel's Lean module, generated on first use (`crate::lean`).
     pub(crate) lean: OnceLock<Result<Arc<::lean::obligations::Generated>, String>>,
     pub param_names: Option<Vec<String>>,
+    /// Names of the fields of structs passed by value (`check::Sources::field_names`).
+    pub field_names: check::FieldNames,
     /// Facts the sources of the interface disagreed on, and which one was used.
     pub interface_notes: Vec<spec::MergeNote>,
     /// The kernel's merged interface entry, as checked.
@@ -118,6 +120,12 @@ impl KernelResult {
     pub fn lifted(&self) -> Option<&model::Analysis> {
         let k = self.model()?;
         Some(self.analysis.get_or_init(|| Arc::new(model::analyse(k))))
+    }
+
+    /// How a field of a struct passed by value is called: its `.cu` name when known
+    /// (`p.ncols`), else its byte offset (`p+16`).
+    pub fn field_name(&self, param: usize, offset: u32) -> String {
+        self.field_names.get(&(param as u32, offset)).cloned().unwrap_or_else(|| format!("{}+{offset}", self.param_name(param)))
     }
 
     /// How a parameter is called: its `.cu` name when known, else `param_N`.
@@ -283,6 +291,7 @@ struct KeyInput<'a> {
     module: &'a ptx::Module,
     spec: Option<&'a spec::KernelSpec>,
     param_names: &'a Option<Vec<String>>,
+    field_names: &'a check::FieldNames,
     opts: &'a check::Options,
     /// The reference's text, when the spec binds one (an edit of the `.py` re-checks).
     reference: Option<Arc<String>>,
@@ -300,6 +309,7 @@ fn kernel_key(i: &KeyInput) -> (u64, Vec<(u32, u32)>) {
     fingerprint.hash(&mut h);
     format!("{:?}", i.spec).hash(&mut h);
     i.param_names.hash(&mut h);
+    i.field_names.hash(&mut h);
     i.reference.hash(&mut h);
     // The options that change results (not the cancellation token).
     (i.opts.timeout_ms(), i.opts.enumerate, i.opts.budget_ms, i.opts.solver).hash(&mut h);
@@ -544,7 +554,7 @@ pub(crate) fn check_module(
     let total = setups.len();
     let first_look_budget_ms = quick::kernel_budget_ms(total);
     for (done, setup) in setups.into_iter().enumerate() {
-        let KernelSetup { fi, name, source_name, header, extent, param_names, ki } = setup;
+        let KernelSetup { fi, name, source_name, header, extent, param_names, field_names, ki } = setup;
         let func = &parsed.module.functions[fi];
         if cancel.is_cancelled() {
             return Err(Cancelled);
@@ -560,10 +570,24 @@ pub(crate) fn check_module(
         let spec = ki.spec.as_ref();
         let incomplete = check::incomplete_parse(&parsed, func, &ptx_text);
         let reference = spec.and_then(|s| s.reference.as_ref()).and_then(|r| an.db.inputs.reference_text(&r.file).ok());
-        let (key, bases) = kernel_key(&KeyInput { ptx: &ptx_text, func, module: &parsed.module, spec, param_names: &param_names, opts: &opts, reference });
+        let (key, bases) = kernel_key(&KeyInput {
+            ptx: &ptx_text,
+            func,
+            module: &parsed.module,
+            spec,
+            param_names: &param_names,
+            field_names: &field_names,
+            opts: &opts,
+            reference,
+        });
         let file_name = |main_file: Option<u32>| main_file.and_then(|f| map.file_name(ptx::SourceLoc { file: f, line: 1, col: 0 })).map(str::to_string);
-        let sources =
-            |main_file: Option<u32>| Sources { ptx: &ptx_text, index: &fa.ptx_index, cu_file: file_name(main_file), param_names: param_names.clone() };
+        let sources = |main_file: Option<u32>| Sources {
+            ptx: &ptx_text,
+            index: &fa.ptx_index,
+            cu_file: file_name(main_file),
+            param_names: param_names.clone(),
+            field_names: field_names.clone(),
+        };
         let model = OnceLock::new();
         let cached = if incomplete.is_some() { None } else { lock(&an.db.kernels).get(&key) };
         let mut first_look = None;
@@ -643,6 +667,7 @@ pub(crate) fn check_module(
             analysis: OnceLock::new(),
             lean: OnceLock::new(),
             param_names,
+            field_names,
             interface_notes: ki.notes,
             spec: ki.spec.map(Arc::new),
             header,
@@ -664,6 +689,7 @@ struct KernelSetup {
     header: Range<usize>,
     extent: Range<usize>,
     param_names: Option<Vec<String>>,
+    field_names: check::FieldNames,
     ki: crate::inputs::KernelInterface,
 }
 
@@ -682,8 +708,9 @@ fn kernel_setup(fa: &FileAnalysis, iface: &InterfaceInput, cu_text: Option<&str>
     let declared = |names: &[&str]| iface.layers.iter().find_map(|l| l.interface.kernel(&name)?.param(names)).map(spec::ParamSpec::is_buffer);
     let params = crate::inputs::param_names(func, cu_params.as_deref(), &declared);
     let fields = cu_text.zip(cu_params).map(|(cu, ps)| crate::inputs::FieldSource::new(cu, ps, func));
+    let field_names = fields.as_ref().map(|f| f.names(func)).unwrap_or_default();
     let ki = iface.kernel(&name, &params, fields.as_ref());
-    KernelSetup { fi, name, source_name, header, extent, param_names, ki }
+    KernelSetup { fi, name, source_name, header, extent, param_names, field_names, ki }
 }
 
 /// The least time an equivalence check is given, however long the race check took: enough for

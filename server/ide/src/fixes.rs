@@ -232,9 +232,10 @@ fn assumption_fix(
             let entry = written.and_then(|i| i.kernels.get(&section));
             names.iter().find(|n| entry.is_some_and(|e| e.params.contains_key(*n))).unwrap_or(&names[0]).clone()
         }
-        // A pointer inside a struct passed by value goes by its byte offset (`p+48`).
+        // A pointer inside a struct passed by value goes by its name or its byte offset
+        // (`p.indices`, `p+48`), as the finding names it.
         None => {
-            let (base, _) = spec::field_key(buffer)?;
+            let base = spec::field_key(buffer).map(|(b, _)| b).or_else(|| spec::named_field_key(buffer).map(|(b, _)| b))?;
             (0..k.params.len()).any(|i| kr.param_name(i) == base && k.params[i].is_aggregate()).then(|| buffer.to_string())?
         }
     };
@@ -455,17 +456,22 @@ pub(crate) fn interface_stub(fa: &FileAnalysis, kr: &KernelResult) -> Option<Str
     for (i, p) in k.params.iter().enumerate() {
         let pname = toml_key(&kr.param_name(i));
         if p.is_aggregate() {
-            // A struct passed by value: the fields the kernel reads, by byte offset.
+            // A struct passed by value: the fields the kernel reads, by name where the .cu
+            // defines the struct, else by byte offset.
             for offset in (0..p.bytes).filter(|&offset| lifted.lifted.exprs.find_var(model::expr::Sym::Param { index: i as u32, offset }).is_some()) {
-                let key = toml_key(&format!("{}+{offset}", kr.param_name(i)));
-                let field = kr.param_name(i);
+                let name = kr.field_name(i, offset);
+                let key = toml_key(&name);
+                let by_name = if spec::field_key(&name).is_some() { format!(" (or `{}.FIELD` by name)", kr.param_name(i)) } else { String::new() };
                 match dtypes.get(&Base::Field { param: i as u32, offset }) {
                     Some(counts) => {
                         let dtype = guessed(counts);
-                        let _ = writeln!(s, "{key} = {{ dtype = \"{dtype}\", len = {len} }}  # a pointer in the struct: the buffer it points to (or `{field}.FIELD` by name); check the length");
+                        let _ = writeln!(
+                            s,
+                            "{key} = {{ dtype = \"{dtype}\", len = {len} }}  # a pointer in the struct: the buffer it points to{by_name}; check the length"
+                        );
                     }
                     None => {
-                        let _ = writeln!(s, "{key} = {{ value = 1024 }}  # placeholder: a field of the struct passed by value (or `{field}.FIELD` by name)");
+                        let _ = writeln!(s, "{key} = {{ value = 1024 }}  # placeholder: a field of the struct passed by value{by_name}");
                     }
                 }
             }

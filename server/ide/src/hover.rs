@@ -38,7 +38,7 @@ pub(crate) fn target_name(kr: &KernelResult, k: &Kernel, base: Option<Base>) -> 
     match base {
         Some(Base::Var(v)) => k.vars.get(v as usize).map_or_else(|| "?".into(), |v| check::demangle_local(&v.name)),
         Some(Base::Param(p)) => kr.param_name(p as usize),
-        Some(Base::Field { param, offset }) => format!("{}+{offset}", kr.param_name(param as usize)),
+        Some(Base::Field { param, offset }) => kr.field_name(param as usize, offset),
         None => "memory".into(),
     }
 }

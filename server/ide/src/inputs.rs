@@ -94,6 +94,13 @@ impl<'a> FieldSource<'a> {
         let param_bytes = func.params.iter().map(model::decode::param_bytes).collect();
         FieldSource { cu, cu_params, param_bytes }
     }
+
+    /// The names of the fields of the kernel's structs passed by value (its `.b8 p[N]`
+    /// parameters), for messages.
+    pub fn names(&self, func: &ptx::Function) -> check::FieldNames {
+        let struct_bytes: Vec<Option<u32>> = func.params.iter().zip(&self.param_bytes).map(|(p, &bytes)| p.array_len.is_some().then_some(bytes)).collect();
+        spec::field_names(self.cu, &self.cu_params, &struct_bytes)
+    }
 }
 
 /// One kernel's interface: every source's entry merged, what conflicted, and what is wrong with

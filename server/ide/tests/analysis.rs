@@ -150,9 +150,9 @@ fn the_interface_stub_parses_and_names_the_cuda_parameters() {
     assert!(i.kernel("reduce_missing_sync").is_some());
 }
 
-/// A struct passed by value gets one line per field the kernel reads, by byte offset (the
-/// form lark.toml declares fields in without the struct's layout): a value for a scalar, the
-/// buffer for a pointer the kernel reads through; and the stub parses.
+/// A struct passed by value gets one line per field the kernel reads, by name (the struct is
+/// defined in the .cu; by byte offset otherwise): a value for a scalar, the buffer for a pointer
+/// the kernel reads through; and the stub parses.
 #[test]
 fn the_interface_stub_lists_the_fields_a_kernel_reads_of_a_struct_passed_by_value() {
     let dir = workspace("stub-struct", &[]);
@@ -168,9 +168,9 @@ fn the_interface_stub_lists_the_fields_a_kernel_reads_of_a_struct_passed_by_valu
     let fixes = host.snapshot().fixes(&fa, at..at, &ide::CancelToken::new());
     let fix = fixes.iter().find(|f| f.title.contains("interface stub") || f.title.starts_with("Declare the")).expect("a stub fix");
     let stub = fix.edits[0].edits[0].new_text.clone();
-    assert!(stub.contains("\"p+0\" = { value = 1024 }"), "{stub}");
-    assert!(stub.contains("\"p+4\" = { value = 1024 }"), "{stub}");
-    assert!(stub.contains("\"p+8\" = { dtype = \"f32\", len = 1024 }  # a pointer in the struct"), "{stub}");
+    assert!(stub.contains("\"p.n\" = { value = 1024 }"), "{stub}");
+    assert!(stub.contains("\"p.scale\" = { value = 1024 }"), "{stub}");
+    assert!(stub.contains("\"p.bias\" = { dtype = \"f32\", len = 1024 }  # a pointer in the struct"), "{stub}");
     assert!(!stub.contains("\np = "), "the struct itself takes no value: {stub}");
     spec::parse_lark_toml("lark.toml", &stub).expect("the stub parses");
 }

@@ -55,6 +55,23 @@ pub fn resolve_field_names(spec: &mut KernelSpec, cu: &str, params: &[CuParam], 
     errors
 }
 
+/// The names of the fields of every struct the kernel takes by value whose layout can be read
+/// from `cu` (`(parameter index, byte offset) -> "p.ncols"`, the first field at an offset), for
+/// messages: LARK's own names for fields are byte offsets (`p+16`), all a `.ptx` knows. `params`
+/// are the kernel's `.cu` parameters and `struct_bytes` the size of each PTX parameter that is a
+/// struct (`None` for the others), in the same order.
+pub fn field_names(cu: &str, params: &[CuParam], struct_bytes: &[Option<u32>]) -> std::collections::BTreeMap<(u32, u32), String> {
+    let mut names = std::collections::BTreeMap::new();
+    for (i, p) in params.iter().enumerate() {
+        let Some(bytes) = struct_bytes.get(i).copied().flatten() else { continue };
+        let Ok(layout) = layout_of_param(cu, p, Some(bytes)) else { continue };
+        for f in &layout.fields {
+            names.entry((i as u32, f.offset)).or_insert_with(|| format!("{}.{}", p.name, f.name));
+        }
+    }
+    names
+}
+
 /// The layout of parameter `p`'s struct, whose PTX parameter has `bytes`: refused for a pointer,
 /// a struct whose layout cannot be read, or one read at another size than the PTX's.
 fn layout_of_param(cu: &str, p: &CuParam, bytes: Option<u32>) -> Result<StructLayout, String> {

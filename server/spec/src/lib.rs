@@ -35,7 +35,7 @@ pub use cu_signature::{cu_param_names, cu_params, CuParam};
 pub use cu_struct::{struct_layout, FieldKind, FieldLayout, StructLayout};
 pub use edit::{add_assumption, TomlEdit};
 pub use error::{Origin, SpecError};
-pub use fields::{field_key, named_field_key, resolve_field_names};
+pub use fields::{field_key, field_names, named_field_key, resolve_field_names};
 pub use interface::{Assumption, DType, Dim, DimRange, Interface, KernelSpec, Len, ParamSpec, Scalar};
 pub use lark_toml::{parse_lark_toml, parse_lark_toml_recovering};
 pub use launch_sites::{inferred_interface, launch_sites, LaunchSite};

@@ -25,7 +25,13 @@ pub fn check_kernel_in(dir: &Path, stem: &str, name: &str, toml: Option<&str>, o
     let index = ptx::LineIndex::new(&text);
     let (_, lowered) = model::lower_module(&parsed.module).into_iter().find(|(n, _)| *n == name).unwrap_or_else(|| panic!("no kernel {name} in {stem}.ptx"));
     let k = lowered.unwrap();
-    let src = Sources { ptx: &text, index: &index, cu_file: Some(format!("{stem}.cu")), param_names: spec::cu_param_names(&cu, name) };
+    let src = Sources {
+        ptx: &text,
+        index: &index,
+        cu_file: Some(format!("{stem}.cu")),
+        param_names: spec::cu_param_names(&cu, name),
+        field_names: Default::default(),
+    };
     let iface = toml.map(|t| spec::parse_lark_toml("lark.toml", t).unwrap());
     let spec = iface.as_ref().and_then(|i| i.kernel(name));
     check_kernel_scoped(&k, spec, &src, opts, &mut Solver::new())
