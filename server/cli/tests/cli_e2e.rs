@@ -769,7 +769,7 @@ fn an_equivalence_through_a_pointer_inside_a_struct_is_unchecked_with_the_reason
     let r = run(&["check", &cu]);
     assert_eq!(r.code, 1, "{r:?}");
     assert!(r.stdout.contains("kernel scale_into: uncertified"), "{r:?}");
-    assert!(r.stdout.contains("reads memory through the pointer `r+0` inside a struct passed by value"), "{r:?}");
+    assert!(r.stdout.contains("reads memory through the pointer `r.by` inside a struct passed by value"), "{r:?}");
     assert!(!r.stdout.contains("mismatch"), "{r:?}");
     std::fs::write(dir.join("lark.toml"), toml("r.by")).unwrap();
     let r = run(&["check", &cu]);

@@ -97,7 +97,7 @@ pub fn shape_facts(req: &Request) -> Result<ShapeFacts, String> {
     let reference_source = req.reference_text.get(program.entry_function().span.clone()).unwrap_or_default().to_string();
     let shapes = setup::shapes(req.spec, reference).map_err(|e| e.to_string())?;
     let scalars = shapes.into_iter().next().ok_or("the interface lists no shape to check")?;
-    let plan = setup::plan(req.kernel, req.spec, req.source_names, &scalars).map_err(|e| e.to_string())?;
+    let plan = setup::plan(req.kernel, req.spec, req.source_names, &req.sources.field_names, &scalars).map_err(|e| e.to_string())?;
     let lowered = reference::lower(&program, &plan.ref_args).map_err(|e| {
         let (line, column) = e.line_col(req.reference_text);
         format!("{}:{line}:{column}: {}", req.reference_file, e.message)

@@ -111,7 +111,7 @@ pub fn check(req: &Request) -> Outcome {
     let mut planned: Vec<(BTreeMap<String, i128>, Result<Plan, setup::SetupError>)> = shapes
         .into_iter()
         .map(|s| {
-            let p = setup::plan(req.kernel, req.spec, req.source_names, &s);
+            let p = setup::plan(req.kernel, req.spec, req.source_names, &req.sources.field_names, &s);
             (s, p)
         })
         .collect();
@@ -220,7 +220,7 @@ fn check_probes(req: &Request, program: &reference::Program, reference: &spec::R
     let mut probes: Vec<(BTreeMap<String, i128>, Plan)> = setup::probe_shapes(req.spec, reference)
         .into_iter()
         .filter_map(|s| {
-            let p = setup::plan(req.kernel, req.spec, req.source_names, &s).ok()?;
+            let p = setup::plan(req.kernel, req.spec, req.source_names, &req.sources.field_names, &s).ok()?;
             Some((s, p))
         })
         .collect();

@@ -167,10 +167,17 @@ pub fn probe_shapes(spec: &KernelSpec, reference: &ReferenceSpec) -> Vec<BTreeMa
 /// and tiling bugs show, but checking a million elements exactly would take the whole budget.
 pub const LARGEST_SHAPE_SIZE: u64 = 1 << 16;
 
-pub fn plan(k: &Kernel, spec: &KernelSpec, source_names: Option<&[String]>, scalars: &BTreeMap<String, i128>) -> Result<Plan, SetupError> {
+pub fn plan(
+    k: &Kernel,
+    spec: &KernelSpec,
+    source_names: Option<&[String]>,
+    field_names: &check::FieldNames,
+    scalars: &BTreeMap<String, i128>,
+) -> Result<Plan, SetupError> {
     let reference = spec.reference.as_ref().ok_or("no reference is bound to this kernel")?;
     let resolved = spec.resolve(scalars).map_err(|e| e.to_string())?;
-    let binding = Binding::new(k, Some(&resolved), source_names);
+    let mut binding = Binding::new(k, Some(&resolved), source_names);
+    binding.field_names = field_names.clone();
     let concrete = |r: [spec::DimRange; 3], what: &str| -> Result<[u32; 3], SetupError> {
         let mut out = [1u32; 3];
         for d in 0..3 {
@@ -480,10 +487,10 @@ fn declared_structs(k: &Kernel, binding: &Binding) -> Result<HashMap<u32, Vec<u8
         return Ok(HashMap::new());
     }
     let lifted = model::symbolic::lift(k);
-    if let Some(&(param, offset)) = lifted.pointer_fields().first() {
+    if let Some(&(param, offset)) = lifted.pointer_fields().iter().next() {
         return Err(format!(
-            "the kernel reads memory through the pointer `{}+{offset}` inside a struct passed by value, which the equivalence run cannot pass yet",
-            binding.name(param)
+            "the kernel reads memory through the pointer `{}` inside a struct passed by value, which the equivalence run cannot pass yet",
+            binding.field_name(param, offset)
         ));
     }
     if binding.fields.is_empty() {
