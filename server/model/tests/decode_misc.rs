@@ -195,6 +195,8 @@ fn struct_parameters_read_through_their_address() {
     let k = lower("\tadd.s64 %rd2, %rd1, 4;\n\tld.param.u32 %r1, [%rd2];\n\tst.global.u32 [%rd5], %r1;");
     let r = reasons(&k);
     assert!(r.iter().any(|x| x.contains("`k_param_1` is not a variable this kernel can address")), "{r:?}");
+    // ... and says what it is: a struct indexed at run time (multi-tensor-apply kernels).
+    assert!(r.iter().any(|x| x.contains("a struct passed by value indexed by a computed value")), "{r:?}");
 }
 
 /// `red` is an atomic without a result: every thread's addition lands, and its accesses are

@@ -38,7 +38,12 @@ impl Decoder<'_> {
                 o => self.address(o)?,
             };
             let Operand::Param { index, .. } = addr.base else {
-                return Err("`ld.param` from something other than a kernel parameter".into());
+                return Err(match addr.base {
+                    Operand::Reg(_) => {
+                        "`ld.param` at an address computed at run time (a struct passed by value indexed by a computed value) is not modelled".into()
+                    }
+                    _ => "`ld.param` from something other than a kernel parameter".into(),
+                });
             };
             if addr.offset < 0 {
                 return Err("negative parameter offset".into());

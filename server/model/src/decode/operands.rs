@@ -81,6 +81,14 @@ impl Decoder<'_> {
             ptx::Operand::Imm(imm) => Operand::Imm(imm_bits(*imm, bits)),
             ptx::Operand::Symbol(s) => match self.var(s) {
                 Some(v) => Operand::VarAddr(v),
+                // Only an address that is used as it is gets here as a parameter's (see
+                // `param_address_registers`): one offset at run time is a struct indexed by a
+                // value (`tl.addresses[0][tensor_loc]` in multi-tensor-apply kernels).
+                None if self.param_ids.contains_key(s) => {
+                    return Err(format!(
+                        "`{s}` is not a variable this kernel can address: the address of a parameter offset at run time (a struct passed by value indexed by a computed value, as multi-tensor-apply kernels do) is not modelled"
+                    ))
+                }
                 None => return Err(format!("`{s}` is not a variable this kernel can address")),
             },
             other => return Err(format!("unsupported operand {other:?}")),
