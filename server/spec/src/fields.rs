@@ -173,18 +173,22 @@ mod tests {
         assert!(resolve_field_names(&mut s, CU, &params(CU), &[8, 16])[0].message.contains("is a pointer"));
     }
 
+    /// A spec with one key resolved against kernel `k(const Q q)` of `cu` (`bytes` the PTX size of
+    /// `q`), and the messages of its errors.
+    fn resolve_one(cu: &str, bytes: u32, key: &str, ps: ParamSpec) -> (KernelSpec, Vec<String>) {
+        let mut s = KernelSpec::default();
+        s.params.insert(key.to_string(), ps);
+        let errors = resolve_field_names(&mut s, cu, &params(cu), &[bytes]);
+        (s, errors.into_iter().map(|e| e.message).collect())
+    }
+
     /// A named field's value is checked against its C type: `1` for a `float` field is `1.0`
     /// (as its bits it would be a denormal); a float for an `int`, a range for a `float` and a
     /// value for a `float2` are errors at the key.
     #[test]
     fn a_named_field_takes_a_value_of_its_type() {
         let cu = "struct Q { int n; float s; float2 v; };\n__global__ void k(const Q q) {}";
-        let resolve = |key: &str, ps: ParamSpec| {
-            let mut s = KernelSpec::default();
-            s.params.insert(key.to_string(), ps);
-            let errors = resolve_field_names(&mut s, cu, &params(cu), &[16]);
-            (s, errors.into_iter().map(|e| e.message).collect::<Vec<_>>())
-        };
+        let resolve = |key: &str, ps: ParamSpec| resolve_one(cu, 16, key, ps);
         let value = |v: Scalar| ParamSpec::Scalar { value: Some(v), range: None };
         let (s, e) = resolve("q.s", value(Scalar::Int(1)));
         assert!(e.is_empty(), "{e:?}");
@@ -194,15 +198,20 @@ mod tests {
         assert!(resolve("q.v", value(Scalar::Float(1.0))).1[0].contains("vector field"));
     }
 
+    /// Messages name fields as the .cu does, for the structs whose layout is read at the PTX
+    /// parameter's size; other parameters have no field names.
+    #[test]
+    fn fields_are_named_by_offset_for_messages() {
+        let cu = "struct Q { int n; float* data; };\n__global__ void k(const float* x, const Q q) {}";
+        let names = field_names(cu, &params(cu), &[None, Some(16)]);
+        assert_eq!(names.into_iter().collect::<Vec<_>>(), [((1, 0), "q.n".to_string()), ((1, 8), "q.data".to_string())]);
+        assert!(field_names(cu, &params(cu), &[None, Some(24)]).is_empty(), "a layout of another size is not used");
+    }
+
     #[test]
     fn a_pointer_field_is_declared_as_its_buffer_and_only_a_pointer_field_is() {
         let cu = "struct Q { int n; float* data; };\n__global__ void k(const Q q) {}";
-        let resolve = |key: &str, ps: ParamSpec| {
-            let mut s = KernelSpec::default();
-            s.params.insert(key.to_string(), ps);
-            let errors = resolve_field_names(&mut s, cu, &params(cu), &[16]);
-            (s, errors.into_iter().map(|e| e.message).collect::<Vec<_>>())
-        };
+        let resolve = |key: &str, ps: ParamSpec| resolve_one(cu, 16, key, ps);
         let buffer = ParamSpec::Buffer { dtype: Some(crate::DType::F32), len: Some(crate::Len::Elements(64)), values: None, assume: Vec::new() };
         let (s, e) = resolve("q.data", buffer.clone());
         assert!(e.is_empty(), "{e:?}");
