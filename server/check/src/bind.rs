@@ -378,8 +378,8 @@ impl Binding {
         }
     }
 
-    /// The display name of the buffer `base` points to: the parameter's name, or `p+OFFSET`
-    /// for a pointer field.
+    /// The display name of the buffer `base` points to: the parameter's name, or the pointer
+    /// field's (`r.out`, or `p+OFFSET` where the struct's layout is not known).
     pub fn base_name(&self, base: Base) -> String {
         match base {
             Base::Param(p) => self.name(p).to_string(),

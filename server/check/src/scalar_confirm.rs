@@ -82,7 +82,8 @@ pub fn confirm(
     let lifted = model::symbolic::lift(k);
     let declared = crate::bind::Binding::new(k, spec, src.param_names.as_deref());
     let open = open_scalars(k, &lifted, &declared);
-    let needs = |f: &Finding| open_values(k, &open, &declared, f);
+    let pointers = lifted.pointer_fields();
+    let needs = |f: &Finding| open_values(k, &open, &pointers, &declared, f);
     // A write-write race tolerated as benign (both stores wrote one value in every replay) is
     // a candidate too: its replays ran at its counterexample's values, and at undeclared ones
     // the sameness can be the degenerate shape's (ggml's get_rows with every row stride 0:
@@ -379,10 +380,11 @@ impl OpenValue {
     }
 }
 
-/// The open values `f`'s counterexample sets, with the values it gives them.
-fn open_values(k: &Kernel, open: &BTreeSet<u32>, bind: &crate::bind::Binding, f: &Finding) -> Vec<(OpenValue, i64)> {
+/// The open values `f`'s counterexample sets, with the values it gives them. A pointer inside a
+/// struct (`pointers`) is not one: replays give it a buffer of its own, whatever its value.
+fn open_values(k: &Kernel, open: &BTreeSet<u32>, pointers: &BTreeSet<(u32, u32)>, bind: &crate::bind::Binding, f: &Finding) -> Vec<(OpenValue, i64)> {
     let aggregate = |i: u32| k.params.get(i as usize).is_some_and(|p| p.is_aggregate());
-    let undeclared = |i: u32, offset: u32| bind.declared_field(i, offset).is_none();
+    let undeclared = |i: u32, offset: u32| bind.declared_field(i, offset).is_none() && !pointers.contains(&(i, offset));
     let mut out = Vec::new();
     for (&i, &raw) in &f.witness.params {
         if aggregate(i) {
@@ -398,13 +400,14 @@ fn open_values(k: &Kernel, open: &BTreeSet<u32>, bind: &crate::bind::Binding, f:
 }
 
 /// The fields of aggregate parameters the kernel reads (by byte offset) that the interface
-/// does not declare.
+/// does not declare, but for pointers (see [`open_values`]).
 fn open_fields(k: &Kernel, lifted: &Lifted, bind: &crate::bind::Binding) -> Vec<OpenValue> {
     let mut fields = Vec::new();
+    let pointers = lifted.pointer_fields();
     for (i, p) in k.params.iter().enumerate().filter(|(_, p)| p.is_aggregate()) {
         for offset in 0..p.bytes {
             let read = lifted.exprs.find_var(model::expr::Sym::Param { index: i as u32, offset }).is_some();
-            if read && bind.declared_field(i as u32, offset).is_none() {
+            if read && bind.declared_field(i as u32, offset).is_none() && !pointers.contains(&(i as u32, offset)) {
                 fields.push(OpenValue::Field(i as u32, offset));
             }
         }
