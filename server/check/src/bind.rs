@@ -225,6 +225,27 @@ impl Binding {
         self.field_names.get(&(param, offset)).cloned().unwrap_or_else(|| format!("{}+{offset}", self.name(param)))
     }
 
+    /// The fields declared as buffers where the kernel reads no pointer it addresses memory
+    /// through (a scalar field, or a pointer it only passes on), by key with the reason: such a
+    /// declaration checks nothing, and was most likely meant for another offset.
+    pub fn unused_field_buffers(&self, lifted: &model::symbolic::Lifted) -> Vec<(String, String)> {
+        let pointers = lifted.pointer_fields();
+        self.field_buffers
+            .iter()
+            .filter(|b| !pointers.contains(&(b.param, b.offset)))
+            .map(|b| {
+                let read = lifted.exprs.find_var(model::expr::Sym::Param { index: b.param, offset: b.offset });
+                let what = match read {
+                    Some((_, bits)) => format!("it reads {bits} bits there, not a pointer it addresses memory through"),
+                    None => "it does not read those bytes".to_string(),
+                };
+                let pointers: Vec<String> = pointers.iter().filter(|(p, _)| *p == b.param).map(|&(p, o)| format!("`{}`", self.field_name(p, o))).collect();
+                let instead = if pointers.is_empty() { String::new() } else { format!(" (the kernel's pointers in this struct: {})", pointers.join(", ")) };
+                (self.field_name(b.param, b.offset), format!("declared as a buffer, but {what}{instead}"))
+            })
+            .collect()
+    }
+
     /// The field of parameter `param` at byte `offset`, when the interface declares it.
     pub fn declared_field(&self, param: u32, offset: u32) -> Option<&DeclaredField> {
         self.fields.iter().find(|f| (f.param, f.offset) == (param, offset))

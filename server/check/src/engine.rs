@@ -199,6 +199,7 @@ fn check_kernel_in(k: &Kernel, spec: Option<&KernelSpec>, src: &Sources, opts: &
     let (field_values, unencodable) = bind.declared_field_values(&lifted.exprs);
     bind.pinned_fields.extend(field_values);
     bind.unresolved_fields.extend(unencodable);
+    bind.unresolved_fields.extend(bind.unused_field_buffers(&lifted));
     let assumed = bind.assume_unread_dimensions(spec, k, &lifted);
     let known = bind.known_values(k, &mut lifted.exprs);
     lifted.specialize(&known);

@@ -739,6 +739,11 @@ fn a_pointer_inside_a_struct_passed_by_value_is_a_buffer_of_its_own() {
     assert_eq!(r.code, 1, "{r:?}");
     assert!(r.stdout.contains("error[out_of_bounds]"), "{r:?}");
     assert!(r.stdout.contains("`r.in` has 1200 bytes"), "{r:?}");
+    // A buffer declared where the kernel reads no pointer (`n`, by offset) is a note that says so.
+    std::fs::write(dir.join("lark.toml"), toml(300).replace("r.n = { value = 300 }", "\"r+16\" = { dtype = \"i32\", len = 4 }")).unwrap();
+    let r = run(&["check", &cu, "--kernel", "scale_rows"]);
+    assert!(r.stdout.contains("`r.n` names no field this check can place, so it is ignored: declared as a buffer, but it reads 32 bits there"), "{r:?}");
+    assert!(r.stdout.contains("the kernel's pointers in this struct: `r.out`, `r.in`"), "{r:?}");
 }
 
 /// The equivalence run has no buffer for a pointer inside a struct: a kernel that reads through

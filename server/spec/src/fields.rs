@@ -39,6 +39,14 @@ pub fn resolve_field_names(spec: &mut KernelSpec, cu: &str, params: &[CuParam], 
         let rel = format!("params.{}", crate::lark_toml::key_segment(&key));
         let layout = layouts.entry(i).or_insert_with(|| layout_of_param(cu, &params[i], param_bytes.get(i).copied()));
         let placed = field_offset(layout, &params[i].name, field).and_then(|f| Ok((f.offset, typed(&spec.params[&key], f.kind, &key)?)));
+        let placed = placed.and_then(|(offset, value)| {
+            let by_offset = format!("{param}+{offset}");
+            if spec.params.contains_key(&by_offset) {
+                Err(format!("`{key}` is the field at byte {offset}, which `\"{by_offset}\"` declares too: keep one"))
+            } else {
+                Ok((offset, value))
+            }
+        });
         match placed {
             Ok((offset, value)) => {
                 let by_offset = format!("{param}+{offset}");
@@ -200,6 +208,18 @@ mod tests {
 
     /// Messages name fields as the .cu does, for the structs whose layout is read at the PTX
     /// parameter's size; other parameters have no field names.
+    /// A field declared by name and by offset is an error at the name, not a silent choice.
+    #[test]
+    fn a_field_declared_twice_is_an_error() {
+        let cu = "struct Q { int n; float* data; };\n__global__ void k(const Q q) {}";
+        let mut s = KernelSpec::default();
+        s.params.insert("q.n".into(), ParamSpec::Scalar { value: Some(Scalar::Int(3)), range: None });
+        s.params.insert("q+0".into(), ParamSpec::Scalar { value: Some(Scalar::Int(4)), range: None });
+        let errors = resolve_field_names(&mut s, cu, &params(cu), &[16]);
+        assert!(errors[0].message.contains("which `\"q+0\"` declares too"), "{errors:?}");
+        assert_eq!(s.params.get("q+0"), Some(&ParamSpec::Scalar { value: Some(Scalar::Int(4)), range: None }));
+    }
+
     #[test]
     fn fields_are_named_by_offset_for_messages() {
         let cu = "struct Q { int n; float* data; };\n__global__ void k(const float* x, const Q q) {}";
