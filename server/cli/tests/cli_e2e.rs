@@ -808,7 +808,7 @@ fn a_declared_field_the_run_cannot_pass_leaves_the_equivalence_unchecked() {
     assert_eq!(r.code, 1, "{r:?}");
     assert!(r.stdout.contains("kernel h: uncertified"), "{r:?}");
     assert!(!r.stdout.contains("error[mismatch]"), "{r:?}");
-    assert!(r.stdout.contains("the declared field `p+4` cannot be passed to the kernel: the kernel reads it as 16 bits"), "{r:?}");
+    assert!(r.stdout.contains("the declared field `p.scale` cannot be passed to the kernel: the kernel reads it as 16 bits"), "{r:?}");
 }
 
 /// `rintf(x)` compiles to `cvt.rni.f32.f32`: a rounding to an integral value, not a change of
