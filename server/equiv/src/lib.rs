@@ -900,17 +900,8 @@ fn seed_of(shape: &str) -> u64 {
 }
 
 fn shadow_buffer(sc: &ShapeCheck, param: u32) -> Option<model::interp::BufferId> {
-    // Buffers are added in parameter order, skipping scalars.
-    let mut n = 0u32;
-    for (i, _) in sc.req.kernel.params.iter().enumerate() {
-        if sc.plan.buffers.iter().any(|b| b.param == i as u32) {
-            if i as u32 == param {
-                return Some(model::interp::BufferId(n));
-            }
-            n += 1;
-        }
-    }
-    None
+    // Buffers are added in the plan's order (see `setup::prepare`).
+    sc.plan.buffers.iter().position(|b| b.param == param).map(|n| model::interp::BufferId(n as u32))
 }
 
 /// Why a run of the kernel on a checked shape did not complete, for people.

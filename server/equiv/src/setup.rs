@@ -22,7 +22,12 @@ pub const MAX_STEPS: u64 = 40_000_000;
 /// A kernel buffer in a checked shape.
 #[derive(Clone, Debug)]
 pub struct BufferPlan {
+    /// The buffer's key in inputs, roles and runs: the parameter's index for a pointer
+    /// parameter; for a pointer inside a struct passed by value (`field`), a number past the
+    /// kernel's parameters.
     pub param: u32,
+    /// The struct parameter and byte offset holding the pointer, for a pointer field.
+    pub field: Option<(u32, u32)>,
     pub name: String,
     pub dtype: DType,
     pub len: u64,
@@ -209,6 +214,7 @@ pub fn plan(
                 let dtype = dtype.ok_or_else(|| format!("the equivalence check needs the element type of `{}` (dtype = ...)", binding.name(i)))?;
                 buffers.push(BufferPlan {
                     param: i,
+                    field: None,
                     name: binding.name(i).to_string(),
                     dtype,
                     len,
@@ -234,6 +240,48 @@ pub fn plan(
         }
         let _ = Len::Elements(0);
     }
+    // Pointers inside structs passed by value: each the buffer lark.toml declares for it.
+    let lifted = k.params.iter().any(|p| p.is_aggregate()).then(|| model::symbolic::lift(k));
+    for (j, &(param, offset)) in lifted.iter().flat_map(|l| l.pointer_fields()).collect::<Vec<_>>().iter().enumerate() {
+        let name = binding.field_name(param, offset);
+        let Some(ParamSpec::Buffer { dtype, len, values, assume }) = binding.buffer_spec(model::symbolic::Base::Field { param, offset }) else {
+            return Err(format!(
+                "the kernel reads memory through the pointer `{name}` inside a struct passed by value: the equivalence run needs its buffer declared (`{name} = {{ dtype = ..., len = ... }}`)"
+            ));
+        };
+        let len = match (len, values) {
+            (Some(l), _) => l.elements(&value_of).ok_or_else(|| format!("the length of `{name}` is not known for this shape"))?,
+            (None, Some(v)) => v.len() as u64,
+            (None, None) => return Err(format!("the equivalence check needs the length of `{name}` (len = ...)")),
+        };
+        let dtype = dtype.ok_or_else(|| format!("the equivalence check needs the element type of `{name}` (dtype = ...)"))?;
+        buffers.push(BufferPlan {
+            param: k.params.len() as u32 + j as u32,
+            field: Some((param, offset)),
+            name,
+            dtype,
+            len,
+            values: values.clone(),
+            role: BufferRole::Concrete,
+            shape: None,
+            drawn_index: false,
+            zeroed: assume.contains(&spec::Assumption::Zeroed),
+        });
+    }
+    // A reference names a buffer as lark.toml does: a pointer parameter, or a pointer field by
+    // offset (`r+8`) or by name (`r.out`).
+    let field_keys: HashMap<(u32, u32), u32> = buffers.iter().filter_map(|b| Some((b.field?, b.param))).collect();
+    let buffer_of = |name: &str| -> Result<u32, SetupError> {
+        let field = match spec::field_key(name) {
+            Some((p, offset)) => binding.param_index(p).map(|p| (p, offset)),
+            None => binding.field_names.iter().find(|(_, n)| n.as_str() == name).map(|(&slot, _)| slot),
+        };
+        let key = match field {
+            Some(slot) => field_keys.get(&slot).copied(),
+            None => binding.param_index(name),
+        };
+        key.ok_or_else(|| format!("`{name}` is not a buffer of the kernel"))
+    };
     let total: u64 = buffers.iter().map(|b| b.len).sum();
     if total > MAX_ELEMENTS {
         return Err(format!(
@@ -246,7 +294,7 @@ pub fn plan(
     for (pos, a) in reference.args.iter().enumerate() {
         let v = match &a.binding {
             ArgBinding::Buffer { buffer, shape, .. } => {
-                let param = param_of(buffer)?;
+                let param = buffer_of(buffer)?;
                 let shape: Vec<usize> = shape.iter().map(|e| eval(e).map(|v| v.max(0) as usize)).collect::<Result<_, _>>()?;
                 let n: usize = shape.iter().product();
                 let b = buffers.iter_mut().find(|b| b.param == param).ok_or_else(|| format!("`{buffer}` needs dtype and len in the interface"))?;
@@ -262,10 +310,11 @@ pub fn plan(
                 // An index buffer (declared with assumptions) without fixed contents gets one
                 // assignment that satisfies its assumptions.
                 if b.values.is_none() && !b.dtype.is_float() {
-                    let assume: &[spec::Assumption] = match binding.params.get(param as usize).and_then(|s| s.as_ref()) {
-                        Some(ParamSpec::Buffer { assume, .. }) => assume,
-                        _ => &[],
+                    let base = match b.field {
+                        Some((param, offset)) => model::symbolic::Base::Field { param, offset },
+                        None => model::symbolic::Base::Param(param),
                     };
+                    let assume = binding.assumptions(base);
                     if assume.iter().any(|a| *a != spec::Assumption::Zeroed) {
                         b.values = Some(index_values(buffer, b.len, assume)?);
                         b.drawn_index = true;
@@ -301,7 +350,7 @@ pub fn plan(
     // Outputs.
     let mut outputs = Vec::new();
     for o in &reference.outputs {
-        let param = param_of(&o.buffer)?;
+        let param = buffer_of(&o.buffer)?;
         let shape: Vec<usize> = o.shape.iter().map(|e| eval(e).map(|v| v.max(0) as usize)).collect::<Result<_, _>>()?;
         let offset = eval(&o.offset)?.max(0) as u64;
         let strides: Vec<u64> = match &o.strides {
@@ -321,7 +370,7 @@ pub fn plan(
         outputs.push(OutputPlan { param, buffer: o.buffer.clone(), shape, offset, strides });
     }
     let _ = scalars;
-    let structs = declared_structs(k, &binding)?;
+    let structs = declared_structs(k, lifted.as_ref(), &binding)?;
     Ok(Plan {
         structs,
         scalars: all_scalars,
@@ -480,22 +529,11 @@ pub struct Run {
 
 /// The bytes of the structs passed by value with fields the interface declares, each field as
 /// wide as the kernel reads it (which only the lifted model knows, so it is lifted only then).
-/// A declared value that cannot be passed is a set-up error: the run would pass zeros for it;
-/// so is a pointer inside a struct the kernel reads through (the run has no buffer for it).
-fn declared_structs(k: &Kernel, binding: &Binding) -> Result<HashMap<u32, Vec<u8>>, SetupError> {
-    if !k.params.iter().any(|p| p.is_aggregate()) {
-        return Ok(HashMap::new());
-    }
-    let lifted = model::symbolic::lift(k);
-    if let Some(&(param, offset)) = lifted.pointer_fields().iter().next() {
-        return Err(format!(
-            "the kernel reads memory through the pointer `{}` inside a struct passed by value, which the equivalence run cannot pass yet",
-            binding.field_name(param, offset)
-        ));
-    }
-    if binding.fields.is_empty() {
-        return Ok(HashMap::new());
-    }
+/// A declared value that cannot be passed is a set-up error: the run would pass zeros for it.
+/// (`lifted` is the kernel's model, lifted when it has a struct parameter; pointers inside
+/// structs are written in by [`prepare`].)
+fn declared_structs(k: &Kernel, lifted: Option<&model::symbolic::Lifted>, binding: &Binding) -> Result<HashMap<u32, Vec<u8>>, SetupError> {
+    let Some(lifted) = lifted.filter(|_| !binding.fields.is_empty()) else { return Ok(HashMap::new()) };
     let (values, unencodable) = binding.declared_field_values(&lifted.exprs);
     if let Some((key, why)) = unencodable.first() {
         return Err(format!("the declared field `{key}` cannot be passed to the kernel: {why}"));
@@ -516,26 +554,39 @@ pub fn prepare(k: &Kernel, plan: &Plan, draw: Draw, budget: &model::budget::Budg
     let mut ids = HashMap::new();
     let mut contents = HashMap::new();
     let mut args = Vec::new();
+    // Buffers are added in the plan's order (pointer parameters in parameter order, then pointer
+    // fields), so a buffer's id is its position in the plan (see `crate::shadow_buffer`).
+    let mut add = |b: &BufferPlan, mem: &mut Memory| {
+        let values: Vec<BigRational> = match &b.values {
+            Some(v) => v.iter().map(|&x| BigRational::from_integer(x.into())).collect(),
+            None if b.zeroed => vec![BigRational::zero(); b.len as usize],
+            None => (0..b.len).map(|e| draw.value(b.param, e, b.dtype)).collect(),
+        };
+        let mut bytes = Vec::with_capacity(b.len as usize * b.dtype.bytes() as usize);
+        for v in &values {
+            bytes.extend(encode(v, b.dtype));
+        }
+        let id = mem.add_buffer(b.name.clone(), bytes);
+        ids.insert(b.param, id);
+        contents.insert(b.param, values);
+        id
+    };
     for (i, p) in k.params.iter().enumerate() {
         let i = i as u32;
-        if let Some(b) = plan.buffers.iter().find(|b| b.param == i) {
-            let values: Vec<BigRational> = match &b.values {
-                Some(v) => v.iter().map(|&x| BigRational::from_integer(x.into())).collect(),
-                None if b.zeroed => vec![BigRational::zero(); b.len as usize],
-                None => (0..b.len).map(|e| draw.value(i, e, b.dtype)).collect(),
-            };
-            let mut bytes = Vec::with_capacity(b.len as usize * b.dtype.bytes() as usize);
-            for v in &values {
-                bytes.extend(encode(v, b.dtype));
-            }
-            let id = mem.add_buffer(b.name.clone(), bytes);
-            ids.insert(i, id);
-            contents.insert(i, values);
-            args.push(Arg::Buffer(id));
+        if let Some(b) = plan.buffers.iter().find(|b| b.param == i && b.field.is_none()) {
+            args.push(Arg::Buffer(add(b, &mut mem)));
         } else if p.is_aggregate() {
             args.push(Arg::Bytes(plan.structs.get(&i).cloned().unwrap_or_else(|| vec![0; p.bytes as usize])));
         } else {
             args.push(Arg::Scalar(plan.scalar_bits.get(&i).copied().unwrap_or(0)));
+        }
+    }
+    for b in plan.buffers.iter().filter(|b| b.field.is_some()) {
+        let id = add(b, &mut mem);
+        let Some((param, offset)) = b.field else { continue };
+        let slot = offset as usize..offset as usize + 8;
+        if let Some(bytes) = args.get_mut(param as usize).and_then(|a| if let Arg::Bytes(s) = a { s.get_mut(slot) } else { None }) {
+            bytes.copy_from_slice(&Memory::base(id).to_le_bytes());
         }
     }
     let mut launch = Launch::new(plan.grid, plan.block, args).dynamic_shared(plan.dynamic_shared_bytes).budget(budget.clone()).step_limit(MAX_STEPS);

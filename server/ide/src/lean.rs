@@ -46,8 +46,13 @@ fn generate(an: &Analysis, fa: &FileAnalysis, k: &KernelResult, segments: Option
         Some((spec, reference)) => match an.db.inputs.reference_text(&reference.file) {
             Err(e) => (None, Some(e)),
             Ok(text) => {
-                let sources =
-                    check::Sources { ptx: &fa.ptx, index: &fa.ptx_index, cu_file: None, param_names: k.param_names.clone(), field_names: Default::default() };
+                let sources = check::Sources {
+                    ptx: &fa.ptx,
+                    index: &fa.ptx_index,
+                    cu_file: None,
+                    param_names: k.param_names.clone(),
+                    field_names: k.field_names.clone(),
+                };
                 let file = reference.file.display().to_string();
                 let budget = model::budget::Budget::with_timeout(FACTS_BUDGET, an.cancel_token(&fa.key));
                 let req =

@@ -224,11 +224,19 @@ impl Validator<'_> {
         let message = match lookup(self.params, name) {
             Some(p) if p.is_pointer == pointer => return,
             Some(_) => format!("`{name}` is a {other} parameter; expected a {what}"),
-            None if crate::field_key(name).is_some() || crate::named_field_key(name).is_some() => {
-                format!("`{name}` is a field of a struct passed by value; the reference binds parameters only (fields cannot be bound yet)")
+            // A pointer inside a struct passed by value (`r.out`, `"r+8"`): whether the kernel
+            // reads a pointer there is the equivalence set-up's to say (the PTX knows).
+            None if pointer && field_base(name).and_then(|b| lookup(self.params, b)).is_some_and(|p| !p.is_pointer) => return,
+            None if field_base(name).is_some() => {
+                format!("`{name}` names a field of no struct parameter of this kernel (parameters: {})", list(self.params, None))
             }
             None => format!("`{name}` is not a {what} parameter of this kernel ({what}s: {})", list(self.params, Some(pointer))),
         };
         self.error(rel, message);
     }
+}
+
+/// The parameter a field key names (`p` of `p+16` or `p.ncols`).
+fn field_base(key: &str) -> Option<&str> {
+    crate::field_key(key).map(|(p, _)| p).or_else(|| crate::named_field_key(key).map(|(p, _)| p))
 }
