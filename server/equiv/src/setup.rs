@@ -9,7 +9,7 @@ use num_bigint::BigInt;
 use num_rational::BigRational;
 use num_traits::{ToPrimitive, Zero};
 use reference::{ArgValue, Number};
-use spec::{ArgBinding, DType, KernelSpec, Len, ParamSpec, ReferenceSpec, Scalar};
+use spec::{ArgBinding, DType, KernelSpec, ParamSpec, ReferenceSpec, Scalar};
 use std::collections::{BTreeMap, HashMap};
 
 /// Elements a checked shape may have in all its buffers together.
@@ -203,28 +203,7 @@ pub fn plan(
     for (i, p) in k.params.iter().enumerate() {
         let i = i as u32;
         match binding.params.get(i as usize).and_then(|s| s.as_ref()) {
-            Some(ParamSpec::Buffer { dtype, len, values, assume }) => {
-                let len = match len {
-                    Some(l) => l.elements(&value_of).ok_or_else(|| format!("the length of `{}` is not known for this shape", binding.name(i)))?,
-                    None => match values {
-                        Some(v) => v.len() as u64,
-                        None => return Err(format!("the equivalence check needs the length of `{}` (len = ...)", binding.name(i))),
-                    },
-                };
-                let dtype = dtype.ok_or_else(|| format!("the equivalence check needs the element type of `{}` (dtype = ...)", binding.name(i)))?;
-                buffers.push(BufferPlan {
-                    param: i,
-                    field: None,
-                    name: binding.name(i).to_string(),
-                    dtype,
-                    len,
-                    values: values.clone(),
-                    role: BufferRole::Concrete,
-                    shape: None,
-                    drawn_index: false,
-                    zeroed: assume.contains(&spec::Assumption::Zeroed),
-                });
-            }
+            Some(buffer @ ParamSpec::Buffer { .. }) => buffers.push(buffer_plan(i, None, binding.name(i).to_string(), buffer, &value_of)?),
             Some(ParamSpec::Scalar { value, .. }) => {
                 let bits = p.bits;
                 let v = match value {
@@ -238,35 +217,17 @@ pub fn plan(
             }
             None => {}
         }
-        let _ = Len::Elements(0);
     }
     // Pointers inside structs passed by value: each the buffer lark.toml declares for it.
     let lifted = k.params.iter().any(|p| p.is_aggregate()).then(|| model::symbolic::lift(k));
     for (j, &(param, offset)) in lifted.iter().flat_map(|l| l.pointer_fields()).collect::<Vec<_>>().iter().enumerate() {
         let name = binding.field_name(param, offset);
-        let Some(ParamSpec::Buffer { dtype, len, values, assume }) = binding.buffer_spec(model::symbolic::Base::Field { param, offset }) else {
+        let Some(buffer) = binding.buffer_spec(model::symbolic::Base::Field { param, offset }) else {
             return Err(format!(
                 "the kernel reads memory through the pointer `{name}` inside a struct passed by value: the equivalence run needs its buffer declared (`{name} = {{ dtype = ..., len = ... }}`)"
             ));
         };
-        let len = match (len, values) {
-            (Some(l), _) => l.elements(&value_of).ok_or_else(|| format!("the length of `{name}` is not known for this shape"))?,
-            (None, Some(v)) => v.len() as u64,
-            (None, None) => return Err(format!("the equivalence check needs the length of `{name}` (len = ...)")),
-        };
-        let dtype = dtype.ok_or_else(|| format!("the equivalence check needs the element type of `{name}` (dtype = ...)"))?;
-        buffers.push(BufferPlan {
-            param: k.params.len() as u32 + j as u32,
-            field: Some((param, offset)),
-            name,
-            dtype,
-            len,
-            values: values.clone(),
-            role: BufferRole::Concrete,
-            shape: None,
-            drawn_index: false,
-            zeroed: assume.contains(&spec::Assumption::Zeroed),
-        });
+        buffers.push(buffer_plan(k.params.len() as u32 + j as u32, Some((param, offset)), name, buffer, &value_of)?);
     }
     // A reference names a buffer as lark.toml does: a pointer parameter, or a pointer field by
     // offset (`r+8`) or by name (`r.out`).
@@ -382,6 +343,36 @@ pub fn plan(
         ref_args,
         outputs,
         binding,
+    })
+}
+
+/// The plan of a buffer the interface declares (`buffer`, a `ParamSpec::Buffer`), under key
+/// `key` (see [`BufferPlan::param`]), before the reference binds it.
+fn buffer_plan(
+    key: u32,
+    field: Option<(u32, u32)>,
+    name: String,
+    buffer: &ParamSpec,
+    value_of: &dyn Fn(&str) -> Option<i128>,
+) -> Result<BufferPlan, SetupError> {
+    let ParamSpec::Buffer { dtype, len, values, assume } = buffer else { return Err(format!("`{name}` is not declared as a buffer")) };
+    let len = match (len, values) {
+        (Some(l), _) => l.elements(value_of).ok_or_else(|| format!("the length of `{name}` is not known for this shape"))?,
+        (None, Some(v)) => v.len() as u64,
+        (None, None) => return Err(format!("the equivalence check needs the length of `{name}` (len = ...)")),
+    };
+    let dtype = dtype.ok_or_else(|| format!("the equivalence check needs the element type of `{name}` (dtype = ...)"))?;
+    Ok(BufferPlan {
+        param: key,
+        field,
+        name,
+        dtype,
+        len,
+        values: values.clone(),
+        role: BufferRole::Concrete,
+        shape: None,
+        drawn_index: false,
+        zeroed: assume.contains(&spec::Assumption::Zeroed),
     })
 }
 
