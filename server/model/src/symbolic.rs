@@ -1307,21 +1307,22 @@ impl Lifter<'_> {
         };
         match self.x.node(e).clone() {
             Node::Var { sym, bits } => base_of(sym, bits, self.k).map(|b| (b, self.x.konst(0, 64))),
-            Node::Bin { op: BinOp::Add, a, b, .. } => {
-                if let Some((base, off)) = self.split_base(a) {
-                    if self.split_base(b).is_none() {
-                        return Some((base, self.x.bin(BinOp::Add, off, b)));
-                    }
-                    return None;
-                }
-                let (base, off) = self.split_base(b)?;
-                Some((base, self.x.bin(BinOp::Add, a, off)))
-            }
+            // A 64-bit field of a struct added to a pointer is an offset (`src + p.nb01`), not a
+            // second pointer: a field is taken for a pointer only when nothing else is.
+            Node::Bin { op: BinOp::Add, a, b, .. } => match (self.split_base(a), self.split_base(b)) {
+                (Some((base, off)), None) => Some((base, self.x.bin(BinOp::Add, off, b))),
+                (None, Some((base, off))) => Some((base, self.x.bin(BinOp::Add, a, off))),
+                (Some((base, off)), Some((Base::Field { .. }, _))) if !matches!(base, Base::Field { .. }) => Some((base, self.x.bin(BinOp::Add, off, b))),
+                (Some((Base::Field { .. }, _)), Some((base, off))) if !matches!(base, Base::Field { .. }) => Some((base, self.x.bin(BinOp::Add, a, off))),
+                _ => None,
+            },
             // A pointer minus an offset (clang's `(p + 8i) - 4i` for `p[i + 1]` after `p[2i]`).
             Node::Bin { op: BinOp::Sub, a, b, .. } => {
                 let (base, off) = self.split_base(a)?;
-                if self.split_base(b).is_some() {
-                    return None;
+                match self.split_base(b) {
+                    Some((Base::Field { .. }, _)) if !matches!(base, Base::Field { .. }) => {}
+                    Some(_) => return None,
+                    None => {}
                 }
                 Some((base, self.x.bin(BinOp::Sub, off, b)))
             }

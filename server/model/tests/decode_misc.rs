@@ -244,3 +244,21 @@ fn conversions_with_double_are_modelled() {
     // tid + 1.5, truncated.
     assert_eq!(run(&k, 4).unwrap(), vec![1, 2, 3, 4]);
 }
+
+/// Eight aligned bytes of a struct read whole are a pointer of their own only when they are the
+/// address: added to a pointer parameter (`src + p.offset`, an `int64_t` field) they are an
+/// offset into that buffer.
+#[test]
+fn a_struct_field_is_a_pointer_only_where_nothing_else_is() {
+    let text = ".version 7.8\n.target sm_90\n.address_size 64\n.visible .entry k(.param .u64 k_param_0, .param .align 8 .b8 k_param_1[16])\n{\n\
+                \t.reg .b64 %rd<8>;\n\tld.param.u64 %rd1, [k_param_0];\n\tld.param.u64 %rd2, [k_param_1+8];\n\tld.param.u64 %rd4, [k_param_1];\n\
+                \tadd.s64 %rd3, %rd1, %rd2;\n\tst.global.u32 [%rd3], 0;\n\tsub.s64 %rd5, %rd1, %rd2;\n\tst.global.u32 [%rd5], 0;\n\
+                \tst.global.u32 [%rd4], 0;\n\tret;\n}\n";
+    let parsed = ptx::parse(text);
+    assert!(parsed.errors.is_empty(), "{:?}", parsed.errors);
+    let k = model::lower_module(&parsed.module).pop().unwrap().1.unwrap();
+    let lifted = model::symbolic::lift(&k);
+    let bases: Vec<_> = lifted.accesses.iter().map(|a| a.base).collect();
+    use model::symbolic::Base;
+    assert_eq!(bases, vec![Some(Base::Param(0)), Some(Base::Param(0)), Some(Base::Field { param: 1, offset: 0 })]);
+}
