@@ -11,12 +11,15 @@ pub(crate) fn enabled() -> bool {
 }
 
 /// One line on stderr, when tracing, stamped with the seconds since the first traced event
-/// (so a trace shows where a check's time went between its events).
+/// (so a trace shows where a check's time went between its events) and the thread that wrote
+/// it (the workers of a check interleave their lines).
 pub(crate) fn line(text: impl FnOnce() -> String) {
     if enabled() {
         static START: OnceLock<std::time::Instant> = OnceLock::new();
         let elapsed = START.get_or_init(std::time::Instant::now).elapsed().as_secs_f64();
-        eprintln!("lark trace: [{elapsed:7.3}] {}", text());
+        let thread = format!("{:?}", std::thread::current().id());
+        let thread = thread.trim_start_matches("ThreadId(").trim_end_matches(')');
+        eprintln!("lark trace: [{elapsed:7.3} t{thread}] {}", text());
     }
 }
 

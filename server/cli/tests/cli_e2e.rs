@@ -532,8 +532,9 @@ fn the_time_per_query_is_the_solvers_default_unless_set() {
 /// reduction that syncs its last warp with a mask computed from the block size has no race; a
 /// half-warp mask run by the whole warp is a divergence naming the lane outside it; a
 /// concatenation reading through a select between two pointers is checked (not untracked);
-/// `erff` (libdevice) is read as erf, so an elementwise GELU is checked; `log1pf`, which no
-/// instruction computes and LARK does not name, leaves its kernel uncertified, never verified.
+/// `erff` (libdevice) is read as erf, so an elementwise GELU is checked; `log1pf` is the
+/// prelude's `logf(1 + x)`, so a softplus is checked too; `atanf`, which no instruction computes
+/// and LARK does not name, leaves its kernel uncertified, never verified.
 #[test]
 fn a_project_style_cu_file_compiles_and_each_kernel_gets_its_verdict() {
     let dir = temp_dir("project-style");
@@ -590,12 +591,17 @@ extern "C" __global__ void softplus(float* y, const float* x, int n) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n) y[i] = log1pf(expf(x[i]));
 }
+
+extern "C" __global__ void arctan(float* y, const float* x, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = atanf(x[i]);
+}
 "#;
     let file = dir.join("kernels.cu");
     std::fs::write(&file, src).unwrap();
     let (code, doc) = json(&["check", &file.display().to_string(), "--format", "json"]);
-    assert_eq!(code, 1, "half_max and softplus are not verified: {doc:#}");
-    for name in ["sigmoid_half", "block_sum", "tile_max", "concat", "gelu_erf"] {
+    assert_eq!(code, 1, "half_max and arctan are not verified: {doc:#}");
+    for name in ["sigmoid_half", "block_sum", "tile_max", "concat", "gelu_erf", "softplus"] {
         let k = kernel(&doc, name);
         assert_eq!(k["verdict"], "verified", "{name}: {k:#}");
     }
@@ -603,10 +609,10 @@ extern "C" __global__ void softplus(float* y, const float* x, int n) {
     assert_eq!(half["verdict"], "barrier_divergence", "{half:#}");
     let message = half["findings"][0]["message"].as_str().unwrap_or_default();
     assert!(message.contains("member mask 0x0000ffff, which does not name it"), "{message}");
-    let softplus = kernel(&doc, "softplus");
-    assert_eq!(softplus["verdict"], "uncertified", "{softplus:#}");
-    let reasons = softplus["uncertified"].to_string();
-    assert!(reasons.contains("__nv_log1pf"), "{reasons}");
+    let arctan = kernel(&doc, "arctan");
+    assert_eq!(arctan["verdict"], "uncertified", "{arctan:#}");
+    let reasons = arctan["uncertified"].to_string();
+    assert!(reasons.contains("__nv_atanf"), "{reasons}");
 }
 
 /// A sum accumulated into `out[0]` with `atomicAdd`: without knowing that the caller zeroes

@@ -519,10 +519,13 @@ impl ShapeCheck<'_, '_> {
         for p in &shadow.problems {
             self.uncertified(out, Reason::EquivalenceUnsupported { shape: self.shape_name.clone(), what: line_prefix(p.line) + &p.what }, None);
         }
+        // Whether the kernel's forms hold only on the path this run took (see below).
+        let mut path_dependent = false;
         for pc in &shadow.path_conditions {
             let v = convert::kernel_vals(&mut nf, &consts, &shadow.terms, &[pc.term], &self.req.budget).pop();
             let decided = matches!(&v, Some(Ok(Val::Finite(p))) if p.as_constant().is_some_and(|c| c.is_zero() != pc.holds));
             if !decided {
+                path_dependent = true;
                 self.uncertified(
                     out,
                     Reason::EquivalenceUnsupported {
@@ -565,7 +568,12 @@ impl ShapeCheck<'_, '_> {
         if !differing.is_empty() {
             if let Some((d, draw, run)) = self.refute(&nf, &differing, &kernel_vals, &ref_vals) {
                 let (k, r) = own(&mut nf, self.index_of(d.output, d.flat));
-                let m = self.mismatch(&nf, &names, &shadow, &run, &d, draw, Some(&k), Some(&r));
+                // A kernel that branches on input values computed its forms on the first run's
+                // path; the refuting run may have taken another (ELU's `x > 0 ? x : ...` run at
+                // integers, refuted at x = -1.125), so the kernel's form is not shown as what it
+                // computed there. Its values are that run's own.
+                let k = (!path_dependent).then_some(&k);
+                let m = self.mismatch(&nf, &names, &shadow, &run, &d, draw, k, Some(&r));
                 out.findings.push(m);
                 return Verdict::Mismatch;
             }

@@ -384,3 +384,15 @@ fn a_shape_too_big_for_the_scalar_graph_is_refused_at_the_statement() {
                 ^^^^^^^^^"#]],
     );
 }
+
+#[test]
+fn an_activation_of_an_integer_tensor() {
+    check(
+        "import torch.nn.functional as F\ndef reference(i):\n    return F.leaky_relu(i)\n",
+        &[ArgValue::IntTensor { shape: vec![2], values: vec![1, -1] }],
+        expect![[r#"
+            3:12: `leaky_relu` takes a floating-point tensor, found i64
+                return F.leaky_relu(i)
+                       ^^^^^^^^^^^^^^^"#]],
+    );
+}

@@ -220,3 +220,45 @@ fn benchmark_graphs_stay_compact() {
     // 8192 inputs, 64^3 products, 64^2 x 63 additions.
     assert_eq!(nodes("def reference(a, b):\n    return a @ b\n", &[f32(&[64, 64]), f32(&[64, 64])]), 8192 + 262_144 + 4096 * 63);
 }
+
+#[test]
+fn the_activations_of_torch_nn_functional_as_aten_computes_them() {
+    check(
+        "import torch\nimport torch.nn.functional as F\ndef reference(x):\n    return (F.leaky_relu(x), F.leaky_relu(x, 0.2), F.elu(x, alpha=0.5), torch.selu(x), F.celu(x, 2.0), F.softplus(x),\n            F.softplus(x, beta=2, threshold=10), F.softsign(x), F.mish(x), F.hardtanh(x), F.hardtanh(x, -2.0, 3), F.relu6(x),\n            F.hardsigmoid(x), F.hardswish(x), F.logsigmoid(x), F.tanhshrink(x))\n",
+        &[f32(&[1])],
+        expect![[r#"
+            output 0: [1] f32
+              ((a0[0] > 0) ? a0[0] : (a0[0] * 1/100))
+            output 1: [1] f32
+              ((a0[0] > 0) ? a0[0] : (a0[0] * 1/5))
+            output 2: [1] f32
+              ((a0[0] > 0) ? a0[0] : ((exp(a0[0]) - 1) * 1/2))
+            output 3: [1] f32
+              ((a0[0] > 0) ? (a0[0] * 5253504936777402467096674926473/5000000000000000000000000000000) : ((exp(a0[0]) - 1) * 87904967042368842997010876040615967103012290445610415488549141/50000000000000000000000000000000000000000000000000000000000000))
+            output 4: [1] f32
+              ((a0[0] > 0) ? a0[0] : ((exp((a0[0] * 1/2)) - 1) * 2))
+            output 5: [1] f32
+              ((a0[0] > 20) ? a0[0] : log((1 + exp(a0[0]))))
+            output 6: [1] f32
+              (((a0[0] * 2) > 10) ? a0[0] : (log((1 + exp((a0[0] * 2)))) / 2))
+            output 7: [1] f32
+              (a0[0] / (1 + abs(a0[0])))
+            output 8: [1] f32
+              (a0[0] * tanh(log((1 + exp(a0[0])))))
+            output 9: [1] f32
+              min(max(a0[0], -1), 1)
+            output 10: [1] f32
+              min(max(a0[0], -2), 3)
+            output 11: [1] f32
+              min(max(a0[0], 0), 6)
+            output 12: [1] f32
+              (min(max((a0[0] + 3), 0), 6) / 6)
+            output 13: [1] f32
+              (a0[0] * (min(max((a0[0] + 3), 0), 6) / 6))
+            output 14: [1] f32
+              -log((1 + exp(-a0[0])))
+            output 15: [1] f32
+              (a0[0] - tanh(a0[0]))
+        "#]],
+    );
+}

@@ -46,6 +46,14 @@ fn func_of(op: Op) -> Option<Func> {
         Op::Floor => Func::Floor,
         Op::Ceil => Func::Ceil,
         Op::Trunc => Func::Trunc,
+        Op::Selu => Func::Selu,
+        Op::Softsign => Func::Softsign,
+        Op::Mish => Func::Mish,
+        Op::Relu6 => Func::Relu6,
+        Op::Hardsigmoid => Func::Hardsigmoid,
+        Op::Hardswish => Func::Hardswish,
+        Op::Logsigmoid => Func::Logsigmoid,
+        Op::Tanhshrink => Func::Tanhshrink,
         _ => return None,
     })
 }
@@ -61,6 +69,22 @@ fn cast_target(op: Op) -> Option<DType> {
         Op::ToBool => DType::Bool,
         _ => return None,
     })
+}
+
+/// An activation's parameter: the Python number given, else PyTorch's default (a decimal).
+fn parameter(lw: &mut Lowerer<'_>, arg: Option<Arg>, default: &str) -> Result<NodeId> {
+    match present(arg) {
+        None => {
+            let (negative, digits) = match default.strip_prefix('-') {
+                Some(rest) => (true, rest),
+                None => (false, default),
+            };
+            let value = crate::front::parse_float_literal(digits).expect("a decimal default");
+            Ok(lw.graph.constant(if negative { -value } else { value }))
+        }
+        Some(a @ Arg { val: Val::Int(_) | Val::Float(_), .. }) => Ok(lw.operand(&a)?.elems[0]),
+        Some(a) => Err(RefError::new(a.span.clone(), format!("expected a number, found {}", a.val.kind_name()))),
+    }
 }
 
 fn is_none(arg: &Option<Arg>) -> bool {
@@ -106,6 +130,28 @@ pub(crate) fn call(lw: &mut Lowerer<'_>, op: Op, method: bool, positional: Vec<A
                 Some(other) => return Err(RefError::new(span.clone(), format!("`gelu` approximate must be 'none' or 'tanh', found '{other}'"))),
             };
             ew::unary_function(lw, func, &required(x, "input", span)?, span)
+        }
+        Op::LeakyRelu | Op::Elu | Op::Celu | Op::Softplus | Op::Hardtanh => {
+            let names = match op {
+                Op::LeakyRelu => ["input", "negative_slope", "inplace"],
+                Op::Softplus => ["input", "beta", "threshold"],
+                Op::Hardtanh => ["input", "min_val", "max_val"],
+                _ => ["input", "alpha", "inplace"],
+            };
+            let [x, first, second] = a.bind(names)?;
+            let x = required(x, "input", span)?;
+            let inplace = if names[2] == "inplace" { second.clone() } else { None };
+            if lw.bool_of(&inplace, false)? {
+                return Err(RefError::unsupported_feature(span.clone(), "`inplace=True`"));
+            }
+            let activation = match op {
+                Op::LeakyRelu => ew::Activation::LeakyRelu { slope: parameter(lw, first, "0.01")? },
+                Op::Elu => ew::Activation::Elu { alpha: parameter(lw, first, "1.0")? },
+                Op::Celu => ew::Activation::Celu { alpha: parameter(lw, first, "1.0")? },
+                Op::Softplus => ew::Activation::Softplus { beta: parameter(lw, first, "1.0")?, threshold: parameter(lw, second, "20.0")? },
+                _ => ew::Activation::Hardtanh { lo: parameter(lw, first, "-1.0")?, hi: parameter(lw, second, "1.0")? },
+            };
+            ew::activation(lw, activation, &x, &op_name(op), span)
         }
         Op::Add | Op::Sub => {
             let [x, other, alpha] = a.bind(["input", "other", "alpha"])?;

@@ -17,6 +17,14 @@ pub(crate) enum Func {
     Silu,
     Gelu,
     GeluTanh,
+    Selu,
+    Softsign,
+    Mish,
+    Relu6,
+    Hardsigmoid,
+    Hardswish,
+    Logsigmoid,
+    Tanhshrink,
     Exp,
     Log,
     Log1p,
@@ -58,6 +66,54 @@ pub(crate) fn sigmoid(g: &mut Graph, x: NodeId) -> NodeId {
     let e = g.unary(UnaryFn::Exp, minus_x);
     let denominator = g.add(one, e);
     g.div(one, denominator)
+}
+
+/// `log(1 + exp(x))`, softplus without its threshold.
+fn log1p_exp(g: &mut Graph, x: NodeId) -> NodeId {
+    let one = g.one();
+    let e = g.unary(UnaryFn::Exp, x);
+    let s = g.add(one, e);
+    g.unary(UnaryFn::Log, s)
+}
+
+/// `min(max(x, lo), hi)`, as `torch.clamp` (and `hardtanh`, `relu6`) compute it.
+fn clamped(g: &mut Graph, x: NodeId, lo: NodeId, hi: NodeId) -> NodeId {
+    let above = g.max(x, lo);
+    g.min(above, hi)
+}
+
+/// `x > 0 ? x * scale : (exp(x * input_scale) - 1) * alpha * scale`: ATen's ELU, which SELU and
+/// CELU are too. `None` stands for a factor of 1 (left out rather than multiplied by).
+fn elu_like(g: &mut Graph, x: NodeId, alpha: NodeId, scale: Option<NodeId>, input_scale: Option<NodeId>) -> NodeId {
+    let zero = g.zero();
+    let positive = g.cmp(CmpOp::Gt, x, zero);
+    let kept = match scale {
+        Some(s) => g.mul(x, s),
+        None => x,
+    };
+    let exponent = match input_scale {
+        Some(s) => g.mul(x, s),
+        None => x,
+    };
+    let e = g.unary(UnaryFn::Exp, exponent);
+    let one = g.one();
+    let expm1 = g.sub(e, one);
+    // `alpha * scale` as one constant: kernels fold the two into one literal.
+    let factor = match scale {
+        Some(s) => g.mul(alpha, s),
+        None => alpha,
+    };
+    let negative = g.mul(expm1, factor);
+    g.select(positive, kept, negative)
+}
+
+/// SELU's constants, as ATen writes them.
+const SELU_ALPHA: &str = "1.6732632423543772848170429916717";
+const SELU_SCALE: &str = "1.0507009873554804934193349852946";
+
+fn decimal(g: &mut Graph, text: &str) -> NodeId {
+    let value = crate::front::parse_float_literal(text).expect("a decimal literal");
+    g.constant(value)
 }
 
 /// `floor(x)` as `x // 1`.
@@ -123,6 +179,49 @@ pub(crate) fn apply(g: &mut Graph, func: Func, x: NodeId) -> NodeId {
             let one_plus = g.add(one, t);
             g.mul(half_x, one_plus)
         }
+        Func::Selu => {
+            let (alpha, scale) = (decimal(g, SELU_ALPHA), decimal(g, SELU_SCALE));
+            elu_like(g, x, alpha, Some(scale), None)
+        }
+        // x / (1 + |x|).
+        Func::Softsign => {
+            let one = g.one();
+            let a = g.unary(UnaryFn::Abs, x);
+            let d = g.add(one, a);
+            g.div(x, d)
+        }
+        // ATen: x * tanh(log1p(exp(x))) (softplus with no threshold).
+        Func::Mish => {
+            let sp = log1p_exp(g, x);
+            let t = g.unary(UnaryFn::Tanh, sp);
+            g.mul(x, t)
+        }
+        Func::Relu6 => {
+            let (zero, six) = (g.zero(), g.int(6));
+            clamped(g, x, zero, six)
+        }
+        // min(max(x + 3, 0), 6) / 6.
+        Func::Hardsigmoid | Func::Hardswish => {
+            let (zero, three, six) = (g.zero(), g.int(3), g.int(6));
+            let shifted = g.add(x, three);
+            let c = clamped(g, shifted, zero, six);
+            let gate = g.div(c, six);
+            if func == Func::Hardswish {
+                g.mul(x, gate)
+            } else {
+                gate
+            }
+        }
+        // log(sigmoid(x)) = -log(1 + exp(-x)).
+        Func::Logsigmoid => {
+            let minus_x = g.neg(x);
+            let sp = log1p_exp(g, minus_x);
+            g.neg(sp)
+        }
+        Func::Tanhshrink => {
+            let t = g.unary(UnaryFn::Tanh, x);
+            g.sub(x, t)
+        }
         Func::Exp => g.unary(UnaryFn::Exp, x),
         Func::Log => g.unary(UnaryFn::Log, x),
         Func::Log1p => {
@@ -181,6 +280,71 @@ pub(crate) fn unary_function(lw: &mut Lowerer<'_>, func: Func, arg: &Arg, span: 
         }
         other => Err(RefError::new(arg.span.clone(), format!("expected a tensor or a number, found {}", other.kind_name()))),
     }
+}
+
+/// The activations with parameters, each a node of the graph (the caller's Python number or
+/// PyTorch's default).
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Activation {
+    /// `x > 0 ? x : x * negative_slope`.
+    LeakyRelu {
+        slope: NodeId,
+    },
+    Elu {
+        alpha: NodeId,
+    },
+    /// ELU of `x / alpha`, scaled back by `alpha`.
+    Celu {
+        alpha: NodeId,
+    },
+    /// `x * beta > threshold ? x : log(1 + exp(x * beta)) / beta`.
+    Softplus {
+        beta: NodeId,
+        threshold: NodeId,
+    },
+    Hardtanh {
+        lo: NodeId,
+        hi: NodeId,
+    },
+}
+
+impl Activation {
+    fn apply(self, g: &mut Graph, x: NodeId) -> NodeId {
+        match self {
+            Activation::LeakyRelu { slope } => {
+                let zero = g.zero();
+                let positive = g.cmp(CmpOp::Gt, x, zero);
+                let scaled = g.mul(x, slope);
+                g.select(positive, x, scaled)
+            }
+            Activation::Elu { alpha } => elu_like(g, x, alpha, None, None),
+            Activation::Celu { alpha } => {
+                let one = g.one();
+                let inverse = g.div(one, alpha);
+                elu_like(g, x, alpha, None, Some(inverse))
+            }
+            Activation::Softplus { beta, threshold } => {
+                // A beta of 1 (the default) multiplies and divides by nothing.
+                let unit = g.as_const(beta).is_some_and(num_traits::One::is_one);
+                let scaled = if unit { x } else { g.mul(x, beta) };
+                let linear = g.cmp(CmpOp::Gt, scaled, threshold);
+                let sp = log1p_exp(g, scaled);
+                let smooth = if unit { sp } else { g.div(sp, beta) };
+                g.select(linear, x, smooth)
+            }
+            Activation::Hardtanh { lo, hi } => clamped(g, x, lo, hi),
+        }
+    }
+}
+
+/// `activation(x)` on a float tensor.
+pub(crate) fn activation(lw: &mut Lowerer<'_>, activation: Activation, x: &Arg, name: &str, span: &Span) -> Result<Val> {
+    let t = lw.tensor_of(x)?;
+    if !t.dtype.is_float() {
+        return Err(RefError::new(span.clone(), format!("`{name}` takes a floating-point tensor, found {}", t.dtype.name())));
+    }
+    let dtype = t.dtype;
+    Ok(Val::Tensor(map_tensor(lw, &t, dtype, |g, v| activation.apply(g, v))))
 }
 
 /// `torch.where(cond, a, b)`.
