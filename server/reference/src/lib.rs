@@ -16,7 +16,9 @@
 //! torch.nn.functional as F`, `from torch import nn`, `import math` and similar forms resolve
 //! names. Supported: elementwise arithmetic (`+ - * / // % **` with integer powers, unary `-`),
 //! comparisons, `relu/sigmoid/silu/gelu(approximate="none"|"tanh")/exp/log/sqrt/rsqrt/tanh/abs/
-//! neg/erf/sin/cos/maximum/minimum/where/clamp/pow/masked_fill`, broadcasting; `sum/mean/prod/
+//! neg/erf/sin/cos/maximum/minimum/where/clamp/pow/masked_fill`, the activations `F.leaky_relu/elu/
+//! selu/celu/softplus/softsign/mish/hardtanh/relu6/hardsigmoid/hardswish/logsigmoid/tanhshrink`
+//! (with their parameters, as ATen computes them), broadcasting; `sum/mean/prod/
 //! amax/amin/max/min/argmax/argmin/cumsum/softmax/log_softmax/var/std` with `dim` (negative,
 //! tuples) and `keepdim`; `matmul/@/mm/bmm/einsum` (with `...`)`/F.linear`; `view/reshape/transpose/permute/T/
 //! mT/unsqueeze/squeeze/expand/contiguous/flatten/chunk/split/unbind/narrow/cat/stack/repeat/
