@@ -32,11 +32,9 @@ fn mismatch_message(f: &Finding) -> String {
     let index = m.index.iter().map(|i| i.to_string()).collect::<Vec<_>>().join(", ");
     let at = f.accesses.first().map_or(String::new(), |a| format!(" (written by thread {} at line {})", thread(f, a.thread), a.location.line));
     let shape = if m.shape.is_empty() { String::new() } else { format!(" for {}", shape(&m.shape)) };
-    let formulas = if m.actual_expr == "?" {
-        // The kernel branched on input values and its form on this input's path is unknown.
-        format!("the reference computes {}", m.expected_expr)
-    } else {
-        format!("the kernel computes {} where the reference computes {}", m.actual_expr, m.expected_expr)
+    let formulas = match &m.actual_expr {
+        Some(kernel) => format!("the kernel computes {kernel} where the reference computes {}", m.expected_expr),
+        None => format!("the reference computes {}", m.expected_expr),
     };
     let message =
         format!("mismatch with the reference{shape}: {}[{index}] is {} but the reference computes {}{at}; {formulas}", m.buffer, m.actual, m.expected);

@@ -203,9 +203,12 @@ pub struct MismatchReport {
     pub element: u64,
     pub expected: String,
     pub actual: String,
-    /// What the element should equal and what the kernel computes, over the inputs.
+    /// What the element should equal and what the kernel computes, over the inputs. The
+    /// kernel's form is absent where it is not known for this input (a kernel that branches on
+    /// input values, refuted on another path than the one its form was derived on).
     pub expected_expr: String,
-    pub actual_expr: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub actual_expr: Option<String>,
     /// The shape (scalar parameter values) of the counterexample.
     pub shape: BTreeMap<String, i128>,
     /// The inputs of the counterexample.

@@ -827,27 +827,53 @@ fn a_declared_field_the_run_cannot_pass_leaves_the_equivalence_unchecked() {
     assert!(r.stdout.contains("the declared field `p.scale` cannot be passed to the kernel: the kernel reads it as 16 bits"), "{r:?}");
 }
 
+/// A directory with `<name>.cu`, an elementwise kernel `name(float* out, const float* x, int n)`
+/// storing `expression` (of `v = x[i]`), its `reference` in `references/<name>.py`, and a
+/// lark.toml binding them for `n` elements.
+fn elementwise_project(tag: &str, name: &str, expression: &str, reference: &str, n: usize) -> PathBuf {
+    let dir = temp_dir(tag);
+    std::fs::create_dir_all(dir.join("references")).unwrap();
+    let cu = format!(
+        "extern \"C\" __global__ void {name}(float* out, const float* x, int n) {{\n  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) {{\n    float v = x[i];\n    out[i] = {expression};\n  }}\n}}\n"
+    );
+    std::fs::write(dir.join(format!("{name}.cu")), cu).unwrap();
+    std::fs::write(dir.join(format!("references/{name}.py")), reference).unwrap();
+    let toml = format!(
+        "[kernel.{name}]\ngrid = [\"ceil_div(n, 256)\", 1, 1]\nblock = [256, 1, 1]\n[kernel.{name}.params]\nout = {{ dtype = \"f32\", len = \"n\" }}\nx = {{ dtype = \"f32\", len = \"n\" }}\n\
+         n = {{ range = [1, 4096] }}\n[kernel.{name}.reference]\nfile = \"references/{name}.py\"\n[kernel.{name}.reference.args]\nx = {{ buffer = \"x\", shape = [\"n\"] }}\n\
+         [[kernel.{name}.reference.outputs]]\nbuffer = \"out\"\nshape = [\"n\"]\n[[kernel.{name}.reference.shapes]]\nn = {n}\n"
+    );
+    std::fs::write(dir.join("lark.toml"), toml).unwrap();
+    dir
+}
+
+/// Activation kernels against `torch.nn.functional`: Mish through `log1pf` (the prelude's
+/// `logf(1 + x)`) is verified against `F.mish`; an ELU with the `- 1` left out is a mismatch at
+/// its store, found at an input on the other side of its `x > 0` branch than the first run took,
+/// so the message gives both values and the reference's formula, not the first path's formula
+/// as the kernel's.
+#[test]
+fn activation_kernels_are_checked_against_torch_nn_functional() {
+    let dir =
+        elementwise_project("mish", "mish", "v * tanhf(log1pf(expf(v)))", "import torch.nn.functional as F\ndef reference(x):\n    return F.mish(x)\n", 300);
+    let r = run(&["check", &dir.join("mish.cu").display().to_string()]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(r.stdout.contains("kernel mish: verified"), "{r:?}");
+    let dir = elementwise_project("elu", "elu", "v > 0.0f ? v : expf(v)", "import torch.nn.functional as F\ndef reference(x):\n    return F.elu(x)\n", 1);
+    let r = run(&["check", &dir.join("elu.cu").display().to_string()]);
+    assert_eq!(r.code, 1, "{r:?}");
+    assert!(r.stdout.contains("elu.cu:5: error[mismatch]"), "{r:?}");
+    assert!(r.stdout.contains("; the reference computes (x[0] > 0 ? x[0] : -1 + exp(x[0]))"), "{r:?}");
+    assert!(!r.stdout.contains("the kernel computes x[0]"), "{r:?}");
+}
+
 /// `rintf(x)` compiles to `cvt.rni.f32.f32`: a rounding to an integral value, not a change of
 /// precision. Read as the identity (as conversions between float formats are), it agreed with
 /// a reference `x` on the drawn integer inputs and was `verified`; it is `uncertified`, naming
 /// the instruction.
 #[test]
 fn rounding_a_float_to_an_integral_value_is_not_read_as_the_identity() {
-    let dir = temp_dir("rint");
-    std::fs::create_dir_all(dir.join("references")).unwrap();
-    std::fs::write(
-        dir.join("r.cu"),
-        "extern \"C\" __global__ void r(float* out, const float* x, int n) {\n  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) out[i] = rintf(x[i]);\n}\n",
-    )
-    .unwrap();
-    std::fs::write(dir.join("references/r.py"), "def reference(x):\n    return x\n").unwrap();
-    std::fs::write(
-        dir.join("lark.toml"),
-        "[kernel.r]\ngrid = [\"ceil_div(n, 256)\", 1, 1]\nblock = [256, 1, 1]\n[kernel.r.params]\nout = { dtype = \"f32\", len = \"n\" }\nx = { dtype = \"f32\", len = \"n\" }\n\
-         n = { range = [1, 4096] }\n[kernel.r.reference]\nfile = \"references/r.py\"\n[kernel.r.reference.args]\nx = { buffer = \"x\", shape = [\"n\"] }\n\
-         [[kernel.r.reference.outputs]]\nbuffer = \"out\"\nshape = [\"n\"]\n[[kernel.r.reference.shapes]]\nn = 300\n",
-    )
-    .unwrap();
+    let dir = elementwise_project("rint", "r", "rintf(v)", "def reference(x):\n    return x\n", 300);
     let r = run(&["check", &dir.join("r.cu").display().to_string()]);
     assert_eq!(r.code, 1, "{r:?}");
     assert!(r.stdout.contains("kernel r: uncertified"), "{r:?}");

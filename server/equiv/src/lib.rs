@@ -511,7 +511,7 @@ impl ShapeCheck<'_, '_> {
 
         if let Some(d) = diff {
             let (k, r) = own(&mut nf, self.index_of(d.output, d.flat));
-            let m = self.mismatch(&nf, &names, &shadow, run, &d, first, Some(&k), Some(&r));
+            let m = self.mismatch(&nf, &names, &shadow, run, &d, first, Some(&k), &r);
             out.findings.push(m);
             return Verdict::Mismatch;
         }
@@ -573,7 +573,7 @@ impl ShapeCheck<'_, '_> {
                 // integers, refuted at x = -1.125), so the kernel's form is not shown as what it
                 // computed there. Its values are that run's own.
                 let k = (!path_dependent).then_some(&k);
-                let m = self.mismatch(&nf, &names, &shadow, &run, &d, draw, k, Some(&r));
+                let m = self.mismatch(&nf, &names, &shadow, &run, &d, draw, k, &r);
                 out.findings.push(m);
                 return Verdict::Mismatch;
             }
@@ -805,20 +805,19 @@ impl ShapeCheck<'_, '_> {
         d: &Difference,
         draw: Draw,
         kernel: Option<&Result<Val, nf::NfError>>,
-        reference: Option<&Result<Val, nf::NfError>>,
+        reference: &Result<Val, nf::NfError>,
     ) -> Finding {
         let p = &self.plan.outputs[d.output];
         let elem = p.element(d.flat);
         let bytes = self.element_bytes(p.param);
         let id = run.ids.get(&p.param).copied();
         let store = id.and_then(|id| shadow.stores.get(&(id, elem * bytes)));
-        let show = |v: Option<&Result<Val, nf::NfError>>| match v {
-            Some(Ok(v)) => render::val(nf, names, v),
-            Some(Err(nf::NfError::Budget)) if self.req.budget.check().is_ok() => {
+        let show = |v: &Result<Val, nf::NfError>| match v {
+            Ok(v) => render::val(nf, names, v),
+            Err(nf::NfError::Budget) if self.req.budget.check().is_ok() => {
                 format!("(a formula too long to derive within the {} ms a report gets; the values are exact without it)", REPORT_TIME.as_millis())
             }
-            Some(Err(e)) => format!("(not expressible: {e})"),
-            None => "?".into(),
+            Err(e) => format!("(not expressible: {e})"),
         };
         let inputs = self
             .plan
@@ -879,7 +878,7 @@ impl ShapeCheck<'_, '_> {
                 expected: show_value(&d.expected),
                 actual: show_float(&d.actual),
                 expected_expr: show(reference),
-                actual_expr: if store.is_none() { format!("{} (never written)", show(kernel)) } else { show(kernel) },
+                actual_expr: kernel.map(|k| if store.is_none() { format!("{} (never written)", show(k)) } else { show(k) }),
                 shape: self.plan.scalars.clone(),
                 inputs,
                 hint: shadow.read_initial.contains(&p.param).then(|| {

@@ -396,3 +396,15 @@ fn an_activation_of_an_integer_tensor() {
                        ^^^^^^^^^^^^^^^"#]],
     );
 }
+
+#[test]
+fn an_activation_parameter_that_is_not_a_number() {
+    check(
+        "import torch.nn.functional as F\ndef reference(x):\n    return F.elu(x, alpha='one')\n",
+        &[f32(&[2])],
+        expect![[r#"
+            3:27: expected a number, found a string
+                return F.elu(x, alpha='one')
+                                      ^^^^^"#]],
+    );
+}

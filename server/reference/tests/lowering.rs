@@ -262,3 +262,17 @@ fn the_activations_of_torch_nn_functional_as_aten_computes_them() {
         "#]],
     );
 }
+
+#[test]
+fn activation_keywords_and_integer_relu6() {
+    check(
+        "import torch.nn.functional as F\ndef reference(x, i):\n    return F.hardtanh(x, min_val=-2.0, max_val=3, inplace=False), F.relu6(i)\n",
+        &[f32(&[1]), ArgValue::IntTensor { shape: vec![1], values: vec![9] }],
+        expect![[r#"
+            output 0: [1] f32
+              min(max(a0[0], -2), 3)
+            output 1: [1] i64
+              6
+        "#]],
+    );
+}

@@ -74,14 +74,7 @@ fn cast_target(op: Op) -> Option<DType> {
 /// An activation's parameter: the Python number given, else PyTorch's default (a decimal).
 fn parameter(lw: &mut Lowerer<'_>, arg: Option<Arg>, default: &str) -> Result<NodeId> {
     match present(arg) {
-        None => {
-            let (negative, digits) = match default.strip_prefix('-') {
-                Some(rest) => (true, rest),
-                None => (false, default),
-            };
-            let value = crate::front::parse_float_literal(digits).expect("a decimal default");
-            Ok(lw.graph.constant(if negative { -value } else { value }))
-        }
+        None => Ok(ew::decimal(&mut lw.graph, default)),
         Some(a @ Arg { val: Val::Int(_) | Val::Float(_), .. }) => Ok(lw.operand(&a)?.elems[0]),
         Some(a) => Err(RefError::new(a.span.clone(), format!("expected a number, found {}", a.val.kind_name()))),
     }
@@ -132,15 +125,26 @@ pub(crate) fn call(lw: &mut Lowerer<'_>, op: Op, method: bool, positional: Vec<A
             ew::unary_function(lw, func, &required(x, "input", span)?, span)
         }
         Op::LeakyRelu | Op::Elu | Op::Celu | Op::Softplus | Op::Hardtanh => {
-            let names = match op {
-                Op::LeakyRelu => ["input", "negative_slope", "inplace"],
-                Op::Softplus => ["input", "beta", "threshold"],
-                Op::Hardtanh => ["input", "min_val", "max_val"],
-                _ => ["input", "alpha", "inplace"],
+            // (input, first parameter, second parameter, inplace) in PyTorch's parameter names.
+            let (x, first, second, inplace) = match op {
+                Op::LeakyRelu => {
+                    let [x, slope, inplace] = a.bind(["input", "negative_slope", "inplace"])?;
+                    (x, slope, None, inplace)
+                }
+                Op::Softplus => {
+                    let [x, beta, threshold] = a.bind(["input", "beta", "threshold"])?;
+                    (x, beta, threshold, None)
+                }
+                Op::Hardtanh => {
+                    let [x, lo, hi, inplace] = a.bind(["input", "min_val", "max_val", "inplace"])?;
+                    (x, lo, hi, inplace)
+                }
+                _ => {
+                    let [x, alpha, inplace] = a.bind(["input", "alpha", "inplace"])?;
+                    (x, alpha, None, inplace)
+                }
             };
-            let [x, first, second] = a.bind(names)?;
             let x = required(x, "input", span)?;
-            let inplace = if names[2] == "inplace" { second.clone() } else { None };
             if lw.bool_of(&inplace, false)? {
                 return Err(RefError::unsupported_feature(span.clone(), "`inplace=True`"));
             }

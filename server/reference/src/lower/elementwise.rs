@@ -47,7 +47,7 @@ pub(crate) enum Func {
 impl Func {
     /// Whether an integer input gives a float result (`torch.exp(int_tensor)` is float).
     fn makes_float(self) -> bool {
-        !matches!(self, Func::Relu | Func::Abs | Func::Neg | Func::Square | Func::Floor | Func::Ceil | Func::Trunc)
+        !matches!(self, Func::Relu | Func::Relu6 | Func::Abs | Func::Neg | Func::Square | Func::Floor | Func::Ceil | Func::Trunc)
     }
 
     fn rounds(self) -> bool {
@@ -111,9 +111,14 @@ fn elu_like(g: &mut Graph, x: NodeId, alpha: NodeId, scale: Option<NodeId>, inpu
 const SELU_ALPHA: &str = "1.6732632423543772848170429916717";
 const SELU_SCALE: &str = "1.0507009873554804934193349852946";
 
-fn decimal(g: &mut Graph, text: &str) -> NodeId {
-    let value = crate::front::parse_float_literal(text).expect("a decimal literal");
-    g.constant(value)
+/// The constant a decimal written in this crate stands for (`"1.67326..."`, `"-1.0"`).
+pub(crate) fn decimal(g: &mut Graph, text: &str) -> NodeId {
+    let (negative, digits) = match text.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, text),
+    };
+    let value = crate::front::parse_float_literal(digits).expect("a decimal literal");
+    g.constant(if negative { -value } else { value })
 }
 
 /// `floor(x)` as `x // 1`.
