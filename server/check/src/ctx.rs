@@ -53,6 +53,8 @@ pub struct Ctx<'a> {
     pub points: &'a PointsCache,
     /// The answers of the queries asked so far, shared by the workers.
     answers: &'a AnswerCache,
+    /// The rows each access keeps to (see [`crate::rows`]), shared by the workers.
+    pub rows: &'a crate::rows::RowsCache,
     /// Probes that will not be asked again for questions alike (see [`Ctx::run_witness`]),
     /// shared by the workers.
     spent_probes: &'a Mutex<std::collections::HashSet<(Alike, Probe)>>,
@@ -267,6 +269,7 @@ impl<'a> Ctx<'a> {
             decide_only: false,
             points: &caches.points,
             answers: &caches.answers,
+            rows: &caches.rows,
             spent_probes: &caches.spent_probes,
             tier_timed_out: &caches.tier_timed_out,
             ordinary: &caches.ordinary,
@@ -282,20 +285,22 @@ impl<'a> Ctx<'a> {
     /// budget (its deadline and the caller's cancellation) is polled while the solver works, so
     /// a cancelled check stops within milliseconds even in the middle of a hard query.
     fn ask_within(&mut self, query: &::smt::Query, timeout_ms: u64) -> Answer {
-        self.ask_as(query, query.to_smtlib(), timeout_ms)
+        self.ask_as(query, query.to_smtlib(), timeout_ms, &|| false)
     }
 
     /// [`Ctx::ask_within`] for a query whose text (`query.to_smtlib()`, the answer cache's key)
-    /// is rendered already.
-    fn ask_as(&mut self, query: &::smt::Query, text: String, timeout_ms: u64) -> Answer {
+    /// is rendered already. `cut` is polled with the budget while the solver works: once it
+    /// holds, the query stops and is answered as out of time.
+    fn ask_as(&mut self, query: &::smt::Query, text: String, timeout_ms: u64, cut: &dyn Fn() -> bool) -> Answer {
         if let Err(stop) = self.budget.check() {
             return Answer::Unknown(Undecided::from(stop));
         }
         self.queries += 1;
         let (budget, solver) = (&self.budget, &mut *self.solver);
         let started = std::time::Instant::now();
-        let (outcome, source) =
-            self.answers.get_or_solve(text, timeout_ms, || crate::smt::ask(solver, query, Duration::from_millis(timeout_ms), &|| budget.check().is_err()).0);
+        let (outcome, source) = self
+            .answers
+            .get_or_solve(text, timeout_ms, || crate::smt::ask(solver, query, Duration::from_millis(timeout_ms), &|| budget.check().is_err() || cut()).0);
         let spent = started.elapsed();
         self.solver_time += spent;
         crate::trace::line(|| {
@@ -311,7 +316,11 @@ impl<'a> Ctx<'a> {
             Outcome::Unsat => Answer::Unsat,
             Outcome::Timeout => Answer::Unknown(Undecided::Timeout { millis: timeout_ms }),
             Outcome::Failed(message) => Answer::Unknown(Undecided::Failure(message)),
-            Outcome::Stopped => Answer::Unknown(self.budget.check().err().map_or(Undecided::Cancelled, Undecided::from)),
+            Outcome::Stopped => match self.budget.check() {
+                Err(stop) => Answer::Unknown(Undecided::from(stop)),
+                Ok(()) if cut() => Answer::Unknown(Undecided::Timeout { millis: spent.as_millis() as u64 }),
+                Ok(()) => Answer::Unknown(Undecided::Cancelled),
+            },
         }
     }
 
@@ -353,6 +362,9 @@ impl<'a> Ctx<'a> {
         let skip_first_tier = self.bind.concrete_block().is_none();
         let spent = |p: Probe| lock(self.spent_probes).contains(&(alike.clone(), p));
         let small = skip_first_tier && !spent(Probe::Small);
+        // Whether the tightest tier ran out of time, as the probe of this question or of one
+        // alike: it counts as the first tier to time out (see the tiers below).
+        let mut probe_timed_out = skip_first_tier && !small;
         let indices = reads_indices(q);
         let ordinary = (self.has_open_values() || indices) && !spent(Probe::Ordinary);
         // With a restriction to ask first, the question itself is posted for a worker out of
@@ -364,7 +376,8 @@ impl<'a> Ctx<'a> {
         // of its own: it gets a quarter of the time, as witness tiers do after a timeout
         // (PyTorch's ILP softmax with no setup: a second pair of one line ran a whole second
         // out for the same report).
-        let question_ms = if spent(Probe::Question) { (self.timeout_ms / 4).max(1) } else { self.timeout_ms };
+        let alike_spent = spent(Probe::Question);
+        let question_ms = if alike_spent { (self.timeout_ms / 4).max(1) } else { self.timeout_ms };
         let early = if small || ordinary || q.has_index_lemmas() { self.post_question(q, question_ms) } else { None };
         // A question whose address reads an index from memory is asked at ordinary values
         // first (see `ordinary_probe`): the small probe, whose sizes are free, ran out of time on
@@ -389,6 +402,7 @@ impl<'a> Ctx<'a> {
                 Answer::Unknown(Undecided::Timeout { .. }) => {
                     lock(self.spent_probes).insert((alike.clone(), Probe::Small));
                     small_ran_out = true;
+                    probe_timed_out = true;
                 }
                 Answer::Unknown(_) | Answer::Unsat => {}
             }
@@ -440,8 +454,15 @@ impl<'a> Ctx<'a> {
                 Err(message) => return Answer::Unknown(Undecided::Failure(message)),
             },
         };
+        // An alike question found satisfiable or out of time while this one runs cuts it at a
+        // quarter, as if it had been asked after (PyTorch's ILP softmax with no setup: the
+        // second pair of a line ran its whole second out while the first pair's question,
+        // started earlier, was satisfiable).
         let asked = std::time::Instant::now();
-        let first = self.ask_as(&query, text, question_ms);
+        let quarter = Duration::from_millis((self.timeout_ms / 4).max(1));
+        let spent_probes = self.spent_probes;
+        let alike_now_spent = || !alike_spent && asked.elapsed() >= quarter && lock(spent_probes).contains(&(alike.clone(), Probe::Question));
+        let first = self.ask_as(&query, text, question_ms, &alike_now_spent);
         crate::trace::line(|| format!("question: {} ({:.0} ms)", first.describe(), asked.elapsed().as_secs_f64() * 1e3));
         if matches!(first, Answer::Sat(_) | Answer::Unknown(Undecided::Timeout { .. })) {
             lock(self.spent_probes).insert((alike.clone(), Probe::Question));
@@ -460,14 +481,30 @@ impl<'a> Ctx<'a> {
         // (whole warps) gets a quarter, and its timeout does not cut the others'. Once a
         // required tier of the kernel has timed out, the later questions' tiers start at a
         // quarter too: the kernel's other races share its index arithmetic (vLLM's group
-        // quantisation with no setup: a full second per tier on three questions, 3.4 s).
+        // quantisation with no setup: a full second per tier on three questions, 3.4 s). The
+        // small probe is the tightest required tier: where it ran out of time, the others start
+        // at a quarter as well (vLLM's group quantisation: after its probe's 0.25 s, two
+        // preferences' quarters and a full second for the next tier, none with a witness). So
+        // do they for a question whose alike question was satisfiable or ran out of time
+        // before it, as the question itself does: another pair of its lines only adds to the
+        // report with a witness of its own.
         let tiers = tiers.unwrap_or_else(|| self.witness_tiers(q, threads, prefer));
-        let mut timed_out = self.tier_timed_out.load(std::sync::atomic::Ordering::Relaxed);
+        let mut timed_out = probe_timed_out || alike_spent || self.tier_timed_out.load(std::sync::atomic::Ordering::Relaxed);
         for (number, (kind, tier)) in tiers.iter().enumerate() {
             if number == 0 && skip_first_tier {
                 continue;
             }
             let preference = *kind == TierKind::Preference;
+            // Another worker's tier may have timed out meanwhile (an alike question's, still
+            // in its tiers when this one started them).
+            timed_out |= self.tier_timed_out.load(std::sync::atomic::Ordering::Relaxed);
+            // Once a tier has timed out, the next timeout of a required tier ends the search:
+            // a preference (only a nicer shape) is then skipped rather than given its quarter
+            // first (vLLM's group quantisation: two preferences' quarters, then the required
+            // tier's, none with a witness, on each of two questions).
+            if preference && timed_out {
+                continue;
+            }
             let limit = if timed_out || preference { (self.timeout_ms / 4).max(1) } else { self.timeout_ms };
             let asked = std::time::Instant::now();
             let answer = self.ask_tier(q, tier, limit);
@@ -850,6 +887,7 @@ fn fixed_value_facts(f: &crate::fixed::FixedLoad, v: &str, o: &str) -> Vec<Strin
 pub struct Caches {
     pub points: PointsCache,
     pub answers: AnswerCache,
+    rows: crate::rows::RowsCache,
     spent_probes: Mutex<std::collections::HashSet<(Alike, Probe)>>,
     tier_timed_out: std::sync::atomic::AtomicBool,
     ordinary: OnceLock<OrdinarySetting>,

@@ -26,7 +26,10 @@ pub struct Encoder<'a> {
     same_block: bool,
     /// Loops both copies are in the same iteration of (see [`Encoder::assume_same_iterations`]).
     same_iterations: Vec<model::cfg::LoopId>,
-    varies_in_block: HashMap<ExprId, bool>,
+    /// Expressions both copies take the same value of (see [`Encoder::assume_same_value`]).
+    same_values: Vec<ExprId>,
+    /// Which expressions may take different values in the two copies, given the above.
+    varies: HashMap<ExprId, bool>,
     /// Constants known to fit in fewer bits than their sort (see [`Narrow`]).
     narrow: HashMap<String, Narrow>,
 }
@@ -112,7 +115,8 @@ impl<'a> Encoder<'a> {
             thread_dep: HashMap::new(),
             same_block: false,
             same_iterations: Vec::new(),
-            varies_in_block: HashMap::new(),
+            same_values: Vec::new(),
+            varies: HashMap::new(),
             narrow: HashMap::new(),
         }
     }
@@ -242,16 +246,30 @@ impl<'a> Encoder<'a> {
         self.same_iterations.extend_from_slice(loops);
     }
 
-    fn varies_in_block(&mut self, e: ExprId) -> bool {
-        if let Some(&d) = self.varies_in_block.get(&e) {
+    /// Both thread copies take the same value of `e` (the query restricts itself to such
+    /// pairs, see [`crate::rows`]): `e` and every term made of it and of uniform values are
+    /// encoded once, for copy 1, as [`Encoder::assume_same_block`] does for a block's terms.
+    /// The caller ties copy 2's own value to it ([`Encoder::own_term`]), so the query stays
+    /// exact: a model of it is a model of the question without the sharing. Call it before
+    /// encoding any term.
+    pub fn assume_same_value(&mut self, e: ExprId) {
+        debug_assert!(self.defined.is_empty(), "terms were encoded before the copies shared a value");
+        self.same_values.push(e);
+    }
+
+    /// Whether `e` may differ between the two copies: it mentions a thread-local symbol that
+    /// neither the shared block, the shared iterations nor a shared value makes common.
+    fn varies(&mut self, e: ExprId) -> bool {
+        if let Some(&d) = self.varies.get(&e) {
             return d;
         }
-        let d = match self.x.node(e) {
-            Node::Var { sym: Sym::Counter(lp), .. } => !self.same_iterations.contains(lp),
-            Node::Var { sym, .. } => !sym.is_block_uniform(),
-            _ => self.x.children(e).into_iter().any(|c| self.varies_in_block(c)),
-        };
-        self.varies_in_block.insert(e, d);
+        let d = !self.same_values.contains(&e)
+            && match self.x.node(e) {
+                Node::Var { sym: Sym::Counter(lp), .. } => !(self.same_block && self.same_iterations.contains(lp)),
+                Node::Var { sym, .. } => sym.is_thread_local() && !(self.same_block && sym.is_block_uniform()),
+                _ => self.x.children(e).into_iter().any(|c| self.varies(c)),
+            };
+        self.varies.insert(e, d);
         d
     }
 
@@ -271,17 +289,40 @@ impl<'a> Encoder<'a> {
     pub fn term(&mut self, e: ExprId, t: u8) -> String {
         let t = match self.depends_on_thread(e) {
             false => 0,
-            true if self.same_block && !self.varies_in_block(e) => 1,
+            true if !self.varies(e) => 1,
             true => t,
         };
         if let Some(n) = self.defined.get(&(e, t)) {
             return n.clone();
         }
-        let bits = self.x.bits(e);
-        let body = match self.x.node(e).clone() {
+        match *self.x.node(e) {
             Node::Const { value, bits } => return bv(value, bits),
             Node::Bool(b) => return b.to_string(),
             Node::Var { sym, bits } => return self.sym(sym, bits, t),
+            _ => {}
+        }
+        let body = self.body(e, t);
+        let name = format!("n{e}_{t}");
+        let _ = writeln!(self.defs, "(define-fun {name} () {} {body})", sort(self.x.bits(e)));
+        self.defined.insert((e, t), name.clone());
+        name
+    }
+
+    /// Copy `t`'s own value of `e`, even where `e` is shared (see
+    /// [`Encoder::assume_same_value`]): its operation applied to its operands' terms.
+    pub fn own_term(&mut self, e: ExprId, t: u8) -> String {
+        match *self.x.node(e) {
+            Node::Var { sym, bits } if sym.is_thread_local() => self.sym(sym, bits, t),
+            Node::Const { .. } | Node::Bool(_) | Node::Var { .. } => self.term(e, t),
+            _ => self.body(e, t),
+        }
+    }
+
+    /// The SMT expression of `e`'s operation over its operands' terms in copy `t` (not a
+    /// constant, a boolean or a symbol).
+    fn body(&mut self, e: ExprId, t: u8) -> String {
+        match self.x.node(e).clone() {
+            Node::Const { .. } | Node::Bool(_) | Node::Var { .. } => unreachable!("leaves have no operation"),
             Node::Bin { op, a, b, bits } => {
                 let (a, b) = (self.term(a, t), self.term(b, t));
                 match op {
@@ -346,11 +387,7 @@ impl<'a> Encoder<'a> {
             Node::Or(a, b) => format!("(or {} {})", self.term(a, t), self.term(b, t)),
             Node::Xor(a, b) => format!("(xor {} {})", self.term(a, t), self.term(b, t)),
             Node::Ite { c, a, b } => format!("(ite {} {} {})", self.term(c, t), self.term(a, t), self.term(b, t)),
-        };
-        let name = format!("n{e}_{t}");
-        let _ = writeln!(self.defs, "(define-fun {name} () {} {body})", sort(bits));
-        self.defined.insert((e, t), name.clone());
-        name
+        }
     }
 
     /// Declarations and definitions so far, followed by `assertions`.
@@ -613,5 +650,43 @@ mod narrow_tests {
         assert_eq!(enc.narrowed_with(&extra), ["a", "b", "s", "t"]);
         assert!(enc.script(&[]).contains("(declare-const a__w (_ BitVec 10))"));
         assert_eq!(enc.narrowed(), ["a", "s"]);
+    }
+}
+
+#[cfg(test)]
+mod same_value_tests {
+    use super::*;
+    use model::ops::Special;
+
+    /// With the row `tid >> 4` shared, the group's start `ctaid * n + (tid >> 4) * n` is one
+    /// term for both copies only where the block is shared too; the lane `tid & 15` stays each
+    /// copy's own; and copy 2's own row is its operation over its own thread index (what the
+    /// caller ties to the shared term).
+    #[test]
+    fn a_shared_value_makes_the_terms_built_on_it_common() {
+        let mut x = Exprs::new();
+        let tid = x.var(Sym::Special(Special::Tid(0)), 32);
+        let ctaid = x.var(Sym::Special(Special::Ctaid(0)), 32);
+        let n = x.var(Sym::Param { index: 0, offset: 0 }, 32);
+        let four = x.konst(4, 32);
+        let fifteen = x.konst(15, 32);
+        let row = x.bin(BinOp::LShr, tid, four);
+        let lane = x.bin(BinOp::And, tid, fifteen);
+        let in_block = x.bin(BinOp::Mul, row, n);
+        let block_start = x.bin(BinOp::Mul, ctaid, n);
+        let start = x.bin(BinOp::Add, block_start, in_block);
+
+        let mut enc = Encoder::new(&x);
+        enc.assume_same_value(row);
+        assert_eq!(enc.term(in_block, 1), enc.term(in_block, 2));
+        assert_ne!(enc.term(start, 1), enc.term(start, 2), "the blocks may differ");
+        assert_ne!(enc.term(lane, 1), enc.term(lane, 2));
+        assert_eq!(enc.own_term(row, 2), "(bvlshr tid_x_2 (_ bv4 32))");
+        assert_eq!(enc.own_term(ctaid, 2), "ctaid_x_2");
+
+        let mut enc = Encoder::new(&x);
+        enc.assume_same_block();
+        enc.assume_same_value(row);
+        assert_eq!(enc.term(start, 1), enc.term(start, 2));
     }
 }

@@ -28,6 +28,7 @@ mod replay;
 pub mod report;
 mod row_major;
 mod row_strides;
+mod rows;
 mod runs;
 mod scalar_confirm;
 mod schedule;

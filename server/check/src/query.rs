@@ -343,7 +343,7 @@ impl<'a> Query<'a> {
     }
 
     /// The conditions of `path` in thread copy `t`, each as the value it takes there.
-    fn path_terms(&mut self, path: &[(ExprId, bool)], t: u8) -> Vec<String> {
+    pub(crate) fn path_terms(&mut self, path: &[(ExprId, bool)], t: u8) -> Vec<String> {
         path.iter()
             .map(|&(c, taken)| {
                 let term = self.enc.term(c, t);
@@ -401,7 +401,7 @@ impl<'a> Query<'a> {
     }
 
     /// A factor of a row-major reading in thread copy `t`, widened to 64 bits.
-    fn factor_term(&mut self, x: &Exprs, f: &crate::row_major::Factor, t: u8) -> String {
+    pub(crate) fn factor_term(&mut self, x: &Exprs, f: &crate::row_major::Factor, t: u8) -> String {
         use crate::row_major::Widen;
         let term = self.enc.term(f.e, t);
         let bits = x.bits(f.e);
@@ -413,7 +413,7 @@ impl<'a> Query<'a> {
     }
 
     /// The 64-bit sum of `monomials` in thread copy `t`.
-    fn sum_of(&mut self, x: &Exprs, monomials: &[crate::row_major::Monomial], t: u8) -> String {
+    pub(crate) fn sum_of(&mut self, x: &Exprs, monomials: &[crate::row_major::Monomial], t: u8) -> String {
         let mut terms = Vec::new();
         for m in monomials {
             let mut parts: Vec<String> = m.factors.iter().map(|f| self.factor_term(x, f, t)).collect();

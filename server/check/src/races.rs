@@ -320,9 +320,25 @@ pub fn check_pair(ctx: &mut Ctx, i: usize, j: usize) -> Option<RaceOutcome> {
     if a.space == Space::Shared && only_one_thread(x, ctx.bind.block.map(|d| d.hi), a.pc, b.pc) {
         return None;
     }
+    // Accesses that keep to rows of one stride overlap only within a row: the question is
+    // asked of threads in the same row, each row's terms encoded once (see `crate::rows`).
+    let rows = if a.space == b.space { crate::rows::common(ctx, i, j) } else { Vec::new() };
     let mut q = Query::new(x, ctx.bind, 2);
     if a.space == Space::Shared {
         q.enc.assume_same_block();
+    }
+    for (r1, r2) in &rows {
+        if r1.index == r2.index {
+            q.enc.assume_same_value(r1.index.e);
+        }
+    }
+    for (r1, r2) in &rows {
+        let same = if r1.index == r2.index {
+            format!("(= {} {})", q.enc.term(r1.index.e, 1), q.enc.own_term(r1.index.e, 2))
+        } else {
+            format!("(= {} {})", q.factor_term(x, &r1.index, 1), q.factor_term(x, &r2.index, 2))
+        };
+        q.asserts.push(same);
     }
     let pc1 = q.enc.term(a.pc, 1);
     let pc2 = q.enc.term(b.pc, 2);
@@ -409,7 +425,7 @@ pub fn check_pair(ctx: &mut Ctx, i: usize, j: usize) -> Option<RaceOutcome> {
     }
     match ctx.run_witness(&q, 2, &inside, crate::ctx::Alike::race(a.line, b.line)) {
         Answer::Unsat => {
-            ctx.relied_on_no_wrap |= index_lemmas > 0;
+            ctx.relied_on_no_wrap |= index_lemmas > 0 || rows.iter().any(|(r1, r2)| !(r1.exact && r2.exact));
             None
         }
         Answer::Unknown(why) => Some(RaceOutcome::Unknown { a1: i, a2: j, why }),

@@ -83,9 +83,17 @@ pub fn readings(x: &Exprs, offset: ExprId) -> Vec<Reading> {
     if !whole.splits.is_empty() {
         return vec![whole];
     }
-    // The selects the expansion met, which it kept as atoms.
+    match monomials.map(|m| paths_through_selects(x, &m)) {
+        Some(paths) if !paths.is_empty() => paths.into_iter().map(|path| reading(x, offset, path).0).collect(),
+        _ => vec![whole],
+    }
+}
+
+/// The paths through the selects an expansion kept as atoms, each condition taken both ways;
+/// none when it kept no select or more than [`MAX_SELECTS`].
+pub fn paths_through_selects(x: &Exprs, monomials: &[Monomial]) -> Vec<Path> {
     let mut conditions: Vec<ExprId> = Vec::new();
-    for f in monomials.iter().flatten().flat_map(|m| &m.factors) {
+    for f in monomials.iter().flat_map(|m| &m.factors) {
         if let Node::Ite { c, .. } = *x.node(f.e) {
             if !conditions.contains(&c) {
                 conditions.push(c);
@@ -93,20 +101,30 @@ pub fn readings(x: &Exprs, offset: ExprId) -> Vec<Reading> {
         }
     }
     if conditions.is_empty() || conditions.len() > MAX_SELECTS {
-        return vec![whole];
+        return Vec::new();
     }
     let mut paths: Vec<Path> = vec![Vec::new()];
     for c in conditions {
         paths = paths.into_iter().flat_map(|p| [true, false].map(|taken| p.iter().copied().chain([(c, taken)]).collect())).collect();
     }
-    paths.into_iter().map(|path| reading(x, offset, path).0).collect()
+    paths
+}
+
+/// `e` (a 64-bit offset) as a sum of monomials on `path` (see [`readings`]), and whether the
+/// sum is its value exactly: it is not where a sign- or zero-extension was distributed over
+/// narrower arithmetic, which holds only when that arithmetic does not wrap (the assumption the
+/// row-major lemma states). `None` when it does not expand.
+pub fn expansion(x: &Exprs, e: ExprId, path: &[(ExprId, bool)]) -> Option<(Vec<Monomial>, bool)> {
+    let mut exact = true;
+    let monomials = expand(x, e, Widen::None, path, &mut exact)?;
+    Some((monomials, exact))
 }
 
 /// The readings of `offset` on `path`, and its monomials there (`None` when it does not
 /// expand).
 fn reading(x: &Exprs, offset: ExprId, path: Path) -> (Reading, Option<Vec<Monomial>>) {
-    match expand(x, offset, Widen::None, &path) {
-        Some(monomials) => {
+    match expansion(x, offset, &path) {
+        Some((monomials, _)) => {
             let scale = monomials.iter().fold(0u128, |g, m| gcd(g, m.coeff.unsigned_abs()));
             (Reading { scale: u64::try_from(scale).unwrap_or(0), splits: splits_of(x, &monomials), path }, Some(monomials))
         }
@@ -234,12 +252,20 @@ fn is_counter(x: &Exprs, e: ExprId) -> bool {
 /// `e` (widened by `widen` to 64 bits) as a sum of monomials, with each select whose
 /// condition `path` names taken the way it says (others are atoms); `None` past
 /// [`MAX_MONOMIALS`].
-fn expand(x: &Exprs, e: ExprId, widen: Widen, path: &[(ExprId, bool)]) -> Option<Vec<Monomial>> {
+fn expand(x: &Exprs, e: ExprId, widen: Widen, path: &[(ExprId, bool)], exact: &mut bool) -> Option<Vec<Monomial>> {
     let bits = x.bits(e);
     // A loop counter is an iteration number, never negative: under the no-wrap assumption
     // `sext(k * step)` is `zext(k) * sext(step)`, the form the loop's own no-wrap fact and
     // guard use, so the solver meets one term instead of two it must prove equal.
-    let widen = if widen == Widen::Signed && is_counter(x, e) { Widen::Unsigned } else { widen };
+    let widen = if widen == Widen::Signed && is_counter(x, e) {
+        *exact = false;
+        Widen::Unsigned
+    } else {
+        widen
+    };
+    if widen != Widen::None && matches!(x.node(e), Node::Bin { op: BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Shl, .. }) {
+        *exact = false;
+    }
     let atom = || Some(vec![Monomial { coeff: 1, factors: vec![Factor { e, widen }] }]);
     if let Some(v) = x.as_const(e) {
         let value = match widen {
@@ -251,17 +277,17 @@ fn expand(x: &Exprs, e: ExprId, widen: Widen, path: &[(ExprId, bool)]) -> Option
     }
     let out = match *x.node(e) {
         Node::Bin { op: BinOp::Add, a, b, .. } => {
-            let mut sum = expand(x, a, widen, path)?;
-            sum.extend(expand(x, b, widen, path)?);
+            let mut sum = expand(x, a, widen, path, exact)?;
+            sum.extend(expand(x, b, widen, path, exact)?);
             sum
         }
         Node::Bin { op: BinOp::Sub, a, b, .. } => {
-            let mut sum = expand(x, a, widen, path)?;
-            sum.extend(expand(x, b, widen, path)?.into_iter().map(|m| Monomial { coeff: -m.coeff, ..m }));
+            let mut sum = expand(x, a, widen, path, exact)?;
+            sum.extend(expand(x, b, widen, path, exact)?.into_iter().map(|m| Monomial { coeff: -m.coeff, ..m }));
             sum
         }
         Node::Bin { op: BinOp::Mul, a, b, .. } => {
-            let (l, r) = (expand(x, a, widen, path)?, expand(x, b, widen, path)?);
+            let (l, r) = (expand(x, a, widen, path, exact)?, expand(x, b, widen, path, exact)?);
             if l.len() * r.len() > MAX_MONOMIALS {
                 return None;
             }
@@ -276,7 +302,7 @@ fn expand(x: &Exprs, e: ExprId, widen: Widen, path: &[(ExprId, bool)]) -> Option
             product
         }
         Node::Bin { op: BinOp::Shl, a, b, .. } => match x.as_const(b).filter(|&n| n < 62) {
-            Some(n) => expand(x, a, widen, path)?.into_iter().map(|m| Monomial { coeff: m.coeff << n, ..m }).collect(),
+            Some(n) => expand(x, a, widen, path, exact)?.into_iter().map(|m| Monomial { coeff: m.coeff << n, ..m }).collect(),
             None => return atom(),
         },
         // A value of launch dimensions and thread indices alone (a thread's rank in a block
@@ -287,9 +313,9 @@ fn expand(x: &Exprs, e: ExprId, widen: Widen, path: &[(ExprId, bool)]) -> Option
         Node::Ext { a, from, to: 64, .. } if widen == Widen::None && from < 64 && x.is_launch_value_below_sign(a) => {
             return Some(vec![Monomial { coeff: 1, factors: vec![Factor { e: a, widen: Widen::Signed }] }]);
         }
-        Node::Ext { a, from, to: 64, signed } if widen == Widen::None && from < 64 => expand(x, a, if signed { Widen::Signed } else { Widen::Unsigned }, path)?,
+        Node::Ext { a, from, to: 64, signed } if widen == Widen::None && from < 64 => expand(x, a, if signed { Widen::Signed } else { Widen::Unsigned }, path, exact)?,
         Node::Ite { c, a, b } => match path.iter().find(|(k, _)| *k == c) {
-            Some(&(_, taken)) => expand(x, if taken { a } else { b }, widen, path)?,
+            Some(&(_, taken)) => expand(x, if taken { a } else { b }, widen, path, exact)?,
             None => return atom(),
         },
         _ => return atom(),

@@ -1,0 +1,345 @@
+//! Rows an access keeps to. Most kernels give each block (or each group of threads) a row of
+//! its own: softmax writes `out + blockIdx.x * classes`, a quantisation kernel stages group
+//! `threadIdx.x / 16` at `smem + group * group_size`. A byte offset that reads
+//! `row * stride + column`, with a stride the launch and the parameters fix and a column that
+//! stays within `[0, stride - width]` in every thread and iteration, keeps to its row; two such
+//! accesses with one stride overlap only within one row. That is proved once per access, by a
+//! question about one thread (cheap: a bounds question's size), and then every race question
+//! between the two is asked of pairs in the same row only, with the row's terms encoded once
+//! for both threads (see [`crate::encode::Encoder::assume_same_value`]).
+//!
+//! Asked whole, the solver must separate the rows itself through products of unknowns and
+//! pointer alignment: PyTorch's ILP softmax with its `lark.toml` spent 3.9 s of solver time on
+//! such questions (0.2 to 0.7 s each), about 0.4 s once the row is shared; vLLM's group
+//! quantisation with no setup ran out of time (20 s and more) on the copy into its group's
+//! shared row, decided in 34 ms in the group.
+//!
+//! Why different rows cannot overlap: the proof shows `index <= index_max` and
+//! `width <= stride <= 2^64 / (index_max + 1)`, so `index * stride + column` does not wrap and
+//! lies in `[index * stride, (index + 1) * stride - width]`, an interval that the rows of other
+//! indices do not meet. The expansion into monomials is the offset's value exactly, or (where
+//! it distributed a widening over narrower arithmetic, [`Row::exact`]) under the no-wrap
+//! assumption the row-major lemma states, which the report then names.
+
+use crate::ctx::Ctx;
+use crate::encode::bv;
+use crate::query::Query;
+use crate::row_major::{expansion, paths_through_selects, Factor, Monomial, Path};
+use model::expr::{ExprId, Exprs, Node, Sym};
+use model::ops::{BinOp, Special};
+use std::sync::{Arc, Mutex, OnceLock};
+
+/// A row an access keeps to, proved.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Row {
+    /// The row's index: a value of thread and block indices and launch sizes.
+    pub index: Factor,
+    /// Bytes from one row to the next: uniform (parameters, launch sizes, constants), sorted.
+    stride: Vec<Monomial>,
+    /// Whether the offset is `index * stride + column` exactly (see the module comment).
+    pub exact: bool,
+}
+
+/// A row an access may keep to: the index, the stride, and the column on each path through
+/// the offset's selects.
+struct Candidate {
+    index: Factor,
+    stride: Vec<Monomial>,
+    columns: Vec<(Path, Vec<Monomial>)>,
+    exact: bool,
+}
+
+/// Rows tried per access (block indices first).
+const MAX_CANDIDATES: usize = 2;
+
+/// The share of a query's time a row's proof gets (62 ms at Yices' default 1 s): every row
+/// proved on `tests/real` took under 30 ms, and a proof that runs out of time delays every
+/// question of its access (ggml's rope with no setup: 0.25 s twice with a quarter).
+const ROW_SHARE: u64 = 16;
+
+/// The rows of accesses `i` and `j` with one stride, as the index of each: a race between them
+/// lies within one row of each such pair (see the module comment).
+pub fn common(ctx: &mut Ctx, i: usize, j: usize) -> Vec<(Row, Row)> {
+    let (ri, rj) = (of(ctx, i), of(ctx, j));
+    let mut out = Vec::new();
+    for r in ri.iter() {
+        if let Some(s) = rj.iter().find(|s| s.stride == r.stride) {
+            out.push((r.clone(), s.clone()));
+        }
+    }
+    out
+}
+
+/// The rows access `i` keeps to, proved the first time a worker asks (see [`RowsCache`]).
+fn of(ctx: &mut Ctx, i: usize) -> Arc<Vec<Row>> {
+    let cache = ctx.rows;
+    cache.get_or_compute(i, || prove(ctx, i))
+}
+
+/// The candidates of access `i` that a one-thread question proves.
+fn prove(ctx: &mut Ctx, i: usize) -> Vec<Row> {
+    let a = &ctx.l.accesses[i];
+    let Some(offset) = a.offset else { return Vec::new() };
+    let x = &ctx.l.exprs;
+    let mut rows = Vec::new();
+    for c in candidates(x, offset) {
+        if ctx.budget.check().is_err() {
+            break;
+        }
+        let launch = (ctx.bind.block.map(|d| d.hi), ctx.bind.grid.map(|d| d.hi));
+        let Some(index_max) = upper_bound(x, launch, c.index.e) else { continue };
+        let stride_max = ((1u128 << 64) / (index_max + 1)).min(u64::MAX as u128) as u64;
+        let mut q = Query::new(x, ctx.bind, 1);
+        let pc = q.enc.term(a.pc, 1);
+        q.asserts.push(pc);
+        let mut roots = vec![a.pc, offset];
+        roots.extend(ctx.assert_facts(&mut q, a.block, &[a.pc, offset], 1));
+        ctx.add_load_facts(&mut q, &roots, 1);
+        q.add_param_facts(x, ctx.bind, &roots);
+        let index = q.factor_term(x, &c.index, 1);
+        let stride = q.sum_of(x, &c.stride, 1);
+        let width = bv(a.bytes as u64, 64);
+        let mut claim = vec![
+            format!("(bvule {width} {stride})"),
+            format!("(bvule {stride} {})", bv(stride_max, 64)),
+            format!("(bvule {index} {})", bv(index_max as u64, 64)),
+        ];
+        for (path, column) in &c.columns {
+            let column = q.sum_of(x, column, 1);
+            let within = format!("(bvule {column} (bvsub {stride} {width}))");
+            claim.push(match q.path_terms(path, 1).as_slice() {
+                [] => within,
+                [on] => format!("(=> {on} {within})"),
+                on => format!("(=> (and {}) {within})", on.join(" ")),
+            });
+        }
+        q.asserts.push(format!("(not (and {}))", claim.join(" ")));
+        let Ok(query) = q.to_smt() else { continue };
+        let asked = std::time::Instant::now();
+        let proved = ctx.refutes_within(&query, (ctx.timeout_ms / ROW_SHARE).max(1));
+        crate::trace::line(|| format!("row of line {:?}: proved {proved} ({:.0} ms)", a.line, asked.elapsed().as_secs_f64() * 1e3));
+        if proved {
+            rows.push(Row { index: c.index, stride: c.stride, exact: c.exact });
+        }
+    }
+    rows
+}
+
+/// The rows `offset` may keep to: from its expansion, or where a select hides the row (PyTorch's
+/// softmax writes `c ? row : row - shift + blockDim.x` before the column), from each path
+/// through its selects, keeping the rows every path has.
+fn candidates(x: &Exprs, offset: ExprId) -> Vec<Candidate> {
+    let Some((whole, exact)) = expansion(x, offset, &[]) else { return Vec::new() };
+    let found = split_rows(x, &whole);
+    if !found.is_empty() {
+        return found.into_iter().map(|(index, stride, column)| Candidate { index, stride, columns: vec![(Vec::new(), column)], exact }).collect();
+    }
+    let mut per_path = Vec::new();
+    for path in paths_through_selects(x, &whole) {
+        let Some((monomials, exact)) = expansion(x, offset, &path) else { return Vec::new() };
+        per_path.push((path, split_rows(x, &monomials), exact));
+    }
+    let Some((_, first, _)) = per_path.first() else { return Vec::new() };
+    let exact = per_path.iter().all(|(_, _, e)| *e);
+    first
+        .iter()
+        .filter_map(|(index, stride, _)| {
+            let columns = per_path
+                .iter()
+                .map(|(path, splits, _)| splits.iter().find(|(i, s, _)| i == index && s == stride).map(|(_, _, column)| (path.clone(), column.clone())))
+                .collect::<Option<Vec<_>>>()?;
+            Some(Candidate { index: *index, stride: stride.clone(), columns, exact })
+        })
+        .collect()
+}
+
+/// Each factor of `monomials` that can be a row index (thread and block indices, launch sizes)
+/// and multiplies only uniform values wherever it occurs: `(index, stride, column)`, block
+/// indices first, at most [`MAX_CANDIDATES`].
+fn split_rows(x: &Exprs, monomials: &[Monomial]) -> Vec<(Factor, Vec<Monomial>, Vec<Monomial>)> {
+    let mut indices: Vec<Factor> = Vec::new();
+    for f in monomials.iter().flat_map(|m| &m.factors) {
+        if is_row_index(x, f.e) && !indices.contains(f) {
+            indices.push(*f);
+        }
+    }
+    let mut rows: Vec<(Factor, Vec<Monomial>, Vec<Monomial>)> = indices
+        .into_iter()
+        .filter_map(|index| {
+            let (mut stride, mut column) = (Vec::new(), Vec::new());
+            for m in monomials {
+                match m.factors.iter().position(|f| *f == index) {
+                    Some(at) => {
+                        let mut rest = m.factors.clone();
+                        rest.remove(at);
+                        if !rest.iter().all(|f| is_uniform(x, f.e)) {
+                            return None;
+                        }
+                        stride.push(Monomial { coeff: m.coeff, factors: rest });
+                    }
+                    None => column.push(m.clone()),
+                }
+            }
+            stride.sort_by(|a, b| (&a.factors, a.coeff).cmp(&(&b.factors, b.coeff)));
+            Some((index, stride, column))
+        })
+        .collect();
+    // Rows of blocks first, then rows whose stride is a size (a group of `group_size`
+    // elements) before rows of a constant stride (a lane's element).
+    rows.sort_by_key(|(index, stride, _)| (!mentions(x, index.e, |s| matches!(s, Special::Ctaid(_))), stride.iter().all(|m| m.factors.is_empty())));
+    rows.truncate(MAX_CANDIDATES);
+    rows
+}
+
+/// A value of thread or block indices (at least one) and launch sizes or parameters, other
+/// than a thread index itself or a thread's rank in its block: a row per `threadIdx.y`, or per
+/// rank, is what the thread-rank abstraction (see `crate::thread_rank`) already decides, and
+/// only while the copies' indices are their own (PyTorch's block reduction: 3 ms refutations
+/// became 0.5 to 1.4 s questions with the row shared).
+fn is_row_index(x: &Exprs, e: ExprId) -> bool {
+    let rank = |dims| crate::thread_rank::linear_index(x, e, dims, 1) == Some(crate::thread_rank::Rank::Thread);
+    if matches!(x.node(e), Node::Var { sym: Sym::Special(Special::Tid(_)), .. }) || rank(2) || rank(3) {
+        return false;
+    }
+    let syms = x.symbols(e);
+    syms.iter().any(|s| matches!(s, Sym::Special(Special::Tid(_) | Special::Ctaid(_))))
+        && syms.iter().all(|s| matches!(s, Sym::Special(Special::Tid(_) | Special::Ctaid(_) | Special::Ntid(_) | Special::Nctaid(_)) | Sym::Param { .. }))
+}
+
+/// The same in every thread of the launch: parameters, launch sizes, constants.
+fn is_uniform(x: &Exprs, e: ExprId) -> bool {
+    x.symbols(e).iter().all(|s| matches!(s, Sym::Special(Special::Ntid(_) | Special::Nctaid(_)) | Sym::Param { .. }))
+}
+
+fn mentions(x: &Exprs, e: ExprId, want: impl Fn(Special) -> bool) -> bool {
+    x.symbols(e).iter().any(|s| matches!(s, Sym::Special(sp) if want(*sp)))
+}
+
+/// An upper bound of `e`'s value (unsigned, at its own width) from the launch's bounds, where
+/// its arithmetic provably does not wrap; `None` where it may or a parameter is open. Only a
+/// guess for the proof to confirm: the row question proves `index <= bound` itself. `launch`
+/// is the upper bounds of the block's and the grid's sizes.
+fn upper_bound(x: &Exprs, launch: ([u64; 3], [u64; 3]), e: ExprId) -> Option<u128> {
+    let (block, grid) = launch;
+    let limit = |bits: u32| if bits >= 64 { u64::MAX as u128 } else { (1u128 << bits) - 1 };
+    let fits = |v: u128, bits: u32| (v <= limit(bits)).then_some(v);
+    match *x.node(e) {
+        Node::Const { value, .. } => Some(value as u128),
+        Node::Var { sym: Sym::Special(s), .. } => match s {
+            Special::Tid(d) => Some(block[d as usize].saturating_sub(1) as u128),
+            Special::Ctaid(d) => Some(grid[d as usize].saturating_sub(1) as u128),
+            Special::Ntid(d) => Some(block[d as usize] as u128),
+            Special::Nctaid(d) => Some(grid[d as usize] as u128),
+            _ => None,
+        },
+        Node::Bin { op, a, b, bits } => {
+            let (ub, c) = (|e| upper_bound(x, launch, e), x.as_const(b).map(u128::from));
+            match op {
+                BinOp::Add => fits(ub(a)? + ub(b)?, bits),
+                BinOp::Mul => fits(ub(a)?.checked_mul(ub(b)?)?, bits),
+                BinOp::Shl => fits(ub(a)?.checked_shl(u32::try_from(c?).ok()?)?, bits),
+                BinOp::LShr => Some(ub(a)? >> c?.min(127)),
+                BinOp::DivU => Some(ub(a)? / c.filter(|&c| c > 0)?),
+                BinOp::RemU => Some(c.filter(|&c| c > 0)? - 1),
+                BinOp::And => match (c, ub(a)) {
+                    (Some(c), Some(u)) => Some(c.min(u)),
+                    (c, u) => c.or(u),
+                },
+                BinOp::MinU => Some(ub(a)?.min(ub(b)?)),
+                BinOp::MaxU => Some(ub(a)?.max(ub(b)?)),
+                _ => None,
+            }
+        }
+        // A sign extension of a value below its sign bit is its zero extension.
+        Node::Ext { a, from, to, signed } if to >= from => {
+            let v = upper_bound(x, launch, a)?;
+            (!signed || v < 1u128 << (from - 1)).then_some(v)
+        }
+        _ => None,
+    }
+}
+
+/// The rows of each access of one check, proved once and shared by the workers: a worker that
+/// asks for an access another worker is proving waits for it.
+#[derive(Default)]
+pub struct RowsCache {
+    cells: Mutex<std::collections::HashMap<usize, Arc<OnceLock<Arc<Vec<Row>>>>>>,
+}
+
+impl RowsCache {
+    fn get_or_compute(&self, access: usize, compute: impl FnOnce() -> Vec<Row>) -> Arc<Vec<Row>> {
+        let cell = Arc::clone(self.cells.lock().unwrap_or_else(|e| e.into_inner()).entry(access).or_default());
+        Arc::clone(cell.get_or_init(|| Arc::new(compute())))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::row_major::Widen;
+
+    /// `(sext(ctaid) * 50257) << 2` plus a column, the last 16 bytes a thread writes.
+    #[test]
+    fn a_block_row_with_a_constant_stride_is_a_candidate_and_the_rest_its_column() {
+        let mut x = Exprs::new();
+        let ctaid = x.var(Sym::Special(Special::Ctaid(0)), 32);
+        let tid = x.var(Sym::Special(Special::Tid(0)), 32);
+        let row = x.ext(ctaid, 64, true);
+        let classes = x.konst(50257, 64);
+        let row = x.bin(BinOp::Mul, row, classes);
+        let two = x.konst(2, 64);
+        let row = x.bin(BinOp::Shl, row, two);
+        let col = x.ext(tid, 64, false);
+        let four = x.konst(4, 64);
+        let col = x.bin(BinOp::Shl, col, four);
+        let offset = x.bin(BinOp::Add, row, col);
+        let c = candidates(&x, offset);
+        assert_eq!(c.len(), 1, "the thread index multiplies a constant only: it is no row");
+        assert_eq!(c[0].index, Factor { e: ctaid, widen: Widen::Signed });
+        assert_eq!(c[0].stride, vec![Monomial { coeff: 201028, factors: vec![] }]);
+        // A thread index widened unsigned is below its sign bit: one factor, widened signed.
+        assert_eq!(c[0].columns, vec![(Vec::new(), vec![Monomial { coeff: 16, factors: vec![Factor { e: tid, widen: Widen::Signed }] }])]);
+        assert!(c[0].exact, "both widenings are of atoms");
+    }
+
+    /// vLLM's group row: `(sext(tid >> 4) * sext(group_size)) << 1 + 2 * sext(tid & 15 + k * 16)`.
+    #[test]
+    fn a_group_of_threads_is_a_row_whose_stride_is_a_parameter() {
+        let mut x = Exprs::new();
+        let tid = x.var(Sym::Special(Special::Tid(0)), 32);
+        let gs = x.var(Sym::Param { index: 3, offset: 0 }, 32);
+        let k = x.var(Sym::Counter(0), 32);
+        let four = x.konst(4, 32);
+        let group = x.bin(BinOp::LShr, tid, four);
+        let group = x.ext(group, 64, true);
+        let gs64 = x.ext(gs, 64, true);
+        let start = x.bin(BinOp::Mul, group, gs64);
+        let one = x.konst(1, 64);
+        let start = x.bin(BinOp::Shl, start, one);
+        let fifteen = x.konst(15, 32);
+        let lane = x.bin(BinOp::And, tid, fifteen);
+        let step = x.bin(BinOp::Shl, k, four);
+        let i = x.bin(BinOp::Add, lane, step);
+        let i = x.ext(i, 64, true);
+        let i = x.bin(BinOp::Shl, i, one);
+        let offset = x.bin(BinOp::Add, start, i);
+        let c = candidates(&x, offset);
+        let shifted = x.bin(BinOp::LShr, tid, four);
+        // The lane, `tid & 15`, is a row of two bytes too, tried after the group's.
+        assert_eq!(c.len(), 2);
+        assert_eq!(c[0].index, Factor { e: shifted, widen: Widen::Signed });
+        assert_eq!(c[0].stride, vec![Monomial { coeff: 2, factors: vec![Factor { e: gs, widen: Widen::Signed }] }]);
+        assert!(!c[0].exact, "the column's widening was distributed over `lane + k * 16`");
+        assert_eq!(upper_bound(&x, ([1024, 1, 1], [1, 1, 1]), shifted), Some(63));
+    }
+
+    /// A row index multiplied by a loop counter steps with the loop: no row.
+    #[test]
+    fn an_index_times_a_counter_is_no_row() {
+        let mut x = Exprs::new();
+        let ctaid = x.var(Sym::Special(Special::Ctaid(0)), 64);
+        let k = x.var(Sym::Counter(0), 64);
+        let offset = x.bin(BinOp::Mul, ctaid, k);
+        assert!(candidates(&x, offset).is_empty());
+    }
+}
