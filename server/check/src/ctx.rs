@@ -80,6 +80,14 @@ pub struct Ctx<'a> {
 /// fused residual) was followed by a question answered `sat` in about 10 ms.
 const INDEX_ABSTRACTION_SHARE: u64 = 8;
 
+/// When a query stops early, answered as out of time after `after_ms`: once that much time has
+/// passed and `when` holds (polled with the budget while the solver works).
+#[derive(Clone, Copy)]
+struct Cut<'c> {
+    after_ms: u64,
+    when: &'c dyn Fn() -> bool,
+}
+
 /// Whether a witness tier is required of a witness when it can be had, or only preferred (see
 /// [`Ctx::run_witness`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -285,22 +293,22 @@ impl<'a> Ctx<'a> {
     /// budget (its deadline and the caller's cancellation) is polled while the solver works, so
     /// a cancelled check stops within milliseconds even in the middle of a hard query.
     fn ask_within(&mut self, query: &::smt::Query, timeout_ms: u64) -> Answer {
-        self.ask_as(query, query.to_smtlib(), timeout_ms, &|| false)
+        self.ask_as(query, query.to_smtlib(), timeout_ms, None)
     }
 
     /// [`Ctx::ask_within`] for a query whose text (`query.to_smtlib()`, the answer cache's key)
-    /// is rendered already. `cut` is polled with the budget while the solver works: once it
-    /// holds, the query stops and is answered as out of time.
-    fn ask_as(&mut self, query: &::smt::Query, text: String, timeout_ms: u64, cut: &dyn Fn() -> bool) -> Answer {
+    /// is rendered already, and maybe cut short (see [`Cut`]).
+    fn ask_as(&mut self, query: &::smt::Query, text: String, timeout_ms: u64, cut: Option<Cut>) -> Answer {
         if let Err(stop) = self.budget.check() {
             return Answer::Unknown(Undecided::from(stop));
         }
         self.queries += 1;
         let (budget, solver) = (&self.budget, &mut *self.solver);
         let started = std::time::Instant::now();
+        let cut_now = || cut.as_ref().is_some_and(|c| started.elapsed() >= Duration::from_millis(c.after_ms) && (c.when)());
         let (outcome, source) = self
             .answers
-            .get_or_solve(text, timeout_ms, || crate::smt::ask(solver, query, Duration::from_millis(timeout_ms), &|| budget.check().is_err() || cut()).0);
+            .get_or_solve(text, timeout_ms, || crate::smt::ask(solver, query, Duration::from_millis(timeout_ms), &|| budget.check().is_err() || cut_now()).0);
         let spent = started.elapsed();
         self.solver_time += spent;
         crate::trace::line(|| {
@@ -318,7 +326,7 @@ impl<'a> Ctx<'a> {
             Outcome::Failed(message) => Answer::Unknown(Undecided::Failure(message)),
             Outcome::Stopped => match self.budget.check() {
                 Err(stop) => Answer::Unknown(Undecided::from(stop)),
-                Ok(()) if cut() => Answer::Unknown(Undecided::Timeout { millis: spent.as_millis() as u64 }),
+                Ok(()) if cut_now() => Answer::Unknown(Undecided::Timeout { millis: cut.map_or(timeout_ms, |c| c.after_ms) }),
                 Ok(()) => Answer::Unknown(Undecided::Cancelled),
             },
         }
@@ -459,10 +467,10 @@ impl<'a> Ctx<'a> {
         // second pair of a line ran its whole second out while the first pair's question,
         // started earlier, was satisfiable).
         let asked = std::time::Instant::now();
-        let quarter = Duration::from_millis((self.timeout_ms / 4).max(1));
         let spent_probes = self.spent_probes;
-        let alike_now_spent = || !alike_spent && asked.elapsed() >= quarter && lock(spent_probes).contains(&(alike.clone(), Probe::Question));
-        let first = self.ask_as(&query, text, question_ms, &alike_now_spent);
+        let alike_now_spent = || lock(spent_probes).contains(&(alike.clone(), Probe::Question));
+        let cut = (!alike_spent).then_some(Cut { after_ms: (self.timeout_ms / 4).max(1), when: &alike_now_spent });
+        let first = self.ask_as(&query, text, question_ms, cut);
         crate::trace::line(|| format!("question: {} ({:.0} ms)", first.describe(), asked.elapsed().as_secs_f64() * 1e3));
         if matches!(first, Answer::Sat(_) | Answer::Unknown(Undecided::Timeout { .. })) {
             lock(self.spent_probes).insert((alike.clone(), Probe::Question));

@@ -313,7 +313,9 @@ fn expand(x: &Exprs, e: ExprId, widen: Widen, path: &[(ExprId, bool)], exact: &m
         Node::Ext { a, from, to: 64, .. } if widen == Widen::None && from < 64 && x.is_launch_value_below_sign(a) => {
             return Some(vec![Monomial { coeff: 1, factors: vec![Factor { e: a, widen: Widen::Signed }] }]);
         }
-        Node::Ext { a, from, to: 64, signed } if widen == Widen::None && from < 64 => expand(x, a, if signed { Widen::Signed } else { Widen::Unsigned }, path, exact)?,
+        Node::Ext { a, from, to: 64, signed } if widen == Widen::None && from < 64 => {
+            expand(x, a, if signed { Widen::Signed } else { Widen::Unsigned }, path, exact)?
+        }
         Node::Ite { c, a, b } => match path.iter().find(|(k, _)| *k == c) {
             Some(&(_, taken)) => expand(x, if taken { a } else { b }, widen, path, exact)?,
             None => return atom(),

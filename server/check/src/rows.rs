@@ -263,8 +263,11 @@ fn upper_bound(x: &Exprs, launch: ([u64; 3], [u64; 3]), e: ExprId) -> Option<u12
 /// asks for an access another worker is proving waits for it.
 #[derive(Default)]
 pub struct RowsCache {
-    cells: Mutex<std::collections::HashMap<usize, Arc<OnceLock<Arc<Vec<Row>>>>>>,
+    cells: Mutex<std::collections::HashMap<usize, Arc<RowsCell>>>,
 }
+
+/// The rows of one access, proved once.
+type RowsCell = OnceLock<Arc<Vec<Row>>>;
 
 impl RowsCache {
     fn get_or_compute(&self, access: usize, compute: impl FnOnce() -> Vec<Row>) -> Arc<Vec<Row>> {
