@@ -964,6 +964,14 @@ struct KeptSets {
 type PointsCell = OnceLock<Option<Arc<Vec<Point>>>>;
 
 impl PointsCache {
+    /// Points of access `access` already enumerated (over the whole grid, or block 0 alone),
+    /// under any counters: they all hold its every instance and offset. `None` when no such
+    /// set is complete yet.
+    pub fn ready(&self, access: usize, whole_grid: bool) -> Option<Arc<Vec<Point>>> {
+        let sets = lock(&self.sets);
+        sets.cells.iter().filter(|((n, whole, _), _)| *n == access && *whole == whole_grid).find_map(|(_, cell)| cell.get().cloned().flatten())
+    }
+
     /// The points under `key`, from `compute` (`None`: not enumerable) the first time.
     pub fn get_or_compute(&self, key: PointsKey, compute: impl FnOnce() -> Option<Vec<Point>>) -> Option<Arc<Vec<Point>>> {
         let cell = Arc::clone(lock(&self.sets).cells.entry(key.clone()).or_default());
