@@ -254,6 +254,21 @@ fn stores_that_keep_to_their_group_s_row_of_shared_memory_are_decided_with_no_se
     assert!(!text.contains("error["), "{text}");
 }
 
+/// PyTorch's ILP softmax with its lark.toml (256 blocks of 1024 threads, too many instances to
+/// enumerate): each block writes its own row `output + blockIdx.x * classes`, its start moved by
+/// the pointer's alignment. Each store is proved to keep to its block's row, so the race
+/// questions are asked of one block's threads (0.2-0.7 s each before, milliseconds now), and
+/// the row's reading, whose column `sext(tid + k * 1024)` was widened across a sum, is proved
+/// exact under the loop's facts: the kernel is verified with no "does not overflow" assumption.
+#[test]
+fn a_softmax_whose_blocks_keep_to_their_rows_is_verified_without_a_no_wrap_assumption() {
+    let doc = check_in_repo("tests/real/pytorch_softmax_fwd.ptx", "_ZN2at19cunn_SoftMaxForwardILi4EfffNS_15SoftMaxEpilogueEEEvPT2_PKT0_i");
+    let k = &doc["kernels"][0];
+    assert_eq!(k["verdict"], "verified", "{k:#}");
+    let kinds: Vec<&Value> = k["notes"].as_array().map(|n| n.iter().map(|n| &n["kind"]).collect()).unwrap_or_default();
+    assert!(!kinds.iter().any(|kind| *kind == "index_no_wrap"), "{k:#}");
+}
+
 const GGML_SOFT_MAX: &str = "_ZL12soft_max_f32ILb1ELi0ELi0EDF16_EvPKfPKT2_S1_Pf15soft_max_params";
 
 /// The corpus's lark.toml entry for ggml's softmax: launch and buffers, then `extra` (fields of
