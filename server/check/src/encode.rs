@@ -318,11 +318,11 @@ impl<'a> Encoder<'a> {
         }
     }
 
-    /// The SMT expression of `e`'s operation over its operands' terms in copy `t` (not a
-    /// constant, a boolean or a symbol).
+    /// The SMT expression of `e`'s operation over its operands' terms in copy `t` (a leaf is its
+    /// own term).
     fn body(&mut self, e: ExprId, t: u8) -> String {
         match self.x.node(e).clone() {
-            Node::Const { .. } | Node::Bool(_) | Node::Var { .. } => unreachable!("leaves have no operation"),
+            Node::Const { .. } | Node::Bool(_) | Node::Var { .. } => self.term(e, t),
             Node::Bin { op, a, b, bits } => {
                 let (a, b) = (self.term(a, t), self.term(b, t));
                 match op {

@@ -26,7 +26,7 @@ use crate::encode::bv;
 use crate::query::Query;
 use crate::row_major::{expansion, paths_through_selects, Factor, Monomial, Path};
 use model::expr::{ExprId, Exprs, Node, Sym};
-use model::ops::{BinOp, Special};
+use model::ops::Special;
 use std::sync::{Arc, Mutex, OnceLock};
 
 /// A row an access keeps to, proved.
@@ -91,8 +91,7 @@ fn prove(ctx: &mut Ctx, i: usize) -> Vec<Row> {
         if ctx.budget.check().is_err() {
             break;
         }
-        let launch = (ctx.bind.block.map(|d| d.hi), ctx.bind.grid.map(|d| d.hi));
-        let Some(index_max) = upper_bound(x, launch, c.index.e) else { continue };
+        let Some(index_max) = index_bound(ctx.bind, x, c.index.e) else { continue };
         let stride_max = ((1u128 << 64) / (index_max + 1)).min(u64::MAX as u128) as u64;
         let within = ask_of_access(ctx, i, |q| {
             let index = q.factor_term(x, &c.index, 1);
@@ -106,7 +105,6 @@ fn prove(ctx: &mut Ctx, i: usize) -> Vec<Row> {
             claim.extend(on_each_path(q, &c.columns, |column| format!("(bvule {column} (bvsub {stride} {width}))")));
             claim
         });
-        crate::trace::line(|| format!("row of line {:?}: proved {within}", a.line));
         if !within {
             continue;
         }
@@ -257,48 +255,19 @@ fn mentions(x: &Exprs, e: ExprId, want: impl Fn(Special) -> bool) -> bool {
     x.symbols(e).iter().any(|s| matches!(s, Sym::Special(sp) if want(*sp)))
 }
 
-/// An upper bound of `e`'s value (unsigned, at its own width) from the launch's bounds, where
-/// its arithmetic provably does not wrap; `None` where it may or a parameter is open. Only a
-/// guess for the proof to confirm: the row question proves `index <= bound` itself. `launch`
-/// is the upper bounds of the block's and the grid's sizes.
-fn upper_bound(x: &Exprs, launch: ([u64; 3], [u64; 3]), e: ExprId) -> Option<u128> {
-    let (block, grid) = launch;
-    let limit = |bits: u32| if bits >= 64 { u64::MAX as u128 } else { (1u128 << bits) - 1 };
-    let fits = |v: u128, bits: u32| (v <= limit(bits)).then_some(v);
-    match *x.node(e) {
-        Node::Const { value, .. } => Some(value as u128),
-        Node::Var { sym: Sym::Special(s), .. } => match s {
-            Special::Tid(d) => Some(block[d as usize].saturating_sub(1) as u128),
-            Special::Ctaid(d) => Some(grid[d as usize].saturating_sub(1) as u128),
-            Special::Ntid(d) => Some(block[d as usize] as u128),
-            Special::Nctaid(d) => Some(grid[d as usize] as u128),
-            _ => None,
-        },
-        Node::Bin { op, a, b, bits } => {
-            let (ub, c) = (|e| upper_bound(x, launch, e), x.as_const(b).map(u128::from));
-            match op {
-                BinOp::Add => fits(ub(a)? + ub(b)?, bits),
-                BinOp::Mul => fits(ub(a)?.checked_mul(ub(b)?)?, bits),
-                BinOp::Shl => fits(ub(a)?.checked_shl(u32::try_from(c?).ok()?)?, bits),
-                BinOp::LShr => Some(ub(a)? >> c?.min(127)),
-                BinOp::DivU => Some(ub(a)? / c.filter(|&c| c > 0)?),
-                BinOp::RemU => Some(c.filter(|&c| c > 0)? - 1),
-                BinOp::And => match (c, ub(a)) {
-                    (Some(c), Some(u)) => Some(c.min(u)),
-                    (c, u) => c.or(u),
-                },
-                BinOp::MinU => Some(ub(a)?.min(ub(b)?)),
-                BinOp::MaxU => Some(ub(a)?.max(ub(b)?)),
-                _ => None,
-            }
-        }
-        // A sign extension of a value below its sign bit is its zero extension.
-        Node::Ext { a, from, to, signed } if to >= from => {
-            let v = upper_bound(x, launch, a)?;
-            (!signed || v < 1u128 << (from - 1)).then_some(v)
-        }
-        _ => None,
-    }
+/// An upper bound of a row index (at its own width) on the launches the interface allows, where
+/// its arithmetic does not wrap (see [`Exprs::max_within`]); only a guess for the proof to
+/// confirm: the row question proves `index <= bound` itself.
+fn index_bound(bind: &crate::bind::Binding, x: &Exprs, e: ExprId) -> Option<u128> {
+    let (block, grid) = (bind.block.map(|d| d.hi as u128), bind.grid.map(|d| d.hi as u128));
+    x.max_within(e, 0, &|s| match s {
+        Special::Tid(d) => Some(block[d as usize].saturating_sub(1)),
+        Special::Ntid(d) => Some(block[d as usize]),
+        Special::Ctaid(d) => Some(grid[d as usize].saturating_sub(1)),
+        Special::Nctaid(d) => Some(grid[d as usize]),
+        Special::LaneId => Some(31),
+        Special::WarpId | Special::Timer => None,
+    })
 }
 
 /// The rows of each access of one check, proved once and shared by the workers: a worker that
@@ -322,6 +291,7 @@ impl RowsCache {
 mod tests {
     use super::*;
     use crate::row_major::Widen;
+    use model::ops::BinOp;
 
     /// `(sext(ctaid) * 50257) << 2` plus a column, the last 16 bytes a thread writes.
     #[test]
@@ -375,7 +345,7 @@ mod tests {
         assert_eq!(c[0].index, Factor { e: shifted, widen: Widen::Signed });
         assert_eq!(c[0].stride, vec![Monomial { coeff: 2, factors: vec![Factor { e: gs, widen: Widen::Signed }] }]);
         assert!(!c[0].exact, "the column's widening was distributed over `lane + k * 16`");
-        assert_eq!(upper_bound(&x, ([1024, 1, 1], [1, 1, 1]), shifted), Some(63));
+        assert_eq!(x.max_within(shifted, 0, &|s| matches!(s, Special::Tid(0)).then_some(1023)), Some(63));
     }
 
     /// A row index multiplied by a loop counter steps with the loop: no row.

@@ -246,6 +246,23 @@ impl Exprs {
     /// does not fit its width).
     pub fn hardware_max(&self, e: ExprId, depth: u32) -> Option<u128> {
         use crate::ops::Special::*;
+        self.max_within(e, depth, &|s| match s {
+            Tid(2) => Some(63),
+            Ntid(2) => Some(64),
+            Tid(_) => Some(1023),
+            Ntid(_) => Some(1024),
+            Ctaid(0) => Some(0x7fff_fffe),
+            Nctaid(0) => Some(0x7fff_ffff),
+            Ctaid(_) => Some(65534),
+            Nctaid(_) => Some(65535),
+            LaneId => Some(31),
+            WarpId | Timer => None,
+        })
+    }
+
+    /// [`Exprs::hardware_max`] with each launch symbol at most `limit` of it (`None`: no bound):
+    /// a launch narrower than the hardware's, such as an interface's.
+    pub fn max_within(&self, e: ExprId, depth: u32, limit: &dyn Fn(crate::ops::Special) -> Option<u128>) -> Option<u128> {
         const MAX_DEPTH: u32 = 12;
         if depth > MAX_DEPTH {
             return None;
@@ -256,33 +273,25 @@ impl Exprs {
         }
         let max = match *self.node(e) {
             Node::Const { value, .. } => value as u128,
-            Node::Var { sym: Sym::Special(s), .. } => match s {
-                Tid(2) => 63,
-                Ntid(2) => 64,
-                Tid(_) => 1023,
-                Ntid(_) => 1024,
-                Ctaid(0) => 0x7fff_fffe,
-                Nctaid(0) => 0x7fff_ffff,
-                Ctaid(_) => 65534,
-                Nctaid(_) => 65535,
-                LaneId => 31,
-                WarpId | Timer => return None,
-            },
+            Node::Var { sym: Sym::Special(s), .. } => limit(s)?,
             Node::Bin { op, a, b, .. } => {
                 // The right operand only where the left one allows an answer (this runs for
                 // each unsigned widening the lifter builds).
-                let ma = self.hardware_max(a, depth + 1);
+                let ma = self.max_within(a, depth + 1, limit);
                 if ma.is_none() && op != BinOp::And && op != BinOp::MinU {
                     return None;
                 }
-                let mb = self.hardware_max(b, depth + 1);
+                let mb = self.max_within(b, depth + 1, limit);
                 match op {
                     BinOp::Add => ma? + mb?,
                     BinOp::Mul => ma? * mb?,
                     BinOp::Shl => ma? << u32::try_from(self.as_const(b)?).ok().filter(|&n| n < 64)?,
-                    BinOp::LShr => ma?,
+                    // A constant shift or divisor shrinks the bound by as much (a group of 16
+                    // lanes, `tid >> 4`, is at most 63 in 1024 threads); an unknown one at most
+                    // keeps it.
+                    BinOp::LShr => ma? >> self.as_const(b).map_or(0, |n| n.min(127)),
                     // Division by zero gives all ones; a nonzero constant divisor only shrinks.
-                    BinOp::DivU if self.as_const(b).is_some_and(|d| d != 0) => ma?,
+                    BinOp::DivU if self.as_const(b).is_some_and(|d| d != 0) => ma? / self.as_const(b)? as u128,
                     BinOp::RemU => ma?,
                     BinOp::And => match (ma, mb) {
                         (Some(x), Some(y)) => x.min(y),
@@ -300,7 +309,7 @@ impl Exprs {
             }
             Node::Ext { a, from, .. } => {
                 // Either widening keeps a value below the source's sign bit.
-                let m = self.hardware_max(a, depth + 1)?;
+                let m = self.max_within(a, depth + 1, limit)?;
                 if m >= 1u128 << (from - 1) {
                     return None;
                 }

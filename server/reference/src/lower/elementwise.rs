@@ -376,17 +376,10 @@ pub(crate) fn clamp(lw: &mut Lowerer<'_>, x: &Arg, lo: Option<&Arg>, hi: Option<
     let refs: Vec<&Operand> = operands.iter().collect();
     let dtype = promoted(&refs);
     let (has_lo, has_hi) = (lo.is_some(), hi.is_some());
-    elementwise(lw, &refs, dtype, span, |g, v| {
-        let mut r = v[0];
-        let mut next = 1;
-        if has_lo {
-            r = g.max(r, v[next]);
-            next += 1;
-        }
-        if has_hi {
-            r = g.min(r, v[next]);
-        }
-        r
+    elementwise(lw, &refs, dtype, span, |g, v| match (has_lo, has_hi) {
+        (true, true) => clamped(g, v[0], v[1], v[2]),
+        (true, false) => g.max(v[0], v[1]),
+        _ => g.min(v[0], v[1]),
     })
 }
 
